@@ -1,0 +1,1 @@
+"""Protocol models zabmc can check. Each sub-package implements `zabmc.model.Model`."""

@@ -1,0 +1,5 @@
+"""The db-19 ZAB design (seed 000): state, RPCs, handlers, codecs and the model adapter."""
+
+from .model import MODEL, Db19Model
+
+__all__ = ["MODEL", "Db19Model"]

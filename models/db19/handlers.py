@@ -1,0 +1,325 @@
+"""The db-19 handlers: the one transition kernel every engine steps.
+
+Each public function maps (node state, input) to a `Step(node, outs, effects)` and touches nothing
+else. The code follows the seed document's pseudo-code line by line, with the open points decided by
+`shared/spec/CLARIFICATIONS.md` (cited as C<n>); where the pseudo-code looks buggy it is still
+followed literally, because finding such bugs is zabmc's job.
+
+Effects: `("timer",)` for reset_election_deadline(), `("leading", e)` when become_leading() runs with
+pending_new_epoch e, `("synced", e)` when synced becomes true in current_epoch e, `("proposed", txn)`.
+"""
+
+from __future__ import annotations
+
+from zabmc.model import EFF_TIMER, Step
+
+from .state import (
+    ACK,
+    ACKEPOCH,
+    ACKLEADER,
+    COMMIT,
+    FOLLOWING,
+    LEADING,
+    LFL,
+    LOOKING,
+    NEWEPOCH,
+    NEWLEADER,
+    PROPOSE,
+    VOTE,
+    Node,
+    Txn,
+    last_zxid,
+)
+
+_PEERS: dict[tuple[int, int], tuple[int, ...]] = {}
+
+
+def peers(node_id: int, n: int) -> tuple[int, ...]:
+    """Every other node, ascending (C1)."""
+    key = (node_id, n)
+    p = _PEERS.get(key)
+    if p is None:
+        p = _PEERS[key] = tuple(i for i in range(n) if i != node_id)
+    return p
+
+
+class _Ctx:
+    """Scratch space for one handler call: the evolving node, its sends and its effects."""
+
+    __slots__ = ("node", "n", "q", "outs", "effects")
+
+    def __init__(self, node: Node, n: int):
+        self.node = node
+        self.n = n
+        self.q = n // 2 + 1
+        self.outs: list = []
+        self.effects: list = []
+
+    def broadcast(self, msg) -> None:
+        for p in peers(self.node.id, self.n):
+            self.outs.append((p, msg))
+
+    def send(self, dst: int, msg) -> None:
+        self.outs.append((dst, msg))
+
+    def done(self) -> Step:
+        return Step(self.node, tuple(self.outs), tuple(self.effects))
+
+
+# --- FastLeaderElection (Phase 0) ---------------------------------------------------------------
+
+
+def _enter_looking(c: _Ctx) -> None:
+    node = c.node
+    me, lz, ce = node.id, last_zxid(node), node.current_epoch
+    view = [None] * c.n
+    view[me] = me
+    c.node = node._replace(
+        role=LOOKING, vote_target_id=me, vote_target_zxid=lz, vote_view=tuple(view)
+    )
+    c.broadcast((LFL, me, lz, ce))
+    c.broadcast((VOTE, me, lz, ce, me))
+    _check_election(c)
+
+
+def _check_election(c: _Ctx) -> None:
+    node = c.node
+    target = node.vote_target_id
+    if sum(1 for v in node.vote_view if v == target) >= c.q:
+        if target == node.id:
+            _become_leading(c)
+        else:
+            _become_following(c, target)
+
+
+def _become_following(c: _Ctx, leader: int) -> None:
+    # C14: nothing but the role and the leader.
+    c.node = c.node._replace(role=FOLLOWING, leader_id=leader)
+
+
+def _on_vote(c: _Ctx, src: int, voter: int, peer_zxid: tuple, leader_chosen: int) -> None:
+    node = c.node
+    if node.role != LOOKING:
+        # C13: answer with our current vote, change nothing else.
+        c.send(src, (VOTE, node.id, last_zxid(node), node.current_epoch, node.vote_target_id))
+        return
+    if (peer_zxid, voter) > (node.vote_target_zxid, node.vote_target_id):
+        view = [None] * c.n
+        view[node.id] = voter
+        node = node._replace(vote_target_id=voter, vote_target_zxid=peer_zxid, vote_view=tuple(view))
+        c.node = node
+        # C21: our own zxid, the new target as leader.
+        c.broadcast((VOTE, node.id, last_zxid(node), node.current_epoch, voter))
+    view = list(node.vote_view)
+    view[voter] = leader_chosen
+    c.node = node._replace(vote_view=tuple(view))
+    _check_election(c)
+
+
+# --- Discovery and Synchronization (Phases 1-2) -------------------------------------------------
+
+
+def _become_leading(c: _Ctx) -> None:
+    node = c.node
+    e = max(node.accepted_epoch, node.current_epoch) + 1
+    # C15: synced, ack_set and next_counter are left as they are.
+    c.node = node._replace(
+        role=LEADING, pending_new_epoch=e, accepted_epoch=e, epoch_acks=1 << node.id
+    )
+    c.effects.append(("leading", e))
+    c.broadcast((NEWEPOCH, e))
+    _try_finish_discovery(c)
+
+
+def _try_finish_discovery(c: _Ctx) -> None:
+    node = c.node
+    if node.epoch_acks.bit_count() < c.q:
+        return
+    node = node._replace(
+        current_epoch=node.pending_new_epoch, next_counter=0, leader_acks=1 << node.id
+    )
+    c.node = node
+    c.broadcast((NEWLEADER, node.current_epoch, node.history))
+    _try_finish_sync(c)
+
+
+def _try_finish_sync(c: _Ctx) -> None:
+    node = c.node
+    if node.synced or node.leader_acks.bit_count() < c.q:
+        return
+    node = node._replace(synced=True)
+    c.effects.append(("synced", node.current_epoch))
+    lz = last_zxid(node)
+    if lz > node.last_committed:
+        node = node._replace(last_committed=lz)
+        c.broadcast((COMMIT, lz))
+    c.node = node
+
+
+def _on_new_epoch(c: _Ctx, src: int, e: int) -> None:
+    node = c.node
+    if e > node.accepted_epoch:
+        node = node._replace(accepted_epoch=e)
+        c.node = node
+        if node.role != FOLLOWING:
+            _become_following(c, src)
+        c.send(src, (ACKEPOCH, node.current_epoch, last_zxid(node)))
+    elif e == node.accepted_epoch:
+        c.send(src, (ACKEPOCH, node.current_epoch, last_zxid(node)))
+    c.effects.append(EFF_TIMER)  # C23: also for a stale NewEpoch
+
+
+def _on_ack_epoch(c: _Ctx, src: int) -> None:
+    node = c.node
+    if node.role != LEADING:
+        return
+    # C24: the message carries no epoch; every AckEpoch counts and re-runs discovery.
+    c.node = node._replace(epoch_acks=node.epoch_acks | (1 << src))
+    _try_finish_discovery(c)
+
+
+def _on_new_leader(c: _Ctx, src: int, e: int, hist: tuple) -> None:
+    node = c.node
+    if e >= node.accepted_epoch:
+        # C19: the whole history is replaced; last_committed is left alone.
+        c.node = node._replace(accepted_epoch=e, current_epoch=e, history=hist)
+        if c.node.role != FOLLOWING:
+            _become_following(c, src)
+        c.effects.append(EFF_TIMER)
+        c.send(src, (ACKLEADER, e))
+
+
+def _on_ack_leader(c: _Ctx, src: int, e: int) -> None:
+    node = c.node
+    if node.role != LEADING or e != node.current_epoch:
+        return
+    c.node = node._replace(leader_acks=node.leader_acks | (1 << src))
+    _try_finish_sync(c)
+
+
+# --- Broadcast (Phase 3) --------------------------------------------------------------------------
+
+
+def _ack_entry(ack_set: tuple, zxid: tuple) -> int:
+    for z, mask in ack_set:
+        if z == zxid:
+            return mask
+    return 0
+
+
+def _with_ack_entry(ack_set: tuple, zxid: tuple, mask: int) -> tuple:
+    rest = [item for item in ack_set if item[0] != zxid]
+    rest.append((zxid, mask))
+    rest.sort()
+    return tuple(rest)
+
+
+def _try_commit(c: _Ctx, zxid: tuple) -> None:
+    node = c.node
+    if zxid <= node.last_committed:
+        return
+    if _ack_entry(node.ack_set, zxid).bit_count() >= c.q:
+        c.node = node._replace(last_committed=zxid)
+        c.broadcast((COMMIT, zxid))
+
+
+def _on_propose(c: _Ctx, src: int, txn: Txn) -> None:
+    node = c.node
+    if node.role != FOLLOWING or src != node.leader_id:
+        return
+    # C25: no contiguity check; a rejected Propose resets nothing and sends nothing.
+    if txn.zxid > last_zxid(node):
+        c.node = node._replace(history=node.history + (txn,))
+        c.effects.append(EFF_TIMER)
+        c.send(src, (ACK, txn.zxid))
+
+
+def _on_ack(c: _Ctx, src: int, zxid: tuple) -> None:
+    node = c.node
+    if node.role != LEADING:
+        return
+    mask = _ack_entry(node.ack_set, zxid) | (1 << src)  # C17: creates a missing entry
+    c.node = node._replace(ack_set=_with_ack_entry(node.ack_set, zxid, mask))
+    _try_commit(c, zxid)
+
+
+def _on_commit(c: _Ctx, src: int, zxid: tuple) -> None:
+    node = c.node
+    if src == node.leader_id:  # C18
+        c.effects.append(EFF_TIMER)
+    if node.last_committed < zxid <= last_zxid(node):
+        c.node = node._replace(last_committed=zxid)
+
+
+# --- public kernel ----------------------------------------------------------------------------------
+
+
+def enter_looking(node: Node, n: int) -> Step:
+    """The "on entering Looking" block (start-up C6 and the election timeout C10)."""
+    c = _Ctx(node, n)
+    _enter_looking(c)
+    return c.done()
+
+
+def deliver(node: Node, src: int, msg: tuple, n: int) -> Step:
+    """Handle one RPC from `src`."""
+    c = _Ctx(node, n)
+    kind = msg[0]
+    if kind == VOTE:
+        _on_vote(c, src, msg[1], msg[2], msg[4])
+    elif kind == LFL:
+        _on_vote(c, src, msg[1], msg[2], msg[1])  # C12
+    elif kind == NEWEPOCH:
+        _on_new_epoch(c, src, msg[1])
+    elif kind == ACKEPOCH:
+        _on_ack_epoch(c, src)
+    elif kind == NEWLEADER:
+        _on_new_leader(c, src, msg[1], msg[2])
+    elif kind == ACKLEADER:
+        _on_ack_leader(c, src, msg[1])
+    elif kind == PROPOSE:
+        _on_propose(c, src, msg[1])
+    elif kind == ACK:
+        _on_ack(c, src, msg[1])
+    elif kind == COMMIT:
+        _on_commit(c, src, msg[1])
+    else:
+        raise ValueError(f"unknown RPC kind {kind!r}")
+    return c.done()
+
+
+def timeout(node: Node, n: int) -> Step | None:
+    """C10's timeout branch: a non-Leading node re-enters Looking. None for a leader."""
+    if node.role == LEADING:
+        return None
+    return enter_looking(node, n)
+
+
+def heartbeat(node: Node, n: int) -> Step | None:
+    """C10's heartbeat branch: a synced leader re-sends Commit(last_committed)."""
+    if node.role != LEADING or not node.synced:
+        return None
+    c = _Ctx(node, n)
+    c.broadcast((COMMIT, node.last_committed))
+    return c.done()
+
+
+def can_propose(node: Node) -> bool:
+    return node.role == LEADING and node.synced
+
+
+def propose(node: Node, payload: bytes, n: int) -> Step:
+    """propose(payload); the caller guarantees `can_propose(node)`."""
+    c = _Ctx(node, n)
+    counter = node.next_counter + 1
+    zxid = (node.current_epoch, counter)
+    txn = Txn(zxid, payload)
+    c.node = node._replace(
+        next_counter=counter,
+        history=node.history + (txn,),
+        ack_set=_with_ack_entry(node.ack_set, zxid, 1 << node.id),
+    )
+    c.effects.append(("proposed", txn))
+    c.broadcast((PROPOSE, txn))
+    _try_commit(c, zxid)
+    return c.done()

@@ -1,0 +1,115 @@
+"""Node state, transactions and the nine RPC variants of the db-19 ZAB design.
+
+Everything here is an immutable value. A node is a `Node` named tuple; an RPC is a plain tuple whose
+first element is its kind (`LFL` .. `COMMIT`), so two different variants never compare equal.
+Zxids are `(epoch, counter)` tuples compared lexicographically (C4); `(0, 0)` means "none".
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+LOOKING, FOLLOWING, LEADING = 0, 1, 2
+ROLE_NAMES = ("Looking", "Following", "Leading")
+
+ZERO = (0, 0)
+
+# RPC kinds, in the seed document's order.
+LFL, VOTE, NEWEPOCH, ACKEPOCH, NEWLEADER, ACKLEADER, PROPOSE, ACK, COMMIT = range(9)
+MSG_NAMES = (
+    "LookForLeader",
+    "Vote",
+    "NewEpoch",
+    "AckEpoch",
+    "NewLeader",
+    "AckLeader",
+    "Propose",
+    "Ack",
+    "Commit",
+)
+# Field names of each RPC after its kind tag, as the seed document spells them.
+MSG_FIELDS = (
+    ("src_id", "last_zxid", "peer_epoch"),
+    ("voter_id", "last_zxid", "peer_epoch", "leader_id"),
+    ("new_epoch",),
+    ("current_epoch", "last_zxid"),
+    ("new_epoch", "history"),
+    ("new_epoch",),
+    ("txn",),
+    ("zxid",),
+    ("zxid",),
+)
+
+
+class Txn(NamedTuple):
+    zxid: tuple  # (epoch, counter)
+    payload: bytes
+
+
+class Node(NamedTuple):
+    """One server's state, minus the simulator's timer ticks (those live in the simulator)."""
+
+    id: int
+    # persistent
+    current_epoch: int
+    accepted_epoch: int
+    history: tuple  # of Txn
+    last_committed: tuple
+    # volatile
+    role: int
+    leader_id: int | None
+    # election
+    vote_target_id: int
+    vote_target_zxid: tuple
+    vote_view: tuple  # indexed by voter id: the leader that voter chose, or None
+    # leader-only
+    pending_new_epoch: int
+    epoch_acks: int  # bit set of node ids
+    leader_acks: int  # bit set of node ids
+    synced: bool
+    next_counter: int
+    ack_set: tuple  # sorted ((zxid, bit set of node ids), ...)
+
+
+def fresh_node(node_id: int, n: int) -> Node:
+    """A node before start-up: everything zero or empty, voting for itself."""
+    return Node(
+        id=node_id,
+        current_epoch=0,
+        accepted_epoch=0,
+        history=(),
+        last_committed=ZERO,
+        role=LOOKING,
+        leader_id=None,
+        vote_target_id=node_id,
+        vote_target_zxid=ZERO,
+        vote_view=(None,) * n,
+        pending_new_epoch=0,
+        epoch_acks=0,
+        leader_acks=0,
+        synced=False,
+        next_counter=0,
+        ack_set=(),
+    )
+
+
+def last_zxid(node: Node) -> tuple:
+    """The zxid of the last history element (C26), or (0, 0) for an empty history."""
+    h = node.history
+    return h[-1].zxid if h else ZERO
+
+
+def quorum(n: int) -> int:
+    return n // 2 + 1
+
+
+def bits(mask: int) -> list[int]:
+    """The node ids in a bit set, ascending."""
+    out = []
+    i = 0
+    while mask:
+        if mask & 1:
+            out.append(i)
+        mask >>= 1
+        i += 1
+    return out

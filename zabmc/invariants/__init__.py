@@ -1,0 +1,358 @@
+"""The safety properties of ZAB (shared/spec/PROPERTIES.md), evaluated in one place.
+
+The simulator (`--check`), every explorer strategy and the Spark engine call the same `Checker`.
+Properties are named data (`PROPERTIES`); the checker keeps only the ghost state the enabled
+properties read (E6: none at all when no property is enabled), and evaluates them incrementally after
+each kernel step, over the node the step changed and the step's effects.
+
+The ghost is an immutable tuple `(logs, broadcast, established, prospective)`, each part `None` when
+no enabled property reads it:
+- logs: per node, the delivery log (every txn ever delivered, in first-delivery order);
+- broadcast: every proposed txn in proposal order, as `(txn, proposer)`;
+- established / prospective: sorted `(epoch, node)` pairs.
+Transactions are any values with `.zxid` (an `(epoch, counter)` tuple) and `.payload` (bytes); nodes
+any values with `.id`, `.history` and `.last_committed`.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import NamedTuple, Sequence
+
+from zabmc.errors import UsageError
+
+
+class Property(NamedTuple):
+    name: str
+    statement: str
+    source: str
+    default: bool
+    needs: frozenset  # ghost parts read: "logs", "broadcast", "established", "prospective"
+
+
+PROPERTIES: dict[str, Property] = {
+    p.name: p
+    for p in (
+        Property("integrity", "every delivered transaction was broadcast by some primary",
+                 "DSN 2011 §III-A", True, frozenset({"logs", "broadcast"})),
+        Property("total-order", "if a node delivers a before b, every node that delivers b "
+                 "delivers a before b", "DSN 2011 §III-A", True, frozenset({"logs"})),
+        Property("agreement", "any two nodes' delivery logs are prefix-related",
+                 "DSN 2011 §III-A", True, frozenset({"logs"})),
+        Property("prefix", "nothing delivered is ever retracted or reordered in a node's "
+                 "delivered sequence", "LADIS 2008 §2", True, frozenset({"logs"})),
+        Property("local-primary-order", "within one epoch, deliveries follow proposal order "
+                 "with no gap", "DSN 2011 §III-A", True, frozenset({"logs", "broadcast"})),
+        Property("global-primary-order", "no node delivers an epoch-e transaction after one of "
+                 "a later epoch", "DSN 2011 §III-A", True, frozenset({"logs"})),
+        Property("primary-integrity", "a proposing leader of epoch e holds every delivered "
+                 "transaction of earlier epochs", "DSN 2011 §III-A", True, frozenset({"logs"})),
+        Property("leadership", "at most one node becomes an established leader of any epoch",
+                 "DSN 2011 §V-A", True, frozenset({"established"})),
+        Property("single-prospective-leader", "at most one node becomes a prospective leader "
+                 "of any epoch", "DSN 2011 §V-A", False, frozenset({"prospective"})),
+        Property("sane-history", "history zxids strictly increase and last_committed <= "
+                 "last_zxid()", "db-19 model", True, frozenset()),
+    )
+}
+
+DEFAULT_PROPERTIES = tuple(p.name for p in PROPERTIES.values() if p.default)
+
+
+class Violation(NamedTuple):
+    """A property that failed, with the nodes and transactions that witness it."""
+
+    property: str
+    message: str
+    nodes: tuple
+    txns: tuple
+
+    def to_json(self) -> dict:
+        return {
+            "property": self.property,
+            "message": self.message,
+            "nodes": list(self.nodes),
+            "txns": [_txn_json(t) for t in self.txns],
+        }
+
+
+def _txn_json(t) -> dict:
+    return {"zxid": list(t.zxid), "payload": t.payload.decode("ascii", "backslashreplace")}
+
+
+def _fmt_txn(t) -> str:
+    return f"{t.zxid[0]}.{t.zxid[1]}:{t.payload.decode('ascii', 'backslashreplace')}"
+
+
+def delivered(node) -> tuple:
+    """The longest prefix of `history` whose zxids are all <= last_committed."""
+    h = node.history
+    lc = node.last_committed
+    k = 0
+    for t in h:
+        if t.zxid > lc:
+            break
+        k += 1
+    return h if k == len(h) else h[:k]
+
+
+def resolve(names: Sequence[str] | None, no_invariants: bool = False) -> tuple[str, ...]:
+    """The enabled property names: the defaults, the given ones, or none."""
+    if no_invariants:
+        return ()
+    if not names:
+        return DEFAULT_PROPERTIES
+    out = []
+    for name in names:
+        if name not in PROPERTIES:
+            raise UsageError(
+                f"unknown property {name!r}; `zabmc invariants` lists them: {', '.join(PROPERTIES)}"
+            )
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+_U32 = struct.Struct("<I")
+_TXN = struct.Struct("<III")
+
+
+def _enc_txns(txns) -> bytes:
+    parts = [_U32.pack(len(txns))]
+    for t in txns:
+        parts.append(_TXN.pack(t.zxid[0], t.zxid[1], len(t.payload)))
+        parts.append(t.payload)
+    return b"".join(parts)
+
+
+class Checker:
+    """Keeps the ghost state of the enabled properties and checks them after every step."""
+
+    def __init__(self, names: Sequence[str] = DEFAULT_PROPERTIES):
+        self.names = tuple(names)
+        need = set()
+        for name in self.names:
+            need |= PROPERTIES[name].needs
+        self.need_logs = "logs" in need
+        self.need_broadcast = "broadcast" in need
+        self.need_established = "established" in need
+        self.need_prospective = "prospective" in need
+        self.enabled = frozenset(self.names)
+        self.active = bool(self.names)
+
+    # --- ghost ---------------------------------------------------------------------------------------
+    def initial_ghost(self, n: int) -> tuple:
+        return (
+            ((),) * n if self.need_logs else None,
+            () if self.need_broadcast else None,
+            () if self.need_established else None,
+            () if self.need_prospective else None,
+        )
+
+    def encode_ghost(self, ghost: tuple) -> bytes:
+        logs, bc, est, pro = ghost
+        parts = []
+        if logs is not None:
+            parts.extend(_enc_txns(log) for log in logs)
+        if bc is not None:
+            parts.append(_enc_txns([t for t, _ in bc]))
+            parts.append(bytes(p for _, p in bc))
+        for pairs in (est, pro):
+            if pairs is not None:
+                parts.append(_U32.pack(len(pairs)))
+                parts.extend(struct.pack("<II", e, i) for e, i in pairs)
+        return b"".join(parts)
+
+    def ghost_json(self, ghost: tuple) -> dict:
+        logs, bc, est, pro = ghost
+        out = {}
+        if logs is not None:
+            out["delivery_logs"] = [[_txn_json(t) for t in log] for log in logs]
+        if bc is not None:
+            out["broadcast"] = [{"txn": _txn_json(t), "by": p} for t, p in bc]
+        if est is not None:
+            out["established"] = [list(x) for x in est]
+        if pro is not None:
+            out["prospective"] = [list(x) for x in pro]
+        return out
+
+    # --- the step ------------------------------------------------------------------------------------
+    def step(self, ghost: tuple, i: int, node, effects: tuple, nodes: Sequence) -> tuple:
+        """Fold one kernel step on node `i` (now `node`, with `effects`) into the ghost and check.
+
+        `nodes` is the whole cluster after the step. Returns `(ghost, violation or None)`.
+        """
+        if not self.active:
+            return ghost, None
+        logs, bc, est, pro = ghost
+        en = self.enabled
+        violation = None
+        for eff in effects:
+            tag = eff[0]
+            if tag == "proposed":
+                if bc is not None:
+                    bc = bc + ((eff[1], i),)
+            elif tag == "synced" and est is not None:
+                entry = (eff[1], i)
+                if entry not in est:
+                    est = tuple(sorted(est + (entry,)))
+            elif tag == "leading" and pro is not None:
+                entry = (eff[1], i)
+                if entry not in pro:
+                    pro = tuple(sorted(pro + (entry,)))
+        log_changed = False
+        dseq = None
+        if logs is not None:
+            log = logs[i]
+            dseq = delivered(node)
+            if dseq != log:
+                k = len(log)
+                if dseq[:k] == log:
+                    new_log = dseq
+                else:
+                    seen = set(log)
+                    new_log = log + tuple(t for t in dseq if t not in seen)
+                if new_log != log:
+                    logs = logs[:i] + (new_log,) + logs[i + 1 :]
+                    log_changed = True
+        ghost = (logs, bc, est, pro)
+
+        if "sane-history" in en:
+            violation = _sane_history(node)
+        if violation is None and logs is not None:
+            if "prefix" in en and dseq != logs[i]:
+                violation = _prefix(i, dseq, logs[i])
+            # Other nodes' logs did not change in this step and were checked when they did.
+            if violation is None and log_changed:
+                violation = self._check_logs(i, logs, bc)
+        if violation is None and "primary-integrity" in en:
+            for eff in effects:
+                if eff[0] == "proposed":
+                    violation = _primary_integrity(i, node, eff[1], logs)
+                    if violation:
+                        break
+        if violation is None and "leadership" in en:
+            violation = _one_per_epoch("leadership", "established leaders", effects, "synced", est)
+        if violation is None and "single-prospective-leader" in en:
+            violation = _one_per_epoch(
+                "single-prospective-leader", "prospective leaders", effects, "leading", pro
+            )
+        return ghost, violation
+
+    def _check_logs(self, i, logs, bc):
+        en = self.enabled
+        log = logs[i]
+        if "integrity" in en and bc is not None:
+            proposed = {t for t, _ in bc}
+            for t in log:
+                if t not in proposed:
+                    return Violation("integrity", f"node {i} delivered {_fmt_txn(t)}, which no "
+                                     "primary ever broadcast", (i,), (t,))
+        if "global-primary-order" in en:
+            for a, b in zip(log, log[1:]):
+                if b.zxid[0] < a.zxid[0]:
+                    return Violation("global-primary-order", f"node {i} delivered {_fmt_txn(b)} "
+                                     f"after {_fmt_txn(a)} of a later epoch", (i,), (a, b))
+        if "local-primary-order" in en:
+            v = _local_primary_order(i, log, bc)
+            if v:
+                return v
+        for j, other in enumerate(logs):
+            if j == i or not other:
+                continue
+            if "agreement" in en:
+                short, long_ = (log, other) if len(log) <= len(other) else (other, log)
+                if long_[: len(short)] != short:
+                    k = next(x for x in range(len(short)) if short[x] != long_[x])
+                    return Violation("agreement", f"nodes {i} and {j} delivered different "
+                                     f"transactions at position {k + 1}: {_fmt_txn(log[k])} vs "
+                                     f"{_fmt_txn(other[k])}", (i, j), (log[k], other[k]))
+            if "total-order" in en:
+                v = _total_order(i, log, j, other) or _total_order(j, other, i, log)
+                if v:
+                    return v
+        return None
+
+
+def _prefix(i, dseq, log):
+    gone = tuple(t for t in log if t not in dseq)
+    wit = gone if gone else tuple(t for t in log if t in dseq)
+    what = "dropped" if gone else "reordered"
+    return Violation("prefix", f"node {i}'s delivered sequence {what} "
+                     f"{', '.join(_fmt_txn(t) for t in wit)} of its delivery log", (i,), wit)
+
+
+def _sane_history(node):
+    h = node.history
+    for a, b in zip(h, h[1:]):
+        if not a.zxid < b.zxid:
+            return Violation("sane-history", f"node {node.id}'s history has {_fmt_txn(b)} after "
+                             f"{_fmt_txn(a)}", (node.id,), (a, b))
+    lz = h[-1].zxid if h else (0, 0)
+    if node.last_committed > lz:
+        lc = node.last_committed
+        return Violation("sane-history", f"node {node.id} has last_committed {lc[0]}.{lc[1]} "
+                         f"beyond its last zxid {lz[0]}.{lz[1]}", (node.id,), ())
+    return None
+
+
+def _total_order(i, li, j, lj):
+    """If li has a before b and lj has b, lj must have a before b."""
+    pos_j = {t: k for k, t in enumerate(lj)}
+    for kb, b in enumerate(li):
+        pb = pos_j.get(b)
+        if pb is None:
+            continue
+        for a in li[:kb]:
+            pa = pos_j.get(a)
+            if pa is None or pa > pb:
+                how = "never delivered" if pa is None else "delivered after"
+                return Violation("total-order", f"node {i} delivered {_fmt_txn(a)} before "
+                                 f"{_fmt_txn(b)}, but node {j} {how} {_fmt_txn(a)}"
+                                 + ("" if pa is None else f" {_fmt_txn(b)}"), (i, j), (a, b))
+    return None
+
+
+def _local_primary_order(i, log, bc):
+    by_epoch: dict[int, list] = {}
+    for t in log:
+        by_epoch.setdefault(t.zxid[0], []).append(t)
+    order = {t: k for k, (t, _) in enumerate(bc)} if bc is not None else None
+    for e, txns in by_epoch.items():
+        for k, t in enumerate(txns, start=1):
+            if t.zxid[1] != k:
+                prev = txns[k - 2] if k > 1 else None
+                return Violation("local-primary-order", f"node {i} delivered {_fmt_txn(t)} as "
+                                 f"epoch {e}'s transaction number {k}" + (
+                                     f", right after {_fmt_txn(prev)}" if prev else ""),
+                                 (i,), (prev, t) if prev else (t,))
+        if order is not None:
+            for a, b in zip(txns, txns[1:]):
+                oa, ob = order.get(a), order.get(b)
+                if oa is not None and ob is not None and oa > ob:
+                    return Violation("local-primary-order", f"node {i} delivered {_fmt_txn(b)} "
+                                     f"after {_fmt_txn(a)}, which was proposed later", (i,), (a, b))
+    return None
+
+
+def _primary_integrity(i, node, txn, logs):
+    e = txn.zxid[0]
+    have = set(node.history)
+    for j, log in enumerate(logs):
+        for t in log:
+            if t.zxid[0] < e and t not in have:
+                return Violation("primary-integrity", f"node {i} proposed {_fmt_txn(txn)} as "
+                                 f"leader of epoch {e} without {_fmt_txn(t)}, which node {j} "
+                                 "delivered", (i, j), (txn, t))
+    return None
+
+
+def _one_per_epoch(prop, what, effects, tag, pairs):
+    for eff in effects:
+        if eff[0] == tag:
+            e = eff[1]
+            who = tuple(i for ep, i in pairs if ep == e)
+            if len(who) > 1:
+                return Violation(prop, f"epoch {e} has {len(who)} {what}: nodes "
+                                 f"{', '.join(map(str, who))}", who, ())
+    return None

@@ -1,0 +1,1 @@
+"""Everything that prints: rich console observers, trace renderers, JSON and Markdown writers."""

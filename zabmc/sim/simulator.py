@@ -1,0 +1,209 @@
+"""The seeded tick simulator (seed document "Simulator loop", C6 to C11).
+
+It owns time: election deadlines, heartbeat clocks, the delivery heap and the partition set. Every
+protocol decision is the kernel's (`zabmc.model.Model`); the simulator only schedules. Observers see
+each step; an optional invariant `Checker` folds every step into its ghost state and records the
+first violation with its tick (`zabmc simulate --check`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from typing import Any, Callable, NamedTuple
+
+from zabmc.errors import UsageError
+from zabmc.invariants import Checker, Violation
+from zabmc.model import Model, Step
+
+from .rng import delivery_delay, election_deadline
+
+HEARTBEAT_INTERVAL = 50
+MAX_NODES = 9
+
+
+def proposal_schedule(rounds: int, proposals: int) -> list[int]:
+    """schedule[i] = (i+1) * rounds / (K+1), integer division."""
+    return [(i + 1) * rounds // (proposals + 1) for i in range(proposals)]
+
+
+def payload(i: int) -> bytes:
+    return b"zab-%d" % i
+
+
+class SimConfig(NamedTuple):
+    seed: int
+    nodes: int
+    rounds: int
+    proposals: int
+    partition: frozenset = frozenset()  # directed links (src, dst) cut for the whole run
+
+    def validate(self) -> "SimConfig":
+        if not 1 <= self.nodes <= MAX_NODES:
+            raise UsageError(f"--nodes must be between 1 and {MAX_NODES}, got {self.nodes}")
+        if self.rounds < 0:
+            raise UsageError(f"--rounds must not be negative, got {self.rounds}")
+        if self.proposals < 0:
+            raise UsageError(f"--proposals must not be negative, got {self.proposals}")
+        if not 0 <= self.seed < 1 << 64:
+            raise UsageError(f"--seed must be an unsigned 64-bit integer, got {self.seed}")
+        for s, d in self.partition:
+            for x in (s, d):
+                if not 0 <= x < self.nodes:
+                    raise UsageError(
+                        f"--partition names node {x}, but node ids are 0..{self.nodes - 1}"
+                    )
+        return self
+
+
+class SimStats(NamedTuple):
+    sent: int
+    dropped: int
+    delivered: int
+    in_flight: int
+    pending_proposals: int
+    proposed: int
+    ticks: int
+    events: int
+
+
+class SimResult(NamedTuple):
+    nodes: tuple
+    stats: SimStats
+    dump: bytes
+    violation: Violation | None
+    violation_tick: int | None
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.dump).hexdigest()
+
+
+class SimObserver:
+    """Receives every step the simulator takes. `kind` is one of start, deliver, drop, timeout,
+    heartbeat, propose; `detail` is the message (deliver/drop: `(src, dst, msg)`) or the payload."""
+
+    def on_step(self, t: int, kind: str, node: int, detail: Any, before: Any, step: Step) -> None:
+        pass
+
+    def on_violation(self, t: int, violation: Violation) -> None:
+        pass
+
+
+class Simulator:
+    def __init__(self, model: Model, cfg: SimConfig, observer: SimObserver | None = None,
+                 checker: Checker | None = None,
+                 link_cut: Callable[[int, int, int], bool] | None = None):
+        self.model = model
+        self.cfg = cfg.validate()
+        self.n = cfg.nodes
+        self.observer = observer
+        self.checker = checker if checker is not None and checker.active else None
+        # link_cut(t, src, dst) -> bool, on top of the static partition (partition scripts use it)
+        self.link_cut = link_cut
+        self.nodes: list = []
+        self.deadline = [0] * self.n
+        self.last_hb = [0] * self.n
+        self.heap: list = []
+        self.seq = 0
+        self.sent = self.dropped = self.delivered = self.events = self.proposed = 0
+        self.ghost = self.checker.initial_ghost(self.n) if self.checker else None
+        self.violation: Violation | None = None
+        self.violation_tick: int | None = None
+        self._started = False
+
+    # --- plumbing ------------------------------------------------------------------------------------
+    def _send(self, t: int, src: int, dst: int, msg) -> None:
+        self.sent += 1
+        if (src, dst) in self.cfg.partition or (self.link_cut and self.link_cut(t, src, dst)):
+            self.dropped += 1
+            if self.observer:
+                self.observer.on_step(t, "drop", src, (src, dst, msg), None, None)
+            return
+        self.seq += 1
+        when = t + delivery_delay(self.cfg.seed, src, dst, t)
+        heapq.heappush(self.heap, (when, src, self.seq, dst, msg))
+
+    def _apply(self, t: int, i: int, kind: str, detail, step: Step) -> None:
+        before = self.nodes[i] if i < len(self.nodes) else None
+        if i < len(self.nodes):
+            self.nodes[i] = step.node
+        else:
+            self.nodes.append(step.node)
+        self.events += 1
+        for eff in step.effects:
+            if eff[0] == "timer":
+                self.deadline[i] = election_deadline(self.cfg.seed, i, t)
+        if self.observer:
+            self.observer.on_step(t, kind, i, detail, before, step)
+        for dst, msg in step.outs:
+            self._send(t, i, dst, msg)
+        if self.checker and self.violation is None and self._started:
+            self.ghost, v = self.checker.step(self.ghost, i, step.node, step.effects, self.nodes)
+            if v is not None:
+                self.violation, self.violation_tick = v, t
+                if self.observer:
+                    self.observer.on_violation(t, v)
+
+    # --- the run -------------------------------------------------------------------------------------
+    def run(self) -> SimResult:
+        cfg, model, n = self.cfg, self.model, self.n
+        steps = model.initial_steps(n)
+        start_effects = []
+        for i, step in enumerate(steps):  # C6
+            self.deadline[i] = election_deadline(cfg.seed, i, 0)
+            self._apply(0, i, "start", None, step)
+            start_effects.append(step)
+        if self.checker:  # fold the start-up into the ghost now that every node exists
+            for i, step in enumerate(start_effects):
+                if self.violation is None:
+                    self.ghost, v = self.checker.step(
+                        self.ghost, i, self.nodes[i], step.effects, self.nodes
+                    )
+                    if v is not None:
+                        self.violation, self.violation_tick = v, 0
+        self._started = True
+        schedule = proposal_schedule(cfg.rounds, cfg.proposals)
+        pending: list[bytes] = []
+        k = 0
+        heap = self.heap
+        for t in range(cfg.rounds):
+            while k < len(schedule) and schedule[k] == t:  # (1)
+                pending.append(payload(k))
+                k += 1
+            if pending:  # (2)
+                for i in range(n):
+                    if model.can_propose(self.nodes[i]):
+                        for p in pending:
+                            self.proposed += 1
+                            self._apply(t, i, "propose", p, model.propose(self.nodes[i], p, n))
+                        pending.clear()
+                        break
+            while heap and heap[0][0] <= t:  # (3)
+                _, src, _, dst, msg = heapq.heappop(heap)
+                self.delivered += 1
+                self._apply(t, dst, "deliver", (src, dst, msg),
+                            model.deliver(self.nodes[dst], src, msg, n))
+            for i in range(n):  # (4)
+                node = self.nodes[i]
+                if not model.is_leading(node):
+                    if t >= self.deadline[i]:
+                        self.deadline[i] = election_deadline(cfg.seed, i, t)
+                        self._apply(t, i, "timeout", None, model.timeout(node, n))
+                elif t - self.last_hb[i] >= HEARTBEAT_INTERVAL:
+                    step = model.heartbeat(node, n)
+                    if step is not None:
+                        self.last_hb[i] = t
+                        self._apply(t, i, "heartbeat", None, step)
+        pending.extend(payload(j) for j in range(k, len(schedule)))
+        stats = SimStats(
+            sent=self.sent, dropped=self.dropped, delivered=self.delivered,
+            in_flight=len(heap), pending_proposals=len(pending), proposed=self.proposed,
+            ticks=cfg.rounds, events=self.events,
+        )
+        nodes = tuple(self.nodes)
+        return SimResult(nodes, stats, model.dump(nodes), self.violation, self.violation_tick)
+
+
+def simulate(model: Model, cfg: SimConfig, **kw) -> SimResult:
+    return Simulator(model, cfg, **kw).run()
