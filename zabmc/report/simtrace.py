@@ -67,6 +67,8 @@ def _changes(a, b) -> list[str]:
         ha = a.history[-1].zxid if a.history else (0, 0)
         hb = b.history[-1].zxid if b.history else (0, 0)
         out.append(f"history len {len(a.history)} -> {len(b.history)} (last {_zx(ha)} -> {_zx(hb)})")
+    if getattr(a, "synced", None) != getattr(b, "synced", None):
+        out.append(f"synced {a.synced} -> {b.synced}")
     if a.last_committed != b.last_committed:
         out.append(f"commit {_zx(a.last_committed)} -> {_zx(b.last_committed)}")
     return out

@@ -1,0 +1,518 @@
+"""The zab handlers: ZAB as DSN 2011 §IV-V describes it, as one pure transition kernel.
+
+Each public function maps (node state, input, rules) to a `Step(node, outs, effects)` and touches
+nothing else. Step names in comments are the paper's (l.1.1 = leader, Phase 1, step 1; f.2.1 =
+follower, Phase 2, step 1). Every place where the paper leaves a choice, or where this model adds
+to it, is listed in `models/zab/README.md` (D<n>); the comments cite those numbers.
+
+The protocol's decision points (vote order, the new-epoch promise, the history selection, proposal
+acceptance, zxid order, the commit quorum) are the methods of `Rules`, so that a variant of the
+protocol (the Omega election, the seeded mutations in tests/test_zab_mutations.py) is a one-method
+subclass and never a copy of a handler.
+
+Effects: `("timer",)` for reset_election_deadline() (the seeded simulator's only concern),
+`("leading", e)` when the node becomes the prospective leader of epoch e (it chose e, step l.1.1),
+`("synced", e)` when it becomes the established leader of e (step l.2.2), `("proposed", txn)`.
+"""
+
+from __future__ import annotations
+
+from zabmc.model import EFF_TIMER, Step
+
+from .state import (
+    ACK,
+    ACKEPOCH,
+    ACKLEADER,
+    CEPOCH,
+    COMMIT,
+    COMMITLEADER,
+    FOLLOWING,
+    LEADER_RESET,
+    LEADING,
+    LFL,
+    LOOKING,
+    NEWEPOCH,
+    NEWLEADER,
+    P_ACKEPOCH,
+    P_BROADCAST,
+    P_CEPOCH,
+    P_SYNC,
+    PROPOSE,
+    VOTE,
+    ZERO,
+    Node,
+    Txn,
+    history_last,
+    last_zxid,
+)
+
+
+class Rules:
+    """The protocol's decision points. Subclasses override one method to make a variant."""
+
+    #: suffix for the model name ("" for the protocol as documented)
+    tag = ""
+
+    def vote_better(self, peer_zxid: tuple, voter: int, target_zxid: tuple, target: int) -> bool:
+        """FastLeaderElection's order: switch the vote to `voter` when this holds (db-19 C5)."""
+        return (peer_zxid, voter) > (target_zxid, target)
+
+    def acks_new_epoch(self, node: Node, e: int) -> bool:
+        """f.1.2: acknowledge NEWEPOCH(e) only for an epoch later than any acknowledged before."""
+        return e > node.accepted_epoch
+
+    def better_history(self, epoch: int, zxid: tuple, best_epoch: int, best_zxid: tuple) -> bool:
+        """l.1.2: the initial history is the one with the latest epoch, then the highest zxid."""
+        return (epoch, zxid) > (best_epoch, best_zxid)
+
+    def accepts_proposal(self, node: Node, txn: Txn) -> bool:
+        """Invariant 1 of the paper: a proposal of epoch e only while f.a = e, and (D10) only while
+        no later epoch is promised (f.p = f.a). Epoch e has one established leader, so this also
+        names the sender."""
+        return txn.zxid[0] == node.current_epoch == node.accepted_epoch
+
+    def in_zxid_order(self, node: Node, txn: Txn) -> bool:
+        """f.3.2: proposals are appended in zxid order with no gap (D11)."""
+        le, lc = last_zxid(node)
+        e, c = txn.zxid
+        return c == lc + 1 if e == le else (e > le and c == 1)
+
+    def commit_ready(self, acks: int, q: int) -> bool:
+        """l.3.2: commit once a quorum (the leader included) acknowledged."""
+        return acks.bit_count() >= q
+
+
+class OmegaRules(Rules):
+    """The election as a plain leader oracle: votes ordered by node id only, blind to the data.
+
+    With db-19's zxid-ordered votes the elected node already holds the most up-to-date history of
+    its voters (the paper's "interesting optimization", §V-A), which hides the history selection of
+    step l.1.2 from any small check. This order elects nodes regardless of their history, so
+    Phases 1 and 2 alone must carry every committed transaction into the new epoch.
+    """
+
+    tag = "omega"
+
+    def vote_better(self, peer_zxid, voter, target_zxid, target):
+        return voter > target
+
+
+RULES = Rules()
+
+_PEERS: dict[tuple[int, int], tuple[int, ...]] = {}
+
+
+def peers(node_id: int, n: int) -> tuple[int, ...]:
+    """Every other node, ascending."""
+    key = (node_id, n)
+    p = _PEERS.get(key)
+    if p is None:
+        p = _PEERS[key] = tuple(i for i in range(n) if i != node_id)
+    return p
+
+
+def members(mask: int, me: int) -> list[int]:
+    """The node ids in a bit set, ascending, `me` excluded."""
+    out = []
+    i = 0
+    while mask:
+        if mask & 1 and i != me:
+            out.append(i)
+        mask >>= 1
+        i += 1
+    return out
+
+
+class _Ctx:
+    """Scratch space for one handler call: the evolving node, its sends and its effects."""
+
+    __slots__ = ("node", "n", "q", "r", "outs", "effects")
+
+    def __init__(self, node: Node, n: int, rules: Rules):
+        self.node = node
+        self.n = n
+        self.q = n // 2 + 1
+        self.r = rules
+        self.outs: list = []
+        self.effects: list = []
+
+    def broadcast(self, msg) -> None:
+        for p in peers(self.node.id, self.n):
+            self.outs.append((p, msg))
+
+    def multicast(self, mask: int, msg) -> None:
+        """To every node of a bit set but self, ascending."""
+        for p in members(mask, self.node.id):
+            self.outs.append((p, msg))
+
+    def send(self, dst: int, msg) -> None:
+        self.outs.append((dst, msg))
+
+    def done(self) -> Step:
+        return Step(self.node, tuple(self.outs), tuple(self.effects))
+
+
+# --- Phase 0: FastLeaderElection (db-19's, D1-D4) ---------------------------------------------------
+
+
+def _enter_looking(c: _Ctx) -> None:
+    """Start a new iteration: drop any leader state (D5) and ask for votes (D2)."""
+    node = c.node
+    me, lz = node.id, last_zxid(node)
+    view = [None] * c.n
+    view[me] = me
+    c.node = node._replace(
+        role=LOOKING, leader_id=None, vote_target_id=me, vote_target_zxid=lz, vote_view=tuple(view),
+        **LEADER_RESET,
+    )
+    c.broadcast((LFL, me, lz, node.current_epoch))
+    _check_election(c)
+
+
+def _leave_looking(node: Node, **kw) -> Node:
+    # D4: the tally means nothing outside Looking; clearing it merges equal protocol states.
+    return node._replace(vote_target_zxid=ZERO, vote_view=(None,) * len(node.vote_view), **kw)
+
+
+def _check_election(c: _Ctx) -> None:
+    node = c.node
+    target = node.vote_target_id
+    if sum(1 for v in node.vote_view if v == target) >= c.q:
+        if target == node.id:
+            _become_leading(c)
+        else:
+            _become_following(c, target)
+
+
+def _become_following(c: _Ctx, leader: int) -> None:
+    """f.1.1: follow `leader` and send it CEPOCH(f.p)."""
+    node = _leave_looking(c.node, role=FOLLOWING, leader_id=leader)
+    c.node = node
+    c.send(leader, (CEPOCH, node.accepted_epoch))
+
+
+def _on_vote(c: _Ctx, src: int, voter: int, peer_zxid: tuple, leader_chosen: int,
+             is_lfl: bool) -> None:
+    node = c.node
+    if node.role != LOOKING:
+        if not is_lfl:
+            return  # D3: only a LookForLeader is answered, so no two nodes answer each other forever
+        if node.role == FOLLOWING and src == node.leader_id:
+            # D6: our leader is looking again, so its iteration (and ours) is over.
+            _enter_looking(c)
+            node = c.node
+            if node.role != LOOKING:
+                return
+        else:
+            c.send(src, (VOTE, node.id, last_zxid(node), node.current_epoch, node.vote_target_id))
+            return
+    switched = False
+    if c.r.vote_better(peer_zxid, voter, node.vote_target_zxid, node.vote_target_id):
+        view = [None] * c.n
+        view[node.id] = voter
+        node = node._replace(vote_target_id=voter, vote_target_zxid=peer_zxid, vote_view=tuple(view))
+        c.node = node
+        c.broadcast((VOTE, node.id, last_zxid(node), node.current_epoch, voter))
+        switched = True
+    view = list(node.vote_view)
+    view[voter] = leader_chosen
+    node = node._replace(vote_view=tuple(view))
+    c.node = node
+    if is_lfl and not switched:
+        # D3: a newcomer learns our current vote (had we switched, the broadcast told it).
+        c.send(src, (VOTE, node.id, last_zxid(node), node.current_epoch, node.vote_target_id))
+    _check_election(c)
+
+
+# --- Phase 1: Discovery ---------------------------------------------------------------------------
+
+
+def _become_leading(c: _Ctx) -> None:
+    """The oracle says we lead: start Phase 1 with fresh leader state (the leader is its own
+    follower, so its own CEPOCH counts, D7)."""
+    node = _leave_looking(c.node, role=LEADING, leader_id=c.node.id, **LEADER_RESET)
+    c.node = node._replace(phase=P_CEPOCH, cepochs=1 << node.id, cepoch_max=node.accepted_epoch)
+    c.effects.append(EFF_TIMER)  # D9: a prospective leader gets one election timeout to establish
+    _try_choose_epoch(c)
+
+
+def _try_choose_epoch(c: _Ctx) -> None:
+    """l.1.1: with CEPOCH from a quorum, propose an epoch later than all of theirs."""
+    node = c.node
+    if node.cepochs.bit_count() < c.q:
+        return
+    e = node.cepoch_max + 1
+    node = node._replace(
+        phase=P_ACKEPOCH, pending_new_epoch=e, accepted_epoch=e, epoch_acks=1 << node.id,
+        best_epoch=node.current_epoch, best_history=node.history,
+    )
+    c.node = node
+    c.effects.append(("leading", e))
+    c.multicast(node.cepochs, (NEWEPOCH, e))
+    _try_finish_discovery(c)
+
+
+def _on_cepoch(c: _Ctx, src: int, p: int) -> None:
+    node = c.node
+    if node.role != LEADING:
+        return
+    if node.phase == P_CEPOCH:
+        c.node = node._replace(cepochs=node.cepochs | (1 << src), cepoch_max=max(node.cepoch_max, p))
+        _try_choose_epoch(c)
+    elif p < node.pending_new_epoch:
+        # l.3.3 (and D8 before Phase 3): a late follower gets the epoch already proposed.
+        c.send(src, (NEWEPOCH, node.pending_new_epoch))
+
+
+def _on_new_epoch(c: _Ctx, src: int, e: int) -> None:
+    """f.1.2: promise e (f.p := e) and answer ACK-E(f.a, h_f); never twice for one epoch."""
+    node = c.node
+    if node.role != FOLLOWING or src != node.leader_id or not c.r.acks_new_epoch(node, e):
+        return
+    node = node._replace(accepted_epoch=e)
+    c.node = node
+    c.effects.append(EFF_TIMER)
+    c.send(src, (ACKEPOCH, e, node.current_epoch, last_zxid(node), node.history))
+
+
+def _on_ack_epoch(c: _Ctx, src: int, e: int, f_epoch: int, f_zxid: tuple, f_hist: tuple) -> None:
+    node = c.node
+    bit = 1 << src
+    if node.role != LEADING or e != node.pending_new_epoch or node.epoch_acks & bit:
+        return
+    if node.phase == P_ACKEPOCH:
+        node = node._replace(epoch_acks=node.epoch_acks | bit)
+        if c.r.better_history(f_epoch, f_zxid, node.best_epoch, history_last(node.best_history)):
+            node = node._replace(best_epoch=f_epoch, best_history=f_hist)
+        c.node = node
+        _try_finish_discovery(c)
+    else:
+        # D8: the initial history is chosen; a late follower is synchronized with I_e o beta_e.
+        c.node = node._replace(epoch_acks=node.epoch_acks | bit)
+        c.send(src, (NEWLEADER, e, node.history))
+
+
+def _try_finish_discovery(c: _Ctx) -> None:
+    """l.1.2 with a quorum of ACK-E (D7), then l.2.1: adopt the best history, send NEWLEADER."""
+    node = c.node
+    if node.phase != P_ACKEPOCH or node.epoch_acks.bit_count() < c.q:
+        return
+    e = node.pending_new_epoch
+    node = node._replace(
+        phase=P_SYNC, current_epoch=e, history=node.best_history, best_epoch=0, best_history=(),
+        leader_acks=1 << node.id,
+    )
+    c.node = node
+    c.multicast(node.epoch_acks, (NEWLEADER, e, node.history))
+    _try_finish_sync(c)
+
+
+# --- Phase 2: Synchronization ---------------------------------------------------------------------
+
+
+def _on_new_leader(c: _Ctx, src: int, e: int, hist: tuple) -> None:
+    """f.2.1: only for the epoch we promised (f.p = e): f.a := e, h_f := I_e, answer ACK-LD."""
+    node = c.node
+    if node.role != FOLLOWING or src != node.leader_id or e != node.accepted_epoch:
+        return
+    c.node = node._replace(current_epoch=e, history=hist)
+    c.effects.append(EFF_TIMER)
+    c.send(src, (ACKLEADER, e))
+
+
+def _on_ack_leader(c: _Ctx, src: int, e: int) -> None:
+    node = c.node
+    bit = 1 << src
+    if (node.role != LEADING or node.phase < P_SYNC or e != node.current_epoch
+            or node.leader_acks & bit):
+        return
+    node = node._replace(leader_acks=node.leader_acks | bit)
+    c.node = node
+    if node.phase == P_BROADCAST:
+        c.send(src, (COMMITLEADER, e, node.last_committed))  # l.3.4
+    else:
+        _try_finish_sync(c)
+
+
+def _try_finish_sync(c: _Ctx) -> None:
+    """l.2.2: with ACK-LD from a quorum the leader is established and commits I_e (COMMIT-LD)."""
+    node = c.node
+    if node.phase != P_SYNC or node.leader_acks.bit_count() < c.q:
+        return
+    lz = last_zxid(node)
+    node = node._replace(phase=P_BROADCAST, last_committed=max(node.last_committed, lz))
+    c.node = node
+    c.effects.append(("synced", node.current_epoch))
+    c.multicast(node.leader_acks, (COMMITLEADER, node.current_epoch, node.last_committed))
+
+
+def _holds(node: Node, zxid: tuple) -> bool:
+    for t in reversed(node.history):
+        if t.zxid == zxid:
+            return True
+        if t.zxid < zxid:
+            return False
+    return False
+
+
+def _deliver_upto(c: _Ctx, zxid: tuple) -> None:
+    """f.2.2 / f.3.3: deliver everything up to `zxid`, and only a transaction we hold (D12)."""
+    node = c.node
+    if zxid > node.last_committed and _holds(node, zxid):
+        c.node = node._replace(last_committed=zxid)
+
+
+def _on_commit_leader(c: _Ctx, src: int, e: int, zxid: tuple) -> None:
+    node = c.node
+    if node.role != FOLLOWING or src != node.leader_id or e != node.current_epoch:
+        return
+    c.effects.append(EFF_TIMER)
+    _deliver_upto(c, zxid)
+
+
+# --- Phase 3: Broadcast ---------------------------------------------------------------------------
+
+
+def _forward(node: Node) -> int:
+    """The followers a leader sends proposals and commits to: those it sent NEWLEADER (D8)."""
+    return node.epoch_acks
+
+
+def _on_propose(c: _Ctx, src: int, txn: Txn) -> None:
+    """f.3.2: accept the proposal of our epoch's leader, in zxid order; answer ACK."""
+    node = c.node
+    if node.role != FOLLOWING or not c.r.accepts_proposal(node, txn):
+        return
+    if not c.r.in_zxid_order(node, txn):
+        return
+    c.node = node._replace(history=node.history + (txn,))
+    if src == node.leader_id:
+        c.effects.append(EFF_TIMER)
+    c.send(src, (ACK, txn.zxid))
+
+
+def _with_ack(ack_set: tuple, zxid: tuple, bit: int) -> tuple:
+    out = []
+    found = False
+    for z, mask in ack_set:
+        if z == zxid:
+            mask |= bit
+            found = True
+        out.append((z, mask))
+    if not found:
+        out.append((zxid, bit))
+        out.sort()
+    return tuple(out)
+
+
+def _try_commit(c: _Ctx, zxid: tuple) -> None:
+    """l.3.2: once a quorum acknowledged `zxid`, commit it and everything before it (D13)."""
+    node = c.node
+    mask = next((m for z, m in node.ack_set if z == zxid), 0)
+    if zxid <= node.last_committed or not c.r.commit_ready(mask, c.q):
+        return
+    node = node._replace(last_committed=zxid,
+                         ack_set=tuple(item for item in node.ack_set if item[0] > zxid))
+    c.node = node
+    c.multicast(_forward(node), (COMMIT, node.current_epoch, zxid))
+
+
+def _on_ack(c: _Ctx, src: int, zxid: tuple) -> None:
+    node = c.node
+    if (node.role != LEADING or node.phase != P_BROADCAST or zxid[0] != node.current_epoch
+            or zxid <= node.last_committed or zxid > last_zxid(node)):
+        return
+    c.node = node._replace(ack_set=_with_ack(node.ack_set, zxid, 1 << src))
+    _try_commit(c, zxid)
+
+
+def _on_commit(c: _Ctx, src: int, e: int, zxid: tuple) -> None:
+    """f.3.3: deliver up to zxid; only from our epoch's leader (the epoch names it)."""
+    node = c.node
+    if node.role != FOLLOWING or e != node.current_epoch:
+        return
+    if src == node.leader_id:
+        c.effects.append(EFF_TIMER)
+    _deliver_upto(c, zxid)
+
+
+# --- public kernel ----------------------------------------------------------------------------------
+
+
+def enter_looking(node: Node, n: int, rules: Rules = RULES) -> Step:
+    """Start-up, and every election timeout: a new iteration begins in Looking."""
+    c = _Ctx(node, n, rules)
+    _enter_looking(c)
+    return c.done()
+
+
+def deliver(node: Node, src: int, msg: tuple, n: int, rules: Rules = RULES) -> Step:
+    """Handle one message from `src`."""
+    c = _Ctx(node, n, rules)
+    kind = msg[0]
+    if kind == VOTE:
+        _on_vote(c, src, msg[1], msg[2], msg[4], False)
+    elif kind == LFL:
+        _on_vote(c, src, msg[1], msg[2], msg[1], True)
+    elif kind == CEPOCH:
+        _on_cepoch(c, src, msg[1])
+    elif kind == NEWEPOCH:
+        _on_new_epoch(c, src, msg[1])
+    elif kind == ACKEPOCH:
+        _on_ack_epoch(c, src, msg[1], msg[2], msg[3], msg[4])
+    elif kind == NEWLEADER:
+        _on_new_leader(c, src, msg[1], msg[2])
+    elif kind == ACKLEADER:
+        _on_ack_leader(c, src, msg[1])
+    elif kind == COMMITLEADER:
+        _on_commit_leader(c, src, msg[1], msg[2])
+    elif kind == PROPOSE:
+        _on_propose(c, src, msg[1])
+    elif kind == ACK:
+        _on_ack(c, src, msg[1])
+    elif kind == COMMIT:
+        _on_commit(c, src, msg[1], msg[2])
+    else:
+        raise ValueError(f"unknown message kind {kind!r}")
+    return c.done()
+
+
+def timeout(node: Node, n: int, rules: Rules = RULES) -> Step:
+    """The election timeout: any node, a leader included, starts a new iteration (D9)."""
+    return enter_looking(node, n, rules)
+
+
+def heartbeat(node: Node, n: int, rules: Rules = RULES) -> Step | None:
+    """An established leader re-sends COMMIT(e, last_committed) to its followers (D14)."""
+    if node.role != LEADING or node.phase != P_BROADCAST:
+        return None
+    c = _Ctx(node, n, rules)
+    c.multicast(_forward(node), (COMMIT, node.current_epoch, node.last_committed))
+    return c.done()
+
+
+def can_propose(node: Node) -> bool:
+    """Only an established leader broadcasts (ready(e) has been called, step f.3.1)."""
+    return node.role == LEADING and node.phase == P_BROADCAST
+
+
+def is_leading(node: Node) -> bool:
+    """An established leader runs no election timer (D9)."""
+    return node.role == LEADING and node.phase == P_BROADCAST
+
+
+def propose(node: Node, payload: bytes, n: int, rules: Rules = RULES) -> Step:
+    """l.3.1: the next zxid of the epoch; the caller guarantees `can_propose(node)`."""
+    c = _Ctx(node, n, rules)
+    counter = node.next_counter + 1
+    zxid = (node.current_epoch, counter)
+    txn = Txn(zxid, payload)
+    node = node._replace(
+        next_counter=counter, history=node.history + (txn,),
+        ack_set=_with_ack(node.ack_set, zxid, 1 << node.id),
+    )
+    c.node = node
+    c.effects.append(("proposed", txn))
+    c.multicast(_forward(node), (PROPOSE, txn))
+    _try_commit(c, zxid)
+    return c.done()

@@ -1,0 +1,211 @@
+"""`zabmc check`: enumerate every interleaving within the bounds and check the properties.
+
+Also `zabmc replay` and `zabmc invariants`, which share its trace format and property registry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
+from zabmc.errors import UsageError
+
+ENGINES = ("in-process", "spark")
+
+
+def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
+    if base is None:
+        return f"zabmc-{model}-{prop}.trace.json"
+    if not many:
+        return base
+    stem, ext = os.path.splitext(base)
+    return f"{stem}-{prop}{ext or '.json'}"
+
+
+@cli.command()
+@click.option("--model", "model_name", default="db19", show_default=True, help="Protocol model.")
+@click.option("--nodes", type=int, default=3, show_default=True, help="Cluster size.")
+@click.option("--depth", type=int, default=40, show_default=True, help="Bound on events per path.")
+@click.option("--network", type=click.Choice(["bag", "fifo"]), default="bag", show_default=True,
+              help="bag: any in-flight message may arrive next (the simulator's 1-3 tick delays); "
+                   "fifo: per-link order (TCP).")
+@click.option("--max-drops", type=int, default=0, show_default=True, help="Message drops budget.")
+@click.option("--max-timeouts", type=int, default=1, show_default=True,
+              help="Election timeouts budget (shared by all nodes).")
+@click.option("--max-heartbeats", type=int, default=0, show_default=True, help="Heartbeats budget.")
+@click.option("--proposals", type=int, default=2, show_default=True, help="Client proposals budget.")
+@click.option("--strategy", type=click.Choice(["bfs", "dfs", "random"]), default="bfs",
+              show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for --strategy random.")
+@click.option("--walks", type=int, default=1000, show_default=True,
+              help="Walks for --strategy random.")
+@click.option("--all", "find_all", is_flag=True,
+              help="Do not stop at the first violation; report each violated property once.")
+@click.option("--invariant", "invariants", multiple=True, metavar="NAME",
+              help="Check only this property (repeatable); see `zabmc invariants`.")
+@click.option("--no-invariants", is_flag=True, help="Check nothing and keep no ghost state (E6).")
+@click.option("--trace-out", type=click.Path(dir_okay=False), default=None,
+              help="Counterexample trace file [default: zabmc-<model>-<property>.trace.json].")
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@click.option("--time-limit", type=float, default=None, metavar="SECONDS",
+              help="Stop after this long and report the partial result.")
+@click.option("--engine", type=click.Choice(ENGINES), default="in-process", show_default=True)
+@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+@click.option("--partitions", type=int, default=None, help="Spark partitions [default: cores].")
+@click.option("--verbose", is_flag=True, help="Show engine logs (Spark start-up output).")
+def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartbeats, proposals,
+          strategy, seed, walks, find_all, invariants, no_invariants, trace_out, as_json, quiet,
+          time_limit, engine, master, partitions, verbose):
+    """Explore every interleaving, drop, timeout, heartbeat and proposal within the bounds.
+
+    Exit codes: 0 no violation within the bounds, 10 a property violation, 2 bad usage,
+    1 internal error.
+    """
+    from rich.console import Console
+
+    from zabmc.explore import Env, ExploreConfig, bfs, dfs, random_walks
+    from zabmc.explore.trace import rebuild
+    from zabmc.invariants import Checker, resolve
+    from zabmc.model import get_model
+    from zabmc.report.console import ConsoleObserver, print_summary, print_trace
+
+    if invariants and no_invariants:
+        raise UsageError("--invariant and --no-invariants exclude each other")
+    if walks < 1:
+        raise UsageError(f"--walks must be at least 1, got {walks}")
+    if time_limit is not None and time_limit <= 0:
+        raise UsageError(f"--time-limit must be positive, got {time_limit}")
+    if engine == "spark" and strategy != "bfs":
+        raise UsageError("--engine spark runs breadth-first search only (--strategy bfs)")
+    model = get_model(model_name)
+    if model.network_assumption == "fifo" and network != "fifo":
+        raise UsageError(f"model {model.name} assumes FIFO links (the paper's TCP); under "
+                         f"--network {network} its violations would not be bugs: use --network fifo")
+    cfg = ExploreConfig(nodes, network, max_drops, max_timeouts, max_heartbeats, proposals,
+                        depth).validate()
+    names = resolve(invariants, no_invariants)
+    env = Env(model, cfg, Checker(names))
+
+    out_console = Console(stderr=as_json, highlight=False, soft_wrap=True)
+    observer = ConsoleObserver(out_console, quiet=quiet or as_json)
+    observer.on_start({"model": model.name, "strategy": strategy, "engine": engine,
+                       "config": {k: v for k, v in cfg._asdict().items()},
+                       "invariants": names})
+    stop_at_first = not find_all
+    if engine == "spark":
+        from zabmc.spark.engine import spark_bfs
+
+        outcome = spark_bfs(env, stop_at_first=stop_at_first, observer=observer, master=master,
+                            partitions=partitions, verbose=verbose, time_limit=time_limit)
+    elif strategy == "bfs":
+        outcome = bfs(env, stop_at_first=stop_at_first, observer=observer, time_limit=time_limit)
+    elif strategy == "dfs":
+        outcome = dfs(env, stop_at_first=stop_at_first, observer=observer, time_limit=time_limit)
+    else:
+        outcome = random_walks(env, seed=seed, walks=walks, stop_at_first=stop_at_first,
+                               observer=observer, time_limit=time_limit)
+
+    trace_paths = {}
+    traces = []
+    for found in outcome.violations:
+        trace = rebuild(env, found.path)
+        path = _trace_path(trace_out, model.name, found.violation.property,
+                           len(outcome.violations) > 1)
+        trace.save(path)
+        trace_paths[found.violation.property] = path
+        traces.append(trace)
+
+    if as_json:
+        click.echo(json.dumps(outcome_json(outcome, trace_paths), indent=2))
+    else:
+        for trace in traces:
+            print_trace(out_console, trace)
+        if traces:
+            out_console.print()
+        print_summary(out_console, outcome, trace_paths)
+    sys.stdout.flush()
+    return EXIT_VIOLATION if outcome.violations else EXIT_OK
+
+
+def outcome_json(o, trace_paths: dict) -> dict:
+    return {
+        "verdict": o.verdict,
+        "stop_reason": o.stop_reason,
+        "complete": o.complete,
+        "model": o.model,
+        "strategy": o.strategy,
+        "engine": o.engine,
+        "config": o.config.to_json(),
+        "invariants": list(o.invariants),
+        "states": o.generated,
+        "distinct_states": o.distinct,
+        "depth_reached": o.depth_reached,
+        "per_depth": list(o.per_depth),
+        "elapsed_seconds": round(o.elapsed, 3),
+        "states_per_second": round(o.states_per_second, 1),
+        "collision_probability": o.collision_probability,
+        "violations": [
+            dict(f.violation.to_json(), depth=f.depth,
+                 trace=trace_paths.get(f.violation.property))
+            for f in o.violations
+        ],
+    }
+
+
+@cli.command()
+@click.argument("trace_file", type=click.Path(dir_okay=False))
+@click.option("--quiet", "-q", is_flag=True, help="Print only the confirmation and digest.")
+def replay(trace_file, quiet):
+    """Re-execute a counterexample trace through the kernel and confirm its violation.
+
+    Prints the final state's canonical-dump SHA-256. Exit 10 when the recorded violation is
+    confirmed, 0 when the trace records none and none occurs, 1 when the replay disagrees.
+    """
+    from rich.console import Console
+
+    from zabmc.explore.trace import load, replay as do_replay
+    from zabmc.report.console import print_trace
+
+    result = do_replay(load(trace_file))
+    console = Console(highlight=False, soft_wrap=True)
+    t = result.trace
+    if not quiet:
+        print_trace(console, t)
+    exp = result.expected
+    if result.confirmed:
+        if exp is not None:
+            console.print(f"confirmed: {exp['property']} violated at step {t.violation_step}")
+        else:
+            console.print("confirmed: no property violated along the trace")
+    else:
+        got = (f"{t.violation.property} at step {t.violation_step}" if t.violation else "none")
+        want = f"{exp.get('property')} at step {exp.get('step')}" if exp else "none"
+        console.print(f"[bold red]NOT confirmed[/]: recorded violation {want}, replay found {got}")
+    console.print(f"final sha256 {t.final_sha256}")
+    if not result.confirmed:
+        return 1
+    return EXIT_VIOLATION if exp is not None else EXIT_OK
+
+
+@cli.command("invariants")
+def invariants_cmd():
+    """List the safety properties, their statements and sources."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from zabmc.invariants import PROPERTIES
+
+    t = Table(show_lines=False)
+    t.add_column("property")
+    t.add_column("default")
+    t.add_column("statement")
+    t.add_column("source")
+    for p in PROPERTIES.values():
+        t.add_row(p.name, "on" if p.default else "off", p.statement, p.source)
+    Console(soft_wrap=False).print(t)
+    return EXIT_OK

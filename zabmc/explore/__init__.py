@@ -1,0 +1,15 @@
+"""The explorer: environment, fingerprints, seen-sets and search strategies over a model's kernel.
+
+This package knows protocol models only through `zabmc.model`; it never imports `models`.
+"""
+
+from .bfs import bfs
+from .dfs import dfs
+from .env import NETWORKS, Env, ExploreConfig, State
+from .outcome import Found, Observer, Outcome, Progress, exit_code
+from .random_walk import random_walks
+
+STRATEGIES = ("bfs", "dfs", "random")
+
+__all__ = ["bfs", "dfs", "random_walks", "Env", "ExploreConfig", "State", "NETWORKS", "Found",
+           "Observer", "Outcome", "Progress", "exit_code", "STRATEGIES"]

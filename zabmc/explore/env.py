@@ -1,0 +1,265 @@
+"""The explorer's environment (CLARIFICATIONS E1 to E6): states, events, budgets, network semantics,
+the canonical state encoding and its fingerprint.
+
+A `State` is an immutable value `(nodes, net, budgets, ghost)`:
+- `nodes`: the model's node states, by id;
+- `net`: the in-flight messages in canonical order. Under `bag` a sorted tuple of
+  `((src, dst, msg), count)` (E5: identical messages are one multiset element); under `fifo` a sorted
+  tuple of `((src, dst), (msg, ...))` over the non-empty directed links, oldest message first;
+- `budgets`: `(drops_left, timeouts_left, heartbeats_left, proposals_made)`;
+- `ghost`: the invariant checker's ghost state (all `None` parts with invariants off, E6).
+
+An event is a tuple: `("deliver", src, dst, msg)`, `("drop", src, dst, msg)`, `("timeout", i)`,
+`("heartbeat", i)` or `("propose", i, k)` (client proposal `zab-<k>`). `successors(state)` lists
+them in a fixed order, so an event's index in that list identifies it (traces store indices and
+rebuild states by replay). Every protocol step goes through the model's kernel functions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import xxhash
+
+from zabmc.errors import UsageError
+from zabmc.invariants import Checker, Violation
+from zabmc.model import Model
+
+NETWORKS = ("bag", "fifo")
+
+
+class ExploreConfig(NamedTuple):
+    """The bounds and semantics of one exploration (recorded in every trace file)."""
+
+    nodes: int = 3
+    network: str = "bag"
+    max_drops: int = 0
+    max_timeouts: int = 1
+    max_heartbeats: int = 0
+    proposals: int = 2
+    depth: int = 40
+
+    def validate(self) -> "ExploreConfig":
+        if not 1 <= self.nodes <= 9:
+            raise UsageError(f"--nodes must be between 1 and 9, got {self.nodes}")
+        if self.network not in NETWORKS:
+            raise UsageError(f"--network must be one of {', '.join(NETWORKS)}, got {self.network!r}")
+        for name in ("max_drops", "max_timeouts", "max_heartbeats", "proposals", "depth"):
+            v = getattr(self, name)
+            if v < 0:
+                raise UsageError(f"--{name.replace('_', '-')} must not be negative, got {v}")
+        if self.proposals > 255 or self.max_drops > 65535 or self.max_timeouts > 65535:
+            raise UsageError("budgets are limited to 255 proposals and 65535 drops or timeouts")
+        return self
+
+    def to_json(self) -> dict:
+        return self._asdict()
+
+
+class State(NamedTuple):
+    nodes: tuple
+    net: tuple
+    budgets: tuple
+    ghost: tuple
+
+
+class Env:
+    """Successor generation, stepping and fingerprinting for one (model, config, checker)."""
+
+    def __init__(self, model: Model, config: ExploreConfig, checker: Checker):
+        self.model = model
+        self.config = config.validate()
+        self.checker = checker
+        self.n = config.nodes
+        self.fifo = config.network == "fifo"
+        self._enc_node_cache: dict = {}
+        self._enc_msg_cache: dict = {}
+
+    # --- states ------------------------------------------------------------------------------------
+    def initial(self) -> tuple[State, Violation | None]:
+        """E3: the simulator's start-up for every node; the start-up steps feed the ghost too."""
+        n = self.n
+        steps = self.model.initial_steps(n)
+        nodes = tuple(s.node for s in steps)
+        sends = [(i, dst, msg) for i, s in enumerate(steps) for dst, msg in s.outs]
+        ghost = self.checker.initial_ghost(n)
+        violation = None
+        for i, s in enumerate(steps):
+            ghost, v = self.checker.step(ghost, i, s.node, s.effects, nodes)
+            violation = violation or v
+        cfg = self.config
+        budgets = (cfg.max_drops, cfg.max_timeouts, cfg.max_heartbeats, 0)
+        return State(nodes, self._add((), sends), budgets, ghost), violation
+
+    def _add(self, net: tuple, sends) -> tuple:
+        """`net` plus the messages `sends` = [(src, dst, msg), ...], in canonical order."""
+        if not sends:
+            return net
+        if self.fifo:
+            links = dict(net)
+            for src, dst, msg in sends:
+                links[(src, dst)] = links.get((src, dst), ()) + (msg,)
+            return tuple(sorted(links.items()))
+        bag = dict(net)
+        for key in sends:
+            bag[key] = bag.get(key, 0) + 1
+        return tuple(sorted(bag.items()))
+
+    def _take(self, net: tuple, k: int) -> tuple:
+        """`net` minus one copy of its k-th element (bag) or the head of its k-th link (fifo)."""
+        item, rest = net[k]
+        if self.fifo:
+            if len(rest) == 1:
+                return net[:k] + net[k + 1 :]
+            return net[:k] + ((item, rest[1:]),) + net[k + 1 :]
+        if rest == 1:
+            return net[:k] + net[k + 1 :]
+        return net[:k] + ((item, rest - 1),) + net[k + 1 :]
+
+    def _head(self, net: tuple, k: int) -> tuple:
+        item, rest = net[k]
+        if self.fifo:
+            return item[0], item[1], rest[0]
+        return item
+
+    # --- events --------------------------------------------------------------------------------------
+    def events(self, s: State) -> list[tuple]:
+        """Every enabled event, in the fixed order successors() uses."""
+        return [ev for ev, _, _ in self.successors(s)]
+
+    def successors(self, s: State):
+        """Yield `(event, next_state, violation or None)` for every enabled event, in order:
+        deliveries (canonical net order), drops (same order), timeouts, heartbeats, proposal."""
+        model, n, checker = self.model, self.n, self.checker
+        nodes, net, budgets, ghost = s
+        drops, timeouts, heartbeats, made = budgets
+        deliver = model.deliver
+        for k in range(len(net)):
+            src, dst, msg = self._head(net, k)
+            step = deliver(nodes[dst], src, msg, n)
+            yield ("deliver", src, dst, msg), *self._apply(s, dst, step, self._take(net, k), budgets)
+        if drops:
+            b2 = (drops - 1, timeouts, heartbeats, made)
+            for k in range(len(net)):
+                src, dst, msg = self._head(net, k)
+                yield ("drop", src, dst, msg), State(nodes, self._take(net, k), b2, ghost), None
+        if timeouts:
+            b2 = (drops, timeouts - 1, heartbeats, made)
+            for i in range(n):
+                step = model.timeout(nodes[i], n)
+                if step is not None:
+                    yield ("timeout", i), *self._apply(s, i, step, net, b2)
+        if heartbeats:
+            b2 = (drops, timeouts, heartbeats - 1, made)
+            for i in range(n):
+                step = model.heartbeat(nodes[i], n)
+                if step is not None:
+                    yield ("heartbeat", i), *self._apply(s, i, step, net, b2)
+        if made < self.config.proposals:
+            for i in range(n):
+                if model.can_propose(nodes[i]):
+                    b2 = (drops, timeouts, heartbeats, made + 1)
+                    step = model.propose(nodes[i], b"zab-%d" % made, n)
+                    yield ("propose", i, made), *self._apply(s, i, step, net, b2)
+                    break
+
+    def _apply(self, s: State, i: int, step, net: tuple, budgets: tuple):
+        nodes = s.nodes
+        if step.node is not nodes[i]:
+            nodes = nodes[:i] + (step.node,) + nodes[i + 1 :]
+        if step.outs:
+            net = self._add(net, [(i, dst, msg) for dst, msg in step.outs])
+        ghost, violation = self.checker.step(s.ghost, i, step.node, step.effects, nodes)
+        return State(nodes, net, budgets, ghost), violation
+
+    def step(self, s: State, event: tuple) -> tuple[State, Violation | None]:
+        """Apply one event (matched by value against the enabled ones)."""
+        for ev, s2, v in self.successors(s):
+            if ev == event:
+                return s2, v
+        raise UsageError(f"event {self.describe_event(event)} is not enabled in this state")
+
+    def step_index(self, s: State, index: int) -> tuple[tuple, State, Violation | None]:
+        for k, item in enumerate(self.successors(s)):
+            if k == index:
+                return item
+        raise UsageError(f"event index {index} is out of range for this state")
+
+    # --- encoding and fingerprint (E1) -----------------------------------------------------------
+    def _enc_node(self, node) -> bytes:
+        cache = self._enc_node_cache
+        b = cache.get(node)
+        if b is None:
+            if len(cache) > 500_000:
+                cache.clear()
+            b = cache[node] = self.model.encode_node(node)
+        return b
+
+    def _enc_msg(self, msg) -> bytes:
+        cache = self._enc_msg_cache
+        b = cache.get(msg)
+        if b is None:
+            if len(cache) > 500_000:
+                cache.clear()
+            b = cache[msg] = self.model.encode_msg(msg)
+        return b
+
+    def encode(self, s: State) -> bytes:
+        """The canonical bytes of the whole state: nodes, in-flight messages, budgets, ghost."""
+        enc_node, enc_msg = self._enc_node, self._enc_msg
+        parts = [enc_node(x) for x in s.nodes]
+        parts.append(len(s.net).to_bytes(2, "little"))
+        if self.fifo:
+            for (src, dst), msgs in s.net:
+                parts.append(bytes((src, dst)) + len(msgs).to_bytes(2, "little"))
+                parts.extend(enc_msg(m) for m in msgs)
+        else:
+            for (src, dst, msg), cnt in s.net:
+                parts.append(bytes((src, dst)) + cnt.to_bytes(2, "little"))
+                parts.append(enc_msg(msg))
+        d, t, h, p = s.budgets
+        parts.append(d.to_bytes(2, "little") + t.to_bytes(2, "little") + h.to_bytes(2, "little")
+                     + bytes((p,)))
+        if self.checker.active:
+            parts.append(self.checker.encode_ghost(s.ghost))
+        return b"".join(parts)
+
+    def fingerprint(self, s: State) -> bytes:
+        """xxh3-128 of the canonical encoding: 16 bytes."""
+        return xxhash.xxh3_128_digest(self.encode(s))
+
+    # --- views -------------------------------------------------------------------------------------
+    def describe_event(self, ev: tuple) -> str:
+        kind = ev[0]
+        if kind in ("deliver", "drop"):
+            return f"{kind} {ev[1]}->{ev[2]} {self.model.describe_msg(ev[3])}"
+        if kind == "propose":
+            return f"propose zab-{ev[2]} at node {ev[1]}"
+        return f"{kind} node {ev[1]}"
+
+    def event_json(self, ev: tuple) -> dict:
+        kind = ev[0]
+        if kind in ("deliver", "drop"):
+            return {"kind": kind, "src": ev[1], "dst": ev[2], "msg": self.model.msg_json(ev[3])}
+        if kind == "propose":
+            return {"kind": kind, "node": ev[1], "payload": f"zab-{ev[2]}"}
+        return {"kind": kind, "node": ev[1]}
+
+    def state_json(self, s: State) -> dict:
+        model = self.model
+        if self.fifo:
+            net = [{"src": src, "dst": dst, "msgs": [model.msg_json(m) for m in msgs]}
+                   for (src, dst), msgs in s.net]
+        else:
+            net = [{"src": src, "dst": dst, "msg": model.msg_json(msg), "count": cnt}
+                   for (src, dst, msg), cnt in s.net]
+        d, t, h, p = s.budgets
+        out: dict[str, Any] = {
+            "nodes": [model.node_json(x) for x in s.nodes],
+            "network": net,
+            "budgets": {"drops_left": d, "timeouts_left": t, "heartbeats_left": h,
+                        "proposals_made": p},
+        }
+        if self.checker.active:
+            out["ghost"] = self.checker.ghost_json(s.ghost)
+        return out

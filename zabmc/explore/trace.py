@@ -1,0 +1,187 @@
+"""Counterexample traces: rebuilt from event indices by replay, saved as versioned JSON, and
+re-executed (`zabmc replay`) through the same kernel.
+
+Trace file format `zabmc-trace` version 1 (a JSON object):
+- `format`: "zabmc-trace", `version`: 1, `model`: model name;
+- `config`: the explorer bounds and semantics (`ExploreConfig` fields); `invariants`: property names;
+- `events`: list of events, each `{"kind": deliver|drop|timeout|heartbeat|propose, ...}`;
+- `states`: the state after each step (`states[0]` is the initial state, so len = len(events) + 1);
+- `violation`: `{"property", "message", "nodes", "txns", "step"}` or null;
+- `final_sha256`: SHA-256 of the canonical `DSEZAB01` dump of the last state's nodes.
+Replay matches each recorded event against the enabled events by value, so a trace does not depend
+on successor order, only on the kernel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from zabmc.errors import NondeterminismError, UsageError
+from zabmc.invariants import Checker, Violation, resolve
+from zabmc.model import get_model
+
+from .env import Env, ExploreConfig, State
+
+TRACE_FORMAT = "zabmc-trace"
+TRACE_VERSION = 1
+
+
+@dataclass
+class Trace:
+    env: Env
+    events: list  # event tuples
+    states: list  # State, len(events) + 1
+    violation: Violation | None
+    violation_step: int | None  # index into events (1-based step number), 0 = initial state
+
+    @property
+    def final_sha256(self) -> str:
+        return hashlib.sha256(self.env.model.dump(self.states[-1].nodes)).hexdigest()
+
+    def to_json(self) -> dict:
+        env = self.env
+        v = None
+        if self.violation is not None:
+            v = dict(self.violation.to_json(), step=self.violation_step)
+        return {
+            "format": TRACE_FORMAT,
+            "version": TRACE_VERSION,
+            "model": env.model.name,
+            "config": env.config.to_json(),
+            "invariants": list(env.checker.names),
+            "violation": v,
+            "events": [env.event_json(e) for e in self.events],
+            "states": [env.state_json(s) for s in self.states],
+            "final_sha256": self.final_sha256,
+        }
+
+    def save(self, path: str) -> None:
+        try:
+            with open(path, "w") as f:
+                json.dump(self.to_json(), f, indent=1)
+                f.write("\n")
+        except OSError as e:
+            raise UsageError(f"cannot write trace file {path}: {e.strerror}") from None
+
+
+def rebuild(env: Env, path: tuple) -> Trace:
+    """Replay event indices from the initial state; record states and the first violation."""
+    s, v = env.initial()
+    states: list[State] = [s]
+    events = []
+    first, first_step = (v, 0) if v is not None else (None, None)
+    for k, idx in enumerate(path, start=1):
+        ev, s, v = env.step_index(s, idx)
+        events.append(ev)
+        states.append(s)
+        if v is not None and first is None:
+            first, first_step = v, k
+    return Trace(env, events, states, first, first_step)
+
+
+def _need(obj, key, kind, where="trace file"):
+    if not isinstance(obj, dict) or key not in obj:
+        raise UsageError(f"malformed {where}: missing {key!r}")
+    val = obj[key]
+    if not isinstance(val, kind) or (kind is int and isinstance(val, bool)):
+        raise UsageError(f"malformed {where}: {key!r} must be {kind.__name__}")
+    return val
+
+
+def load(path: str) -> dict:
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"trace file {path} does not exist") from None
+    except IsADirectoryError:
+        raise UsageError(f"trace file {path} is a directory") from None
+    except OSError as e:
+        raise UsageError(f"cannot read trace file {path}: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UsageError(f"trace file {path} is not valid JSON: {e}") from None
+    if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:
+        raise UsageError(f"{path} is not a zabmc trace (no \"format\": \"{TRACE_FORMAT}\")")
+    version = data.get("version")
+    if version != TRACE_VERSION:
+        raise UsageError(f"{path}: unsupported trace version {version!r} (this zabmc reads "
+                         f"version {TRACE_VERSION})")
+    return data
+
+
+def env_from_json(data: dict) -> Env:
+    model = get_model(_need(data, "model", str))
+    cfg_json = _need(data, "config", dict)
+    fields = ExploreConfig._fields
+    unknown = set(cfg_json) - set(fields)
+    if unknown:
+        raise UsageError(f"malformed trace file: unknown config key {sorted(unknown)[0]!r}")
+    for k in fields:
+        if k in cfg_json and k != "network":
+            _need(cfg_json, k, int, "trace config")
+    try:
+        cfg = ExploreConfig(**cfg_json).validate()
+    except TypeError as e:
+        raise UsageError(f"malformed trace config: {e}") from None
+    names = _need(data, "invariants", list)
+    if not all(isinstance(x, str) for x in names):
+        raise UsageError("malformed trace file: 'invariants' must be a list of names")
+    checker = Checker(resolve(names, no_invariants=not names))
+    return Env(model, cfg, checker)
+
+
+@dataclass
+class ReplayResult:
+    trace: Trace
+    expected: dict | None  # the recorded violation
+    confirmed: bool  # the same property fired at the same step (or none was recorded, none fired)
+
+
+def replay(data: dict) -> ReplayResult:
+    """Re-execute a loaded trace through the kernel; events are matched by their JSON value."""
+    env = env_from_json(data)
+    events_json = _need(data, "events", list)
+    s, v = env.initial()
+    states, events = [s], []
+    first, first_step = (v, 0) if v is not None else (None, None)
+    for k, want in enumerate(events_json, start=1):
+        if not isinstance(want, dict) or "kind" not in want:
+            raise UsageError(f"malformed trace file: event {k} is not an event object")
+        for ev, s2, v2 in env.successors(s):
+            if env.event_json(ev) == want:
+                break
+        else:
+            raise UsageError(f"trace does not apply: step {k} ({_brief(want)}) is not enabled "
+                             "in the replayed state")
+        s = s2
+        events.append(ev)
+        states.append(s)
+        if v2 is not None and first is None:
+            first, first_step = v2, k
+    recorded_states = data.get("states")
+    if isinstance(recorded_states, list) and len(recorded_states) == len(states):
+        for k, (got, want) in enumerate(zip(states, recorded_states)):
+            if env.state_json(got) != want:
+                raise NondeterminismError(
+                    f"replay diverged from the recorded states at step {k}: the kernel is not "
+                    "deterministic, or the trace was made by a different version of the model")
+    trace = Trace(env, events, states, first, first_step)
+    expected = data.get("violation")
+    if expected is None:
+        confirmed = first is None
+    else:
+        if not isinstance(expected, dict):
+            raise UsageError("malformed trace file: 'violation' must be an object or null")
+        confirmed = (first is not None and first.property == expected.get("property")
+                     and first_step == expected.get("step"))
+    return ReplayResult(trace, expected, confirmed)
+
+
+def _brief(ev: dict) -> str:
+    kind = ev.get("kind")
+    if kind in ("deliver", "drop"):
+        msg = ev.get("msg", {})
+        return f"{kind} {ev.get('src')}->{ev.get('dst')} {msg.get('type') if isinstance(msg, dict) else msg}"
+    return f"{kind} node {ev.get('node')}" if kind != "propose" else f"propose {ev.get('payload')}"

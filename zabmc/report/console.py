@@ -1,0 +1,150 @@
+"""Console output of `zabmc check`: live progress, the verdict, and counterexample traces."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+
+from zabmc.explore.outcome import Found, Observer, Outcome, Progress
+
+from .simtrace import ROLE, _changes, _zx
+
+
+def _rate(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+class ConsoleObserver(Observer):
+    """A live rich table on a terminal; on a pipe, a plain line every few seconds (stderr)."""
+
+    def __init__(self, console: Console, quiet: bool = False, line_every: float = 5.0):
+        self.console = console
+        self.quiet = quiet
+        self.tty = console.is_terminal and not quiet
+        self.line_every = line_every
+        self._last_line = 0.0
+        self._live: Live | None = None
+        self._p: Progress | None = None
+
+    def _table(self, p: Progress) -> Table:
+        t = Table(box=None, show_header=True, header_style="bold")
+        for col in ("depth", "states", "distinct", "frontier", "distinct/s", "elapsed"):
+            t.add_column(col, justify="right")
+        rate = p.distinct / p.elapsed if p.elapsed > 0 else 0
+        t.add_row(str(p.depth), _rate(p.generated), _rate(p.distinct), _rate(p.frontier),
+                  _rate(rate), f"{p.elapsed:.1f}s")
+        return t
+
+    def on_start(self, info: dict) -> None:
+        if self.quiet:
+            return
+        self.console.print(
+            f"[bold]zabmc check[/] model={info['model']} strategy={info['strategy']} "
+            f"engine={info['engine']} " + " ".join(f"{k}={v}" for k, v in info["config"].items())
+        )
+        self.console.print(f"properties: {', '.join(info['invariants']) or '(none)'}")
+        if self.tty:
+            self._live = Live(self._table(Progress(0, 0, 0, 0, 0.0)), console=self.console,
+                              refresh_per_second=4, transient=True)
+            self._live.start()
+
+    def on_progress(self, p: Progress) -> None:
+        self._p = p
+        if self._live is not None:
+            self._live.update(self._table(p))
+        elif not self.quiet:
+            now = time.monotonic()
+            if now - self._last_line >= self.line_every:
+                self._last_line = now
+                rate = p.distinct / p.elapsed if p.elapsed > 0 else 0
+                self.console.print(f"progress: depth {p.depth}, {p.generated:,} states, "
+                                   f"{p.distinct:,} distinct, frontier {p.frontier:,}, "
+                                   f"{rate:,.0f} distinct/s, {p.elapsed:.0f}s", highlight=False)
+
+    def on_level(self, depth: int, frontier: int, new: int, seconds: float) -> None:
+        pass
+
+    def on_violation(self, found: Found) -> None:
+        if self.quiet:
+            return
+        msg = (f"[bold red]violation[/] {found.violation.property} at depth {found.depth}: "
+               f"{escape(found.violation.message)}")
+        if self._live is not None:
+            self._live.console.print(msg)
+        else:
+            self.console.print(msg)
+
+    def on_finish(self, outcome: Outcome) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+
+def print_summary(console: Console, o: Outcome, trace_paths: dict) -> None:
+    ok = not o.violations
+    verdict = ("[bold green]OK[/]: no property violated" if ok else
+               f"[bold red]VIOLATION[/]: {', '.join(f.violation.property for f in o.violations)}")
+    scope = {
+        "exhausted": "the whole bounded state space was explored",
+        "depth-bound": f"explored to the depth bound {o.config.depth} (states there not expanded)",
+        "violation": "stopped at the first violation",
+        "interrupted": "interrupted: partial result",
+        "time-limit": "time limit reached: partial result",
+        "walks-done": f"random walks: {o.extra.get('walks', 0)} walks of up to {o.config.depth} steps",
+    }[o.stop_reason]
+    console.print(f"{verdict} ({scope})")
+    t = Table(box=None, show_header=False)
+    t.add_column(justify="left", style="dim")
+    t.add_column(justify="right")
+    t.add_row("states generated", f"{o.generated:,}")
+    t.add_row("distinct states", f"{o.distinct:,}")
+    t.add_row("depth reached", str(o.depth_reached))
+    t.add_row("time", f"{o.elapsed:.2f}s")
+    t.add_row("distinct states/s", f"{o.states_per_second:,.0f}")
+    if o.seen_bytes:
+        t.add_row("visited-set memory", f"{o.seen_bytes / max(o.distinct, 1):.1f} bytes/state")
+    t.add_row("fingerprint collision probability", f"{o.collision_probability:.1e} (optimistic, TLC)")
+    console.print(t)
+    for f in o.violations:
+        path = trace_paths.get(f.violation.property)
+        if path:
+            console.print(f"trace for {f.violation.property} written to {path} "
+                          f"(replay: zabmc replay {path})", highlight=False)
+
+
+def print_trace(console: Console, trace) -> None:
+    """A numbered counterexample: each event, then what it changed."""
+    env = trace.env
+    v = trace.violation
+    title = f"counterexample: {v.property}" if v else "trace"
+    console.print(f"\n[bold]{title}[/] ({len(trace.events)} steps, model {env.model.name}, "
+                  f"network {env.config.network})")
+    s0 = trace.states[0]
+    console.print("  [dim]0[/] initial: " + ", ".join(
+        f"node {x.id} {ROLE[x.role]}" for x in s0.nodes) + f"; {sum(_count(s0.net, env))} in flight")
+    for k, (ev, prev, cur) in enumerate(zip(trace.events, trace.states, trace.states[1:]), 1):
+        changes = []
+        for a, b in zip(prev.nodes, cur.nodes):
+            c = _changes(a, b)
+            if c:
+                changes.append(f"node {b.id}: " + "; ".join(c))
+        console.print(f"{k:>3} {escape(env.describe_event(ev))}")
+        for c in changes:
+            console.print(f"      [magenta]{c}[/]")
+        if v is not None and k == trace.violation_step:
+            console.print(f"      [bold red]=> {v.property} violated:[/] {escape(v.message)}")
+    last = trace.states[-1]
+    console.print("  final: " + "; ".join(
+        f"node {x.id} {ROLE[x.role]} e{x.current_epoch} "
+        f"hist [{' '.join(_zx(t.zxid) for t in x.history)}] commit {_zx(x.last_committed)}"
+        for x in last.nodes), highlight=False)
+
+
+def _count(net, env):
+    if env.fifo:
+        return [len(msgs) for _, msgs in net]
+    return [c for _, c in net]
