@@ -30,11 +30,11 @@ def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
 @click.option("--model", "model_name", default="db19", show_default=True, help="Protocol model.")
 @click.option("--nodes", type=int, default=3, show_default=True, help="Cluster size.")
 @click.option("--depth", type=int, default=40, show_default=True, help="Bound on events per path.")
-@click.option("--network", type=click.Choice(["bag", "fifo"]), default="bag", show_default=True,
+@click.option("--network", type=click.Choice(["bag", "fifo"]), default="fifo", show_default=True,
               help="bag: any in-flight message may arrive next (the simulator's 1-3 tick delays); "
                    "fifo: per-link order (TCP).")
 @click.option("--max-drops", type=int, default=0, show_default=True, help="Message drops budget.")
-@click.option("--max-timeouts", type=int, default=1, show_default=True,
+@click.option("--max-timeouts", type=int, default=0, show_default=True,
               help="Election timeouts budget (shared by all nodes).")
 @click.option("--max-heartbeats", type=int, default=0, show_default=True, help="Heartbeats budget.")
 @click.option("--proposals", type=int, default=2, show_default=True, help="Client proposals budget.")

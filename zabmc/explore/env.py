@@ -32,9 +32,9 @@ class ExploreConfig(NamedTuple):
     """The bounds and semantics of one exploration (recorded in every trace file)."""
 
     nodes: int = 3
-    network: str = "bag"
+    network: str = "fifo"
     max_drops: int = 0
-    max_timeouts: int = 1
+    max_timeouts: int = 0
     max_heartbeats: int = 0
     proposals: int = 2
     depth: int = 40

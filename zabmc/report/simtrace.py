@@ -69,6 +69,8 @@ def _changes(a, b) -> list[str]:
         out.append(f"history len {len(a.history)} -> {len(b.history)} (last {_zx(ha)} -> {_zx(hb)})")
     if getattr(a, "synced", None) != getattr(b, "synced", None):
         out.append(f"synced {a.synced} -> {b.synced}")
+    if getattr(a, "next_counter", None) != getattr(b, "next_counter", None):
+        out.append(f"next_counter {a.next_counter} -> {b.next_counter}")
     if a.last_committed != b.last_committed:
         out.append(f"commit {_zx(a.last_committed)} -> {_zx(b.last_committed)}")
     return out
