@@ -104,16 +104,16 @@ def encode_msg(msg: tuple) -> bytes:
 # --- JSON views -----------------------------------------------------------------------------------
 
 
-def txn_json(txn: Txn) -> dict:
-    return {"zxid": list(txn.zxid), "payload": txn.payload.decode("ascii", "backslashreplace")}
+def txn_json(txn: tuple) -> dict:
+    return {"zxid": list(txn[0]), "payload": txn[1].decode("ascii", "backslashreplace")}
 
 
-def _value_json(v):
-    if isinstance(v, Txn):
+def _value_json(name: str, v):
+    if name == "txn":
         return txn_json(v)
+    if name == "history":
+        return [txn_json(t) for t in v]
     if isinstance(v, tuple):
-        if v and isinstance(v[0], Txn):
-            return [txn_json(t) for t in v]
         return list(v)
     return v
 
@@ -121,7 +121,7 @@ def _value_json(v):
 def msg_json(msg: tuple) -> dict:
     out = {"type": MSG_NAMES[msg[0]]}
     for name, v in zip(MSG_FIELDS[msg[0]], msg[1:]):
-        out[name] = _value_json(v)
+        out[name] = _value_json(name, v)
     return out
 
 
@@ -149,16 +149,20 @@ def node_json(node: Node) -> dict:
     }
 
 
-def _fmt(v) -> str:
-    if isinstance(v, Txn):
-        return f"{v.zxid[0]}.{v.zxid[1]}:{v.payload.decode('ascii', 'backslashreplace')}"
+def _fmt_txn(t: tuple) -> str:
+    return f"{t[0][0]}.{t[0][1]}:{t[1].decode('ascii', 'backslashreplace')}"
+
+
+def _fmt(name: str, v) -> str:
+    if name == "txn":
+        return _fmt_txn(v)
+    if name == "history":
+        return "[" + " ".join(_fmt_txn(t) for t in v) + "]"
     if isinstance(v, tuple):
-        if len(v) == 2 and all(isinstance(x, int) for x in v):
-            return f"{v[0]}.{v[1]}"
-        return "[" + " ".join(_fmt(x) for x in v) + "]"
+        return f"{v[0]}.{v[1]}"
     return str(v)
 
 
 def describe_msg(msg: tuple) -> str:
-    fields = ", ".join(f"{k}={_fmt(v)}" for k, v in zip(MSG_FIELDS[msg[0]], msg[1:]))
+    fields = ", ".join(f"{k}={_fmt(k, v)}" for k, v in zip(MSG_FIELDS[msg[0]], msg[1:]))
     return f"{MSG_NAMES[msg[0]]}({fields})"

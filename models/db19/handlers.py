@@ -223,15 +223,15 @@ def _try_commit(c: _Ctx, zxid: tuple) -> None:
         c.broadcast((COMMIT, zxid))
 
 
-def _on_propose(c: _Ctx, src: int, txn: Txn) -> None:
+def _on_propose(c: _Ctx, src: int, txn: tuple) -> None:
     node = c.node
     if node.role != FOLLOWING or src != node.leader_id:
         return
     # C25: no contiguity check; a rejected Propose resets nothing and sends nothing.
-    if txn.zxid > last_zxid(node):
+    if txn[0] > last_zxid(node):
         c.node = node._replace(history=node.history + (txn,))
         c.effects.append(EFF_TIMER)
-        c.send(src, (ACK, txn.zxid))
+        c.send(src, (ACK, txn[0]))
 
 
 def _on_ack(c: _Ctx, src: int, zxid: tuple) -> None:

@@ -41,9 +41,12 @@ MSG_FIELDS = (
 )
 
 
-class Txn(NamedTuple):
-    zxid: tuple  # (epoch, counter)
-    payload: bytes
+def Txn(zxid: tuple, payload: bytes) -> tuple:
+    """A transaction: the plain tuple `(zxid, payload)`.
+
+    Plain tuples (not named tuples) so that states marshal into canonical bytes at C speed
+    (see `zabmc.explore.env`); read them with `t[0]` (zxid) and `t[1]` (payload)."""
+    return (zxid, payload)
 
 
 class Node(NamedTuple):
@@ -96,7 +99,7 @@ def fresh_node(node_id: int, n: int) -> Node:
 def last_zxid(node: Node) -> tuple:
     """The zxid of the last history element (C26), or (0, 0) for an empty history."""
     h = node.history
-    return h[-1].zxid if h else ZERO
+    return h[-1][0] if h else ZERO
 
 
 def quorum(n: int) -> int:

@@ -28,8 +28,13 @@ from zabmc.errors import UsageError
 @click.option("--check", is_flag=True, help="Check the safety properties after every step.")
 @click.option("--invariant", "invariants", multiple=True, metavar="NAME",
               help="With --check: check only this property (repeatable).")
-def simulate(seed, nodes, rounds, proposals, partition, model_name, dump_path, as_json, trace,
-             check, invariants):
+@click.option("--partition-script", "script_path", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE",
+              help="Timed link cuts on top of --partition (docs/partition-scripts.md). Its header "
+                   "supplies seed, nodes, rounds, proposals and model unless given as flags.")
+@click.pass_context
+def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_path, as_json, trace,
+             check, invariants, script_path):
     """Run the seeded simulator and print the dump's SHA-256 (no trailing newline).
 
     With --check, exit code 10 reports a property violation.
@@ -38,8 +43,27 @@ def simulate(seed, nodes, rounds, proposals, partition, model_name, dump_path, a
     from zabmc.model import get_model
     from zabmc.sim import SimConfig, Simulator
 
+    link_cut = None
+    if script_path is not None:
+        from click.core import ParameterSource
+
+        from zabmc.sim.script import load as load_script
+
+        script = load_script(script_path)
+
+        def given(name):
+            return ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
+
+        h = script.header
+        seed = seed if given("seed") else h.get("seed", seed)
+        nodes = nodes if given("nodes") else h.get("nodes", nodes)
+        rounds = rounds if given("rounds") else h.get("rounds", rounds)
+        proposals = proposals if given("proposals") else h.get("proposals", proposals)
+        model_name = model_name if given("model_name") else h.get("model", model_name)
     model = get_model(model_name)
     cfg = SimConfig(seed, nodes, rounds, proposals, parse_partition(partition)).validate()
+    if script_path is not None:
+        link_cut = script.timeline(cfg.nodes).link_cut
     if invariants and not check:
         raise UsageError("--invariant needs --check")
     checker = Checker(resolve(invariants)) if check else None
@@ -50,7 +74,7 @@ def simulate(seed, nodes, rounds, proposals, partition, model_name, dump_path, a
         from zabmc.report.simtrace import TraceObserver
 
         observer = TraceObserver(model, Console(highlight=False, soft_wrap=True))
-    result = Simulator(model, cfg, observer=observer, checker=checker).run()
+    result = Simulator(model, cfg, observer=observer, checker=checker, link_cut=link_cut).run()
     if dump_path:
         try:
             with open(dump_path, "wb") as f:
@@ -66,6 +90,8 @@ def simulate(seed, nodes, rounds, proposals, partition, model_name, dump_path, a
             "stats": result.stats._asdict(),
             "nodes": [model.node_json(x) for x in result.nodes],
         }
+        if script_path is not None:
+            out["config"]["partition_script"] = script_path
         if check:
             out["violation"] = (
                 dict(result.violation.to_json(), tick=result.violation_tick)

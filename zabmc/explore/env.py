@@ -4,8 +4,8 @@ the canonical state encoding and its fingerprint.
 A `State` is an immutable value `(nodes, net, budgets, ghost)`:
 - `nodes`: the model's node states, by id;
 - `net`: the in-flight messages in canonical order. Under `bag` a sorted tuple of
-  `((src, dst, msg), count)` (E5: identical messages are one multiset element); under `fifo` a sorted
-  tuple of `((src, dst), (msg, ...))` over the non-empty directed links, oldest message first;
+  `((src, dst, msg), count)` (E5: identical messages are one multiset element); under `fifo` a
+  tuple of n*n message queues, the queue of link (src, dst) at index src*n + dst, oldest first;
 - `budgets`: `(drops_left, timeouts_left, heartbeats_left, proposals_made)`;
 - `ghost`: the invariant checker's ghost state (all `None` parts with invariants off, E6).
 
@@ -19,13 +19,17 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import xxhash
+from marshal import dumps as _dumps
+from bisect import bisect_left
+
+from xxhash import xxh3_128_digest
 
 from zabmc.errors import UsageError
 from zabmc.invariants import Checker, Violation
 from zabmc.model import Model
 
 NETWORKS = ("bag", "fifo")
+_KERNEL_CACHE_LIMIT = 500_000
 
 
 class ExploreConfig(NamedTuple):
@@ -72,8 +76,7 @@ class Env:
         self.checker = checker
         self.n = config.nodes
         self.fifo = config.network == "fifo"
-        self._enc_node_cache: dict = {}
-        self._enc_msg_cache: dict = {}
+        self._kernel_cache: dict = {}
 
     # --- states ------------------------------------------------------------------------------------
     def initial(self) -> tuple[State, Violation | None]:
@@ -81,7 +84,6 @@ class Env:
         n = self.n
         steps = self.model.initial_steps(n)
         nodes = tuple(s.node for s in steps)
-        sends = [(i, dst, msg) for i, s in enumerate(steps) for dst, msg in s.outs]
         ghost = self.checker.initial_ghost(n)
         violation = None
         for i, s in enumerate(steps):
@@ -89,38 +91,48 @@ class Env:
             violation = violation or v
         cfg = self.config
         budgets = (cfg.max_drops, cfg.max_timeouts, cfg.max_heartbeats, 0)
-        return State(nodes, self._add((), sends), budgets, ghost), violation
+        net = ((),) * (n * n) if self.fifo else ()
+        for i, s in enumerate(steps):
+            net = self._add(net, i, s.outs)
+        return State(nodes, net, budgets, ghost), violation
 
-    def _add(self, net: tuple, sends) -> tuple:
-        """`net` plus the messages `sends` = [(src, dst, msg), ...], in canonical order."""
-        if not sends:
+    def _add(self, net: tuple, src: int, outs) -> tuple:
+        """`net` plus the messages `outs` = [(dst, msg), ...] sent by `src`, in canonical order.
+
+        Untouched entries keep their identity (and so their memoised kernel results)."""
+        if not outs:
             return net
         if self.fifo:
-            links = dict(net)
-            for src, dst, msg in sends:
-                links[(src, dst)] = links.get((src, dst), ()) + (msg,)
-            return tuple(sorted(links.items()))
-        bag = dict(net)
-        for key in sends:
-            bag[key] = bag.get(key, 0) + 1
-        return tuple(sorted(bag.items()))
+            links = list(net)
+            base = src * self.n
+            for dst, msg in outs:
+                links[base + dst] += (msg,)
+            return tuple(links)
+        net = list(net)
+        for dst, msg in outs:
+            key = (src, dst, msg)
+            k = bisect_left(net, (key,))
+            if k < len(net) and net[k][0] == key:
+                net[k] = (key, net[k][1] + 1)
+            else:
+                net.insert(k, (key, 1))
+        return tuple(net)
 
     def _take(self, net: tuple, k: int) -> tuple:
-        """`net` minus one copy of its k-th element (bag) or the head of its k-th link (fifo)."""
-        item, rest = net[k]
+        """`net` minus one copy of its k-th element (bag) or the head of link k (fifo)."""
         if self.fifo:
-            if len(rest) == 1:
-                return net[:k] + net[k + 1 :]
-            return net[:k] + ((item, rest[1:]),) + net[k + 1 :]
-        if rest == 1:
+            return net[:k] + (net[k][1:],) + net[k + 1 :]
+        item, count = net[k]
+        if count == 1:
             return net[:k] + net[k + 1 :]
-        return net[:k] + ((item, rest - 1),) + net[k + 1 :]
+        return net[:k] + ((item, count - 1),) + net[k + 1 :]
 
-    def _head(self, net: tuple, k: int) -> tuple:
-        item, rest = net[k]
+    def _heads(self, net: tuple):
+        """`(k, src, dst, msg)` for every message that may be delivered or dropped next."""
         if self.fifo:
-            return item[0], item[1], rest[0]
-        return item
+            n = self.n
+            return [(k, k // n, k % n, q[0]) for k, q in enumerate(net) if q]
+        return [(k, src, dst, msg) for k, ((src, dst, msg), _) in enumerate(net)]
 
     # --- events --------------------------------------------------------------------------------------
     def events(self, s: State) -> list[tuple]:
@@ -133,15 +145,14 @@ class Env:
         model, n, checker = self.model, self.n, self.checker
         nodes, net, budgets, ghost = s
         drops, timeouts, heartbeats, made = budgets
-        deliver = model.deliver
-        for k in range(len(net)):
-            src, dst, msg = self._head(net, k)
-            step = deliver(nodes[dst], src, msg, n)
+        deliver = self._deliver
+        heads = self._heads(net)
+        for k, src, dst, msg in heads:
+            step = deliver(nodes[dst], src, msg)
             yield ("deliver", src, dst, msg), *self._apply(s, dst, step, self._take(net, k), budgets)
         if drops:
             b2 = (drops - 1, timeouts, heartbeats, made)
-            for k in range(len(net)):
-                src, dst, msg = self._head(net, k)
+            for k, src, dst, msg in heads:
                 yield ("drop", src, dst, msg), State(nodes, self._take(net, k), b2, ghost), None
         if timeouts:
             b2 = (drops, timeouts - 1, heartbeats, made)
@@ -163,13 +174,29 @@ class Env:
                     yield ("propose", i, made), *self._apply(s, i, step, net, b2)
                     break
 
+    def _deliver(self, node, src: int, msg):
+        """The kernel's deliver(), memoised by the identity of (node, src, msg).
+
+        Node states and messages are shared between the many global states that contain them, so
+        the same delivery recurs often; a hit also returns the same message objects, which keeps
+        hitting further down. Entries hold the node and message, so their ids stay unique."""
+        cache = self._kernel_cache
+        key = (id(node), src, id(msg))
+        e = cache.get(key)
+        if e is None:
+            if len(cache) >= _KERNEL_CACHE_LIMIT:
+                cache.clear()
+            e = cache[key] = (node, msg, self.model.deliver(node, src, msg, self.n))
+        return e[2]
+
     def _apply(self, s: State, i: int, step, net: tuple, budgets: tuple):
         nodes = s.nodes
-        if step.node is not nodes[i]:
+        prev = nodes[i]
+        if step.node is not prev:
             nodes = nodes[:i] + (step.node,) + nodes[i + 1 :]
         if step.outs:
-            net = self._add(net, [(i, dst, msg) for dst, msg in step.outs])
-        ghost, violation = self.checker.step(s.ghost, i, step.node, step.effects, nodes)
+            net = self._add(net, i, step.outs)
+        ghost, violation = self.checker.step(s.ghost, i, step.node, step.effects, nodes, prev)
         return State(nodes, net, budgets, ghost), violation
 
     def step(self, s: State, event: tuple) -> tuple[State, Violation | None]:
@@ -186,47 +213,20 @@ class Env:
         raise UsageError(f"event index {index} is out of range for this state")
 
     # --- encoding and fingerprint (E1) -----------------------------------------------------------
-    def _enc_node(self, node) -> bytes:
-        cache = self._enc_node_cache
-        b = cache.get(node)
-        if b is None:
-            if len(cache) > 500_000:
-                cache.clear()
-            b = cache[node] = self.model.encode_node(node)
-        return b
-
-    def _enc_msg(self, msg) -> bytes:
-        cache = self._enc_msg_cache
-        b = cache.get(msg)
-        if b is None:
-            if len(cache) > 500_000:
-                cache.clear()
-            b = cache[msg] = self.model.encode_msg(msg)
-        return b
-
     def encode(self, s: State) -> bytes:
-        """The canonical bytes of the whole state: nodes, in-flight messages, budgets, ghost."""
-        enc_node, enc_msg = self._enc_node, self._enc_msg
-        parts = [enc_node(x) for x in s.nodes]
-        parts.append(len(s.net).to_bytes(2, "little"))
-        if self.fifo:
-            for (src, dst), msgs in s.net:
-                parts.append(bytes((src, dst)) + len(msgs).to_bytes(2, "little"))
-                parts.extend(enc_msg(m) for m in msgs)
-        else:
-            for (src, dst, msg), cnt in s.net:
-                parts.append(bytes((src, dst)) + cnt.to_bytes(2, "little"))
-                parts.append(enc_msg(msg))
-        d, t, h, p = s.budgets
-        parts.append(d.to_bytes(2, "little") + t.to_bytes(2, "little") + h.to_bytes(2, "little")
-                     + bytes((p,)))
-        if self.checker.active:
-            parts.append(self.checker.encode_ghost(s.ghost))
-        return b"".join(parts)
+        """The canonical bytes of the whole state: every node field, the in-flight messages in
+        canonical order, the budgets and the ghost.
+
+        The encoding is `marshal` format version 2 of the state as plain tuples, ints, bytes, bools
+        and None. Version 2 writes no back-references, so equal values give equal bytes however
+        they share objects; the format is decodable, hence injective. It runs in C, which matters:
+        encoding is on the hot path of every successor.
+        """
+        return _dumps((*map(tuple, s.nodes), s.net, s.budgets, s.ghost), 2)
 
     def fingerprint(self, s: State) -> bytes:
         """xxh3-128 of the canonical encoding: 16 bytes."""
-        return xxhash.xxh3_128_digest(self.encode(s))
+        return xxh3_128_digest(_dumps((*map(tuple, s.nodes), s.net, s.budgets, s.ghost), 2))
 
     # --- views -------------------------------------------------------------------------------------
     def describe_event(self, ev: tuple) -> str:
@@ -248,8 +248,9 @@ class Env:
     def state_json(self, s: State) -> dict:
         model = self.model
         if self.fifo:
-            net = [{"src": src, "dst": dst, "msgs": [model.msg_json(m) for m in msgs]}
-                   for (src, dst), msgs in s.net]
+            n = self.n
+            net = [{"src": k // n, "dst": k % n, "msgs": [model.msg_json(m) for m in msgs]}
+                   for k, msgs in enumerate(s.net) if msgs]
         else:
             net = [{"src": src, "dst": dst, "msg": model.msg_json(msg), "count": cnt}
                    for (src, dst, msg), cnt in s.net]

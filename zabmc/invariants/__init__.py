@@ -10,7 +10,7 @@ no enabled property reads it:
 - logs: per node, the delivery log (every txn ever delivered, in first-delivery order);
 - broadcast: every proposed txn in proposal order, as `(txn, proposer)`;
 - established / prospective: sorted `(epoch, node)` pairs.
-Transactions are any values with `.zxid` (an `(epoch, counter)` tuple) and `.payload` (bytes); nodes
+Transactions are plain tuples `(zxid, payload)`, zxid an `(epoch, counter)` tuple, payload bytes; nodes
 any values with `.id`, `.history` and `.last_committed`.
 """
 
@@ -77,11 +77,11 @@ class Violation(NamedTuple):
 
 
 def _txn_json(t) -> dict:
-    return {"zxid": list(t.zxid), "payload": t.payload.decode("ascii", "backslashreplace")}
+    return {"zxid": list(t[0]), "payload": t[1].decode("ascii", "backslashreplace")}
 
 
 def _fmt_txn(t) -> str:
-    return f"{t.zxid[0]}.{t.zxid[1]}:{t.payload.decode('ascii', 'backslashreplace')}"
+    return f"{t[0][0]}.{t[0][1]}:{t[1].decode('ascii', 'backslashreplace')}"
 
 
 def delivered(node) -> tuple:
@@ -90,7 +90,7 @@ def delivered(node) -> tuple:
     lc = node.last_committed
     k = 0
     for t in h:
-        if t.zxid > lc:
+        if t[0] > lc:
             break
         k += 1
     return h if k == len(h) else h[:k]
@@ -120,9 +120,17 @@ _TXN = struct.Struct("<III")
 def _enc_txns(txns) -> bytes:
     parts = [_U32.pack(len(txns))]
     for t in txns:
-        parts.append(_TXN.pack(t.zxid[0], t.zxid[1], len(t.payload)))
-        parts.append(t.payload)
+        parts.append(_TXN.pack(t[0][0], t[0][1], len(t[1])))
+        parts.append(t[1])
     return b"".join(parts)
+
+
+def _enc_broadcast(bc) -> bytes:
+    return _enc_txns([t for t, _ in bc]) + bytes(p for _, p in bc)
+
+
+def _enc_pairs(pairs) -> bytes:
+    return _U32.pack(len(pairs)) + b"".join(struct.pack("<II", e, i) for e, i in pairs)
 
 
 class Checker:
@@ -149,18 +157,20 @@ class Checker:
             () if self.need_prospective else None,
         )
 
-    def encode_ghost(self, ghost: tuple) -> bytes:
+    def encode_ghost(self, ghost: tuple, memo=None) -> bytes:
+        """Canonical bytes of the ghost. `memo(obj, encode)` may cache part encodings."""
+        if memo is None:
+            def memo(obj, encode):
+                return encode(obj)
         logs, bc, est, pro = ghost
         parts = []
         if logs is not None:
-            parts.extend(_enc_txns(log) for log in logs)
+            parts.extend(memo(log, _enc_txns) for log in logs)
         if bc is not None:
-            parts.append(_enc_txns([t for t, _ in bc]))
-            parts.append(bytes(p for _, p in bc))
+            parts.append(memo(bc, _enc_broadcast))
         for pairs in (est, pro):
             if pairs is not None:
-                parts.append(_U32.pack(len(pairs)))
-                parts.extend(struct.pack("<II", e, i) for e, i in pairs)
+                parts.append(memo(pairs, _enc_pairs))
         return b"".join(parts)
 
     def ghost_json(self, ghost: tuple) -> dict:
@@ -177,13 +187,22 @@ class Checker:
         return out
 
     # --- the step ------------------------------------------------------------------------------------
-    def step(self, ghost: tuple, i: int, node, effects: tuple, nodes: Sequence) -> tuple:
+    def step(self, ghost: tuple, i: int, node, effects: tuple, nodes: Sequence,
+             prev=None) -> tuple:
         """Fold one kernel step on node `i` (now `node`, with `effects`) into the ghost and check.
 
-        `nodes` is the whole cluster after the step. Returns `(ghost, violation or None)`.
+        `nodes` is the whole cluster after the step; `prev`, when given, is node `i` before it.
+        Returns `(ghost, violation or None)`.
         """
         if not self.active:
             return ghost, None
+        if node is prev:
+            # Nothing a property reads changed unless the step reports a proposal or a leader.
+            for eff in effects:
+                if eff[0] != "timer":
+                    break
+            else:
+                return ghost, None
         logs, bc, est, pro = ghost
         en = self.enabled
         violation = None
@@ -202,7 +221,10 @@ class Checker:
                     pro = tuple(sorted(pro + (entry,)))
         log_changed = False
         dseq = None
-        if logs is not None:
+        # History and commit point are all the log and history checks read.
+        touched = (prev is None or node.history is not prev.history
+                   or node.last_committed != prev.last_committed)
+        if logs is not None and touched:
             log = logs[i]
             dseq = delivered(node)
             if dseq != log:
@@ -217,9 +239,9 @@ class Checker:
                     log_changed = True
         ghost = (logs, bc, est, pro)
 
-        if "sane-history" in en:
+        if "sane-history" in en and touched:
             violation = _sane_history(node)
-        if violation is None and logs is not None:
+        if violation is None and logs is not None and touched:
             if "prefix" in en and dseq != logs[i]:
                 violation = _prefix(i, dseq, logs[i])
             # Other nodes' logs did not change in this step and were checked when they did.
@@ -250,7 +272,7 @@ class Checker:
                                      "primary ever broadcast", (i,), (t,))
         if "global-primary-order" in en:
             for a, b in zip(log, log[1:]):
-                if b.zxid[0] < a.zxid[0]:
+                if b[0][0] < a[0][0]:
                     return Violation("global-primary-order", f"node {i} delivered {_fmt_txn(b)} "
                                      f"after {_fmt_txn(a)} of a later epoch", (i,), (a, b))
         if "local-primary-order" in en:
@@ -285,10 +307,10 @@ def _prefix(i, dseq, log):
 def _sane_history(node):
     h = node.history
     for a, b in zip(h, h[1:]):
-        if not a.zxid < b.zxid:
+        if not a[0] < b[0]:
             return Violation("sane-history", f"node {node.id}'s history has {_fmt_txn(b)} after "
                              f"{_fmt_txn(a)}", (node.id,), (a, b))
-    lz = h[-1].zxid if h else (0, 0)
+    lz = h[-1][0] if h else (0, 0)
     if node.last_committed > lz:
         lc = node.last_committed
         return Violation("sane-history", f"node {node.id} has last_committed {lc[0]}.{lc[1]} "
@@ -316,11 +338,11 @@ def _total_order(i, li, j, lj):
 def _local_primary_order(i, log, bc):
     by_epoch: dict[int, list] = {}
     for t in log:
-        by_epoch.setdefault(t.zxid[0], []).append(t)
+        by_epoch.setdefault(t[0][0], []).append(t)
     order = {t: k for k, (t, _) in enumerate(bc)} if bc is not None else None
     for e, txns in by_epoch.items():
         for k, t in enumerate(txns, start=1):
-            if t.zxid[1] != k:
+            if t[0][1] != k:
                 prev = txns[k - 2] if k > 1 else None
                 return Violation("local-primary-order", f"node {i} delivered {_fmt_txn(t)} as "
                                  f"epoch {e}'s transaction number {k}" + (
@@ -336,11 +358,11 @@ def _local_primary_order(i, log, bc):
 
 
 def _primary_integrity(i, node, txn, logs):
-    e = txn.zxid[0]
+    e = txn[0][0]
     have = set(node.history)
     for j, log in enumerate(logs):
         for t in log:
-            if t.zxid[0] < e and t not in have:
+            if t[0][0] < e and t not in have:
                 return Violation("primary-integrity", f"node {i} proposed {_fmt_txn(txn)} as "
                                  f"leader of epoch {e} without {_fmt_txn(t)}, which node {j} "
                                  "delivered", (i, j), (txn, t))

@@ -140,11 +140,11 @@ def print_trace(console: Console, trace) -> None:
     last = trace.states[-1]
     console.print("  final: " + "; ".join(
         f"node {x.id} {ROLE[x.role]} e{x.current_epoch} "
-        f"hist [{' '.join(_zx(t.zxid) for t in x.history)}] commit {_zx(x.last_committed)}"
+        f"hist [{' '.join(_zx(t[0]) for t in x.history)}] commit {_zx(x.last_committed)}"
         for x in last.nodes), highlight=False)
 
 
 def _count(net, env):
     if env.fifo:
-        return [len(msgs) for _, msgs in net]
+        return [len(msgs) for msgs in net]
     return [c for _, c in net]

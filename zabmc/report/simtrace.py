@@ -64,8 +64,8 @@ def _changes(a, b) -> list[str]:
     if a.accepted_epoch != b.accepted_epoch:
         out.append(f"accepted_epoch {a.accepted_epoch} -> {b.accepted_epoch}")
     if a.history != b.history:
-        ha = a.history[-1].zxid if a.history else (0, 0)
-        hb = b.history[-1].zxid if b.history else (0, 0)
+        ha = a.history[-1][0] if a.history else (0, 0)
+        hb = b.history[-1][0] if b.history else (0, 0)
         out.append(f"history len {len(a.history)} -> {len(b.history)} (last {_zx(ha)} -> {_zx(hb)})")
     if getattr(a, "synced", None) != getattr(b, "synced", None):
         out.append(f"synced {a.synced} -> {b.synced}")
