@@ -154,5 +154,6 @@ def bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSER
         else:
             out.stop_reason = EXHAUSTED
     out.extra["frontier_left"] = len(frontier) if out.stop_reason == DEPTH_BOUND else 0
+    out.extra["seen"] = seen
     observer.on_finish(out)
     return out

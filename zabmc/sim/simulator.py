@@ -9,7 +9,7 @@ first violation with its tick (`zabmc simulate --check`).
 from __future__ import annotations
 
 import hashlib
-import heapq
+from heapq import heappop, heappush
 from typing import Any, Callable, NamedTuple
 
 from zabmc.errors import UsageError
@@ -113,31 +113,36 @@ class Simulator:
         self._started = False
 
     # --- plumbing ------------------------------------------------------------------------------------
-    def _send(self, t: int, src: int, dst: int, msg) -> None:
-        self.sent += 1
-        if (src, dst) in self.cfg.partition or (self.link_cut and self.link_cut(t, src, dst)):
-            self.dropped += 1
-            if self.observer:
-                self.observer.on_step(t, "drop", src, (src, dst, msg), None, None)
-            return
-        self.seq += 1
-        when = t + delivery_delay(self.cfg.seed, src, dst, t)
-        heapq.heappush(self.heap, (when, src, self.seq, dst, msg))
-
+    # `_apply` runs once per event (1.6 million times in the 5-node, 100,000-round benchmark), so
+    # the per-message loop works on locals.
     def _apply(self, t: int, i: int, kind: str, detail, step: Step) -> None:
-        before = self.nodes[i] if i < len(self.nodes) else None
-        if i < len(self.nodes):
-            self.nodes[i] = step.node
+        node, outs, effects = step
+        nodes = self.nodes
+        before = nodes[i] if i < len(nodes) else None
+        if before is not None:
+            nodes[i] = node
         else:
-            self.nodes.append(step.node)
+            nodes.append(node)
         self.events += 1
-        for eff in step.effects:
+        for eff in effects:
             if eff[0] == "timer":
                 self.deadline[i] = election_deadline(self.cfg.seed, i, t)
-        if self.observer:
-            self.observer.on_step(t, kind, i, detail, before, step)
-        for dst, msg in step.outs:
-            self._send(t, i, dst, msg)
+        observer = self.observer
+        if observer:
+            observer.on_step(t, kind, i, detail, before, step)
+        if outs:  # C8: in send order; a cut link drops at send time and consumes no seq
+            seed, heap, part, cut = self.cfg.seed, self.heap, self.cfg.partition, self.link_cut
+            seq = self.seq
+            self.sent += len(outs)
+            for dst, msg in outs:
+                if (part and (i, dst) in part) or (cut is not None and cut(t, i, dst)):
+                    self.dropped += 1
+                    if observer:
+                        observer.on_step(t, "drop", i, (i, dst, msg), None, None)
+                    continue
+                seq += 1
+                heappush(heap, (t + delivery_delay(seed, i, dst, t), i, seq, dst, msg))
+            self.seq = seq
         if self.checker and self.violation is None and self._started:
             self.ghost, v = self.checker.step(self.ghost, i, step.node, step.effects, self.nodes)
             if v is not None:
@@ -167,6 +172,10 @@ class Simulator:
         pending: list[bytes] = []
         k = 0
         heap = self.heap
+        nodes = self.nodes
+        deliver = model.deliver
+        apply = self._apply
+        observed = self.observer is not None
         for t in range(cfg.rounds):
             while k < len(schedule) and schedule[k] == t:  # (1)
                 pending.append(payload(k))
@@ -180,10 +189,10 @@ class Simulator:
                         pending.clear()
                         break
             while heap and heap[0][0] <= t:  # (3)
-                _, src, _, dst, msg = heapq.heappop(heap)
+                _, src, _, dst, msg = heappop(heap)
                 self.delivered += 1
-                self._apply(t, dst, "deliver", (src, dst, msg),
-                            model.deliver(self.nodes[dst], src, msg, n))
+                apply(t, dst, "deliver", (src, dst, msg) if observed else None,
+                      deliver(nodes[dst], src, msg, n))
             for i in range(n):  # (4)
                 node = self.nodes[i]
                 if not model.is_leading(node):

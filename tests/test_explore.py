@@ -1,0 +1,226 @@
+"""The explorer: pinned state counts (E1-E6), strategy agreement, shortest counterexamples,
+fingerprint soundness, and the environment's event semantics."""
+
+from __future__ import annotations
+
+import pytest
+
+from models.db19 import MODEL
+from zabmc.explore import Env, ExploreConfig, bfs, dfs, random_walks
+from zabmc.explore.trace import rebuild
+from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+
+ALL = DEFAULT_PROPERTIES
+
+
+def env_for(invariants=ALL, **kw) -> Env:
+    return Env(MODEL, ExploreConfig(**kw), Checker(invariants))
+
+
+# (config, distinct states, transitions, depth) of exhaustive searches; the same with every
+# default property on and with none (E6): in these configs the ghost adds no distinctions.
+EXHAUSTIVE = [
+    (dict(nodes=2, network="bag", proposals=0), 327, 946, 11),
+    (dict(nodes=2, network="fifo", proposals=0), 23, 33, 13),
+    (dict(nodes=2, network="bag", proposals=1), 1019, 3163, 15),
+    (dict(nodes=2, network="fifo", proposals=2), 73, 115, 24),
+    (dict(nodes=2, network="fifo", proposals=1, max_timeouts=1), 351, 601, 31),
+    (dict(nodes=2, network="fifo", proposals=1, max_drops=1), 95, 169, 20),
+    (dict(nodes=2, network="fifo", proposals=1, max_heartbeats=1), 73, 119, 22),
+]
+
+
+@pytest.mark.parametrize("invariants", [(), ALL], ids=["no-invariants", "all-properties"])
+@pytest.mark.parametrize("cfg,distinct,generated,depth", EXHAUSTIVE)
+def test_pinned_exhaustive_counts(cfg, distinct, generated, depth, invariants):
+    o = bfs(env_for(invariants, depth=200, **cfg), stop_at_first=False)
+    assert o.stop_reason == "exhausted"
+    assert (o.distinct, o.generated, o.depth_reached) == (distinct, generated, depth)
+    assert sum(o.per_depth) == distinct
+    assert not o.violations
+
+
+def test_pinned_per_depth_3_nodes_fifo():
+    o = bfs(env_for(nodes=3, network="fifo", proposals=0, depth=8), stop_at_first=False)
+    assert o.stop_reason == "depth-bound"
+    assert o.per_depth == [1, 6, 23, 63, 140, 268, 468, 755, 1156]
+
+
+def test_ghost_state_distinguishes_states():
+    """With a delivery log in the state, a retracted delivery is remembered: counts may only grow."""
+    cfg = dict(nodes=2, network="bag", proposals=2, max_timeouts=1, depth=9)
+    plain = bfs(env_for((), **cfg), stop_at_first=False)
+    ghost = bfs(env_for(ALL, **cfg), stop_at_first=False)
+    assert ghost.distinct >= plain.distinct
+    assert plain.per_depth[:9] == ghost.per_depth[:9] or ghost.distinct > plain.distinct
+
+
+@pytest.mark.parametrize("cfg", [c for c, *_ in EXHAUSTIVE[:4]])
+def test_bfs_and_dfs_reach_the_same_fingerprints(cfg):
+    env = env_for(ALL, depth=200, **cfg)
+    a = bfs(env, stop_at_first=False)
+    b = dfs(env, stop_at_first=False)
+    assert b.stop_reason == "exhausted"
+    assert (a.extra["seen"].to_array() == b.extra["seen"].to_array()).all()
+
+
+def test_dfs_under_a_depth_bound_matches_bfs():
+    env = env_for(ALL, nodes=2, network="bag", proposals=1, depth=7)
+    a, b = bfs(env, stop_at_first=False), dfs(env, stop_at_first=False)
+    assert a.stop_reason == b.stop_reason == "depth-bound"
+    assert a.distinct == b.distinct
+    assert (a.extra["seen"].to_array() == b.extra["seen"].to_array()).all()
+
+
+def test_shortest_counterexample_bag_reordered_propose():
+    """db-19 finding: under bag a follower accepts Propose(1.2) before (1.1) (C25) and commits it."""
+    env = env_for(nodes=2, network="bag", proposals=2, max_timeouts=1, depth=40)
+    o = bfs(env)
+    assert o.stop_reason == "violation"
+    (found,) = o.violations
+    assert (found.violation.property, found.depth) == ("local-primary-order", 11)
+    trace = rebuild(env, found.path)
+    assert [env.describe_event(e) for e in trace.events] == [
+        "deliver 1->0 LookForLeader(src_id=1, last_zxid=0.0, peer_epoch=0)",
+        "deliver 0->1 Vote(voter_id=0, last_zxid=0.0, peer_epoch=0, leader_id=1)",
+        "deliver 1->0 NewEpoch(new_epoch=1)",
+        "deliver 0->1 AckEpoch(current_epoch=0, last_zxid=0.0)",
+        "deliver 1->0 NewLeader(new_epoch=1, history=[])",
+        "deliver 0->1 AckLeader(new_epoch=1)",
+        "propose zab-0 at node 1",
+        "propose zab-1 at node 1",
+        "deliver 1->0 Propose(txn=1.2:zab-1)",
+        "deliver 0->1 Ack(zxid=1.2)",
+        "deliver 1->0 Commit(zxid=1.2)",
+    ]
+    assert trace.violation_step == 11 and trace.violation.nodes == (0,)
+
+
+def test_shortest_counterexample_fifo_follower_timeout_gap():
+    """db-19 finding under FIFO: a follower times out, drops Propose(1.1) while Looking (C25: a
+    rejected Propose is silent), follows again on the leader's Vote reply and accepts 1.2."""
+    env = env_for(nodes=2, network="fifo", proposals=2, max_timeouts=1, depth=200)
+    o = bfs(env)
+    (found,) = o.violations
+    assert (found.violation.property, found.depth) == ("local-primary-order", 28)
+    trace = rebuild(env, found.path)
+    events = [env.describe_event(e) for e in trace.events]
+    assert events[13] == "timeout node 0"
+    assert events[16] == "deliver 1->0 Propose(txn=1.1:zab-0)"
+    assert trace.states[17].nodes[0].history == ()  # rejected while Looking
+    assert events[27] == "deliver 1->0 Commit(zxid=1.2)"
+
+
+@pytest.mark.slow
+def test_shortest_counterexample_fifo_duplicate_zxid():
+    """db-19 finding: a late AckEpoch re-runs discovery after sync (C24), resetting next_counter,
+    so the leader issues zxid 1.1 twice: sane-history at depth 20 (3 nodes, FIFO)."""
+    env = env_for(nodes=3, network="fifo", proposals=2, depth=40)
+    o = bfs(env)
+    (found,) = o.violations
+    assert (found.violation.property, found.depth) == ("sane-history", 20)
+    trace = rebuild(env, found.path)
+    tail = [env.describe_event(e) for e in trace.events[-3:]]
+    assert tail == [
+        "propose zab-0 at node 1",
+        "deliver 2->1 AckEpoch(current_epoch=0, last_zxid=0.0)",
+        "propose zab-1 at node 1",
+    ]
+    assert trace.states[-1].nodes[1].history == (((1, 1), b"zab-0"), ((1, 1), b"zab-1"))
+
+
+def test_stop_at_first_versus_all():
+    env = env_for(nodes=2, network="bag", proposals=2, max_timeouts=1, depth=12)
+    first = bfs(env)
+    every = bfs(env, stop_at_first=False)
+    assert len(first.violations) == 1
+    assert every.violations[0] == first.violations[0]
+    assert len({f.violation.property for f in every.violations}) == len(every.violations)
+
+
+def test_random_walks_are_deterministic_and_find_the_bag_bug():
+    env = env_for(nodes=2, network="bag", proposals=2, max_timeouts=1, depth=30)
+    a = random_walks(env, seed=7, walks=3000)
+    b = random_walks(env, seed=7, walks=3000)
+    assert a.violations and a.violations == b.violations
+    assert a.violations[0].violation.property == "local-primary-order"
+    trace = rebuild(env, a.violations[0].path)
+    assert trace.violation.property == "local-primary-order"
+
+
+def test_invariant_selection_changes_what_is_found():
+    env = env_for(("leadership",), nodes=2, network="bag", proposals=2, max_timeouts=1, depth=12)
+    o = bfs(env, stop_at_first=False)
+    assert all(f.violation.property == "leadership" for f in o.violations)
+
+
+# --- environment semantics ---------------------------------------------------------------------
+
+
+def test_initial_state_is_the_simulator_startup():
+    env = env_for(nodes=3, network="bag")
+    s, v = env.initial()
+    assert v is None
+    assert [x.role for x in s.nodes] == [0, 0, 0]
+    # every node's LookForLeader and Vote to each peer: 3 * 2 * 2 distinct messages, one copy each
+    assert len(s.net) == 12 and all(c == 1 for _, c in s.net)
+    assert s.budgets == (0, 0, 0, 0)
+
+
+def test_bag_merges_identical_messages_and_delivers_one_copy():
+    env = env_for(nodes=2, network="bag")
+    s, _ = env.initial()
+    msg = s.net[0][0]
+    doubled = s._replace(net=env._add(s.net, msg[0], [(msg[1], msg[2])]))
+    assert doubled.net[0] == (msg, 2)
+    events = env.events(doubled)
+    assert sum(1 for e in events if e[0] == "deliver" and e[1:] == msg) == 1  # E5
+    nxt, _ = env.step(doubled, ("deliver",) + msg)
+    assert dict(nxt.net).get(msg, 0) == 1
+
+
+def test_fifo_delivers_only_link_heads():
+    env = env_for(nodes=2, network="fifo")
+    s, _ = env.initial()
+    events = env.events(s)
+    assert [e[0] for e in events] == ["deliver", "deliver"]
+    assert [e[3][0] for e in events] == [0, 0]  # LookForLeader is first on both links
+
+
+def test_budgets_bound_events():
+    env = env_for(nodes=2, network="bag", max_drops=1, max_timeouts=1)
+    s, _ = env.initial()
+    kinds = [e[0] for e in env.events(s)]
+    assert kinds.count("drop") == 4 and kinds.count("timeout") == 2
+    dropped, _ = env.step(s, next(e for e in env.events(s) if e[0] == "drop"))
+    assert dropped.budgets[0] == 0
+    assert "drop" not in [e[0] for e in env.events(dropped)]
+
+
+def test_fingerprint_covers_more_than_the_dump():
+    """E1: two states with the same DSEZAB01 dump but different votes must not be merged."""
+    env = env_for(nodes=2, network="bag")
+    s, _ = env.initial()
+    succ = [s2 for _, s2, _ in env.successors(s)]
+    same_dump = [x for x in succ if MODEL.dump(x.nodes) == MODEL.dump(s.nodes)]
+    assert same_dump
+    assert all(env.fingerprint(x) != env.fingerprint(s) for x in same_dump)
+
+
+def test_fingerprint_ignores_object_sharing():
+    env = env_for(nodes=2, network="bag")
+    s, _ = env.initial()
+    import copy
+
+    clone = copy.deepcopy(s)
+    assert clone is not s and env.fingerprint(clone) == env.fingerprint(s)
+
+
+def test_model_is_not_imported_by_the_explorer():
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1] / "zabmc" / "explore"
+    for path in root.glob("*.py"):
+        text = path.read_text()
+        assert "import models" not in text and "from models" not in text, path
+        assert "pyspark" not in text, path

@@ -1,0 +1,120 @@
+"""`zabmc export`: a counterexample trace as a verified partition script for the simulator."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from zabmc.cli import EXIT_OK, cli
+from zabmc.errors import UsageError
+
+# `zabmc export` found no simulator run that reproduces the violation within its budget.
+EXIT_NOT_REPRODUCED = 3
+
+
+@cli.command("export")
+@click.argument("trace_file", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["partition-script", "json"]),
+              default="partition-script", show_default=True,
+              help="A partition script, or the same events as JSON (zabmc-partition-events v1).")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
+              help="Write here [default: standard output].")
+@click.option("--max-runs", type=int, default=4000, show_default=True,
+              help="Budget: simulator runs tried by the search.")
+@click.option("--seeds", type=int, default=1000, show_default=True,
+              help="Budget: simulator seeds 0..N-1 that the search may use.")
+@click.option("--max-rounds", type=int, default=1000, show_default=True,
+              help="Budget: the longest simulator run (ticks) the search may use.")
+@click.option("--no-shrink", is_flag=True,
+              help="Keep every cut of the winning run instead of removing the unneeded ones.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def export_cmd(trace_file, fmt, output, max_runs, seeds, max_rounds, no_shrink, quiet):
+    """Turn a counterexample trace into a partition script that reproduces its violation.
+
+    Searches simulator seeds, run lengths, proposal counts and link-cut schedules derived from the
+    trace, in a fixed order within the budget, and checks the winner by running the simulator as
+    `zabmc simulate --partition-script FILE --check` would. Only a verified script is written.
+
+    Exit codes: 0 a verified script was written, 3 nothing reproduced the violation within the
+    budget (nothing written), 2 bad usage or input, 1 internal error.
+    """
+    from rich.console import Console
+
+    from zabmc.export import (Budget, NotFound, json_document, read_trace, script_comments,
+                              simulate_command)
+    from zabmc.export.search import search
+
+    for name, val, low in (("--max-runs", max_runs, 1), ("--seeds", seeds, 1),
+                           ("--max-rounds", max_rounds, 12)):
+        if val < low:
+            raise UsageError(f"{name} must be at least {low}, got {val}")
+    if seeds > 1 << 64:
+        raise UsageError("--seeds must not exceed 2^64")
+    budget = Budget(max_runs=max_runs, seeds=seeds, max_rounds=max_rounds, shrink=not no_shrink)
+    facts = read_trace(trace_file)
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    show = err.is_terminal and not quiet
+    if show:
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                   TimeElapsedColumn)
+
+        bar = Progress(TextColumn("[bold]export[/] {task.description}"), BarColumn(),
+                       MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True)
+        task = bar.add_task(facts.property, total=max_runs)
+
+        def progress(k, cfg, plan):
+            bar.update(task, completed=k, description=f"{facts.property}: seed {cfg.seed} "
+                       f"rounds {cfg.rounds} proposals {cfg.proposals} plan {plan.name}")
+
+        with bar:
+            result = search(facts, budget, progress)
+    else:
+        result = search(facts, budget)
+
+    status = err if output is None else Console(highlight=False, soft_wrap=True)
+    if isinstance(result, NotFound):
+        others = ", ".join(f"{p} first in {c} run{'s' if c != 1 else ''}"
+                           for p, c in sorted(result.other.items()))
+        click.echo(
+            f"not reproduced: none of {result.runs} simulator runs (seeds below {seeds}, at most "
+            f"{max_rounds} ticks) showed {facts.property} as its first violation; nothing "
+            "written" + (f" (other properties: {others})" if others else ""),
+            err=True,
+        )
+        return EXIT_NOT_REPRODUCED
+
+    header = result.script.header
+    shown_path = output if output is not None else "FILE"
+    command = simulate_command(facts, header, shown_path)
+    if fmt == "json":
+        text = json.dumps(json_document(facts, result, command), indent=2) + "\n"
+    else:
+        text = result.script.to_text(script_comments(facts, result, command))
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        tmp = f"{output}.tmp{os.getpid()}"
+        try:
+            with open(tmp, "w") as f:
+                f.write(text)
+            os.replace(tmp, output)
+        except OSError as e:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise UsageError(f"cannot write {output}: {e.strerror}") from None
+    v = result.violation
+    status.print(f"verified: the simulator reproduces {v.property} at tick {result.tick} "
+                 f"(trace step {facts.step}) with {len(result.script.directives)} cut "
+                 f"directive{'s' if len(result.script.directives) != 1 else ''}; search run "
+                 f"{result.run_index} of at most {max_runs}, plan {result.plan}")
+    status.print(f"  {command}", markup=False)
+    if output is not None:
+        status.print(f"wrote {output}", markup=False)
+    return EXIT_OK

@@ -1,0 +1,105 @@
+"""What the exporter reads from a counterexample trace: the violated property, the cluster, and the
+fate of every message the trace sends (delivered at some step, dropped, or still in flight at the end).
+
+Sends are recomputed through the model's own kernel functions (the same calls the explorer made), so
+nothing here re-implements a handler.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from zabmc.errors import UsageError
+from zabmc.explore.trace import load, replay
+
+DELIVERED, DROPPED, PENDING = "delivered", "dropped", "pending"
+
+
+@dataclass
+class TraceFacts:
+    path: str
+    model: object
+    nodes: int
+    network: str
+    invariants: tuple
+    property: str
+    message: str
+    step: int  # the trace step at which the property fails
+    events: list  # explorer event tuples
+    proposals_used: int
+    proposals_budget: int
+    timeouts: list  # [(step, node)] in trace order
+    heartbeats: list  # [(step, node)]
+    # (src, dst, msg) -> [(fate, step)] in send order; step is where it was delivered/dropped
+    fates: dict = field(default_factory=dict)
+    # node -> first trace step at which a message from or to it is delivered (None: never)
+    first_contact: dict = field(default_factory=dict)
+
+    def fate_queues(self) -> dict:
+        """A fresh copy of `fates` as deques, for one steered run to consume."""
+        return {k: deque(v) for k, v in self.fates.items()}
+
+
+def read_trace(path: str) -> TraceFacts:
+    """Load, replay (confirming the recorded violation) and analyse a `zabmc-trace` file."""
+    data = load(path)
+    result = replay(data)
+    trace = result.trace
+    if result.expected is None:
+        raise UsageError(f"{path} records no property violation: there is nothing to reproduce")
+    if not result.confirmed:
+        raise UsageError(f"{path} does not replay to its recorded violation "
+                         f"({result.expected.get('property')} at step {result.expected.get('step')})")
+    env = trace.env
+    model, n = env.model, env.n
+    states = trace.states
+    sends: list[list] = [[] for _ in range(len(trace.events) + 1)]
+    for i, st in enumerate(model.initial_steps(n)):
+        sends[0].extend((i, dst, msg) for dst, msg in st.outs)
+    timeouts, heartbeats = [], []
+    proposals = 0
+    for k, ev in enumerate(trace.events, start=1):
+        nodes = states[k - 1].nodes
+        kind = ev[0]
+        step = None
+        if kind == "deliver":
+            _, src, dst, msg = ev
+            step, who = model.deliver(nodes[dst], src, msg, n), dst
+        elif kind == "timeout":
+            step, who = model.timeout(nodes[ev[1]], n), ev[1]
+            timeouts.append((k, ev[1]))
+        elif kind == "heartbeat":
+            step, who = model.heartbeat(nodes[ev[1]], n), ev[1]
+            heartbeats.append((k, ev[1]))
+        elif kind == "propose":
+            step, who = model.propose(nodes[ev[1]], b"zab-%d" % ev[2], n), ev[1]
+            proposals += 1
+        if step is not None:
+            sends[k].extend((who, dst, msg) for dst, msg in step.outs)
+
+    fates: dict = {}
+    open_: dict = {}  # value -> deque of indices into fates[value] still in flight
+    first_contact: dict = {i: None for i in range(n)}
+    for k in range(len(trace.events) + 1):
+        if k > 0:
+            ev = trace.events[k - 1]
+            if ev[0] in ("deliver", "drop"):
+                key = (ev[1], ev[2], ev[3])
+                idx = open_[key].popleft()
+                fates[key][idx] = (DELIVERED if ev[0] == "deliver" else DROPPED, k)
+                if ev[0] == "deliver":
+                    for x in (ev[1], ev[2]):
+                        if first_contact[x] is None:
+                            first_contact[x] = k
+        for key in sends[k]:
+            fates.setdefault(key, []).append((PENDING, None))
+            open_.setdefault(key, deque()).append(len(fates[key]) - 1)
+
+    return TraceFacts(
+        path=path, model=model, nodes=n, network=env.config.network,
+        invariants=tuple(env.checker.names), property=trace.violation.property,
+        message=trace.violation.message, step=trace.violation_step, events=list(trace.events),
+        proposals_used=proposals, proposals_budget=env.config.proposals, timeouts=timeouts,
+        heartbeats=heartbeats, fates=fates, first_contact=first_contact,
+    )

@@ -1,0 +1,182 @@
+"""Cut plans: the ways the exporter turns a trace into link cuts for one simulator run.
+
+A plan is built once per trace and asked, for every candidate run, for a `Run` object: a
+`SimObserver` (it may watch the run) with a `link_cut(t, src, dst)` method the simulator calls at
+every send. Every answer is recorded per `(tick, src, dst)`, and the same answer is given to every
+message of that link in that tick, so that the recorded answers, written as a static partition script
+(`script.from_link_decisions`), make the simulator take exactly the same run again.
+
+The levers (issue 4): cutting a link drops the messages sent over it, which removes or delays a
+message class (a later copy may still pass); isolating a node long enough stops the messages that
+reset its election timer, so its timer fires (150 to 300 ticks, C9).
+"""
+
+from __future__ import annotations
+
+from itertools import permutations
+
+from zabmc.sim.simulator import SimObserver
+
+from .facts import DELIVERED, TraceFacts
+
+STARVE_TICKS = 300  # an election deadline is at most 299 ticks after its last reset (C9)
+
+
+class Stop(Exception):
+    """Raised from the observer to end a search run at its first violation."""
+
+    def __init__(self, tick, violation):
+        super().__init__(tick, violation)
+        self.tick = tick
+        self.violation = violation
+
+
+class Run(SimObserver):
+    """One run's cut policy and its record of answers. Subclasses decide `want(t, src, dst, msg)`."""
+
+    stop_early = True
+
+    def __init__(self):
+        self.decisions: dict = {}  # (tick, src, dst) -> cut?
+
+    def want(self, t, src, dst, msg) -> bool:
+        """True to cut the link for this message (subclasses)."""
+        return False
+
+    def on_step(self, t, kind, node, detail, before, step):
+        if kind == "drop" or not step.outs:
+            return
+        # one answer per destination and tick: a link stays open if any of this step's messages
+        # over it should pass, and a (tick, link) answered before keeps its answer
+        wants: dict = {}
+        for dst, msg in step.outs:
+            w = self.want(t, node, dst, msg)
+            wants[dst] = wants.get(dst, True) and w
+        decisions = self.decisions
+        for dst, w in wants.items():
+            decisions.setdefault((t, node, dst), w)
+
+    def link_cut(self, t, src, dst) -> bool:
+        """The simulator's hook: every send follows the on_step that decided its link."""
+        return self.decisions.setdefault((t, src, dst), False)
+
+    def on_violation(self, t, violation):
+        if self.stop_early:
+            raise Stop(t, violation)
+
+
+class Plan:
+    """A named family of runs; `run(cfg)` makes the Run for one simulator configuration."""
+
+    name = "none"
+    rounds_floor = 0  # runs shorter than this cannot show the plan's effect
+
+    def run(self, cfg) -> Run:
+        return Run()
+
+    def __repr__(self):
+        return self.name
+
+
+class SteerRun(Run):
+    """Fate steering: each message the simulator sends is matched (by sender, receiver and value,
+    in send order, under the node mapping `perm`) to the next unmatched copy the trace sends; it passes
+    if the trace delivers that copy and is cut if the trace drops it or leaves it in flight.
+    Messages the trace never sends pass (`extra_cut=False`) or are cut while the trace still has
+    undelivered... (`extra_cut=True`, until every copy the trace delivers has been matched)."""
+
+    def __init__(self, facts: TraceFacts, perm: tuple, extra_cut: bool):
+        super().__init__()
+        self.queues = facts.fate_queues()
+        self.inv = {sim: tr for tr, sim in enumerate(perm)}  # sim node -> trace node
+        self.extra_cut = extra_cut
+        self.to_match = sum(1 for v in facts.fates.values() for f, _ in v if f == DELIVERED)
+
+    def want(self, t, src, dst, msg):
+        q = self.queues.get((self.inv[src], self.inv[dst], msg))
+        if q:
+            fate, _ = q.popleft()
+            if fate == DELIVERED:
+                self.to_match -= 1
+                return False
+            return True
+        return self.extra_cut and self.to_match > 0
+
+
+class Steer(Plan):
+    def __init__(self, facts: TraceFacts, perm: tuple, extra_cut: bool):
+        self.facts = facts
+        self.perm = perm
+        self.extra_cut = extra_cut
+        tag = "steer-strict" if extra_cut else "steer"
+        ident = perm == tuple(range(len(perm)))
+        self.name = tag if ident else f"{tag}[{','.join(map(str, perm))}]"
+
+    def run(self, cfg):
+        return SteerRun(self.facts, self.perm, self.extra_cut)
+
+
+class WindowRun(Run):
+    def __init__(self, links: frozenset, start: int, end: int):
+        super().__init__()
+        self.links = links
+        self.start = start
+        self.end = end
+
+    def want(self, t, src, dst, msg):
+        return self.start <= t < self.end and (src, dst) in self.links
+
+
+class Isolate(Plan):
+    """Isolate one node (both directions) over [start, start+length): a late joiner when `start`
+    is 0, a node whose election timer must fire otherwise."""
+
+    def __init__(self, n: int, node: int, start: int, length: int, inbound_only: bool = False):
+        self.node = node
+        self.start = start
+        self.length = length
+        links = {(y, node) for y in range(n) if y != node}
+        if not inbound_only:
+            links |= {(node, y) for y in range(n) if y != node}
+        self.links = frozenset(links)
+        self.rounds_floor = start + 1
+        what = "starve" if inbound_only else "isolate"
+        self.name = f"{what}({node}@{start}+{length})"
+
+    def run(self, cfg):
+        return WindowRun(self.links, self.start, self.start + self.length)
+
+
+def node_perms(n: int) -> list[tuple]:
+    """Identity first, then the other mappings of trace ids onto simulator ids (small n only)."""
+    ident = tuple(range(n))
+    if n > 3:
+        return [ident]
+    return [ident] + [p for p in permutations(range(n)) if p != ident]
+
+
+def plans_for(facts: TraceFacts, max_rounds: int) -> list[Plan]:
+    """The plans derived from a trace, most trace-like first (deterministic)."""
+    n = facts.nodes
+    out: list[Plan] = []
+    perms = node_perms(n)
+    for perm in perms:
+        out.append(Steer(facts, perm, extra_cut=False))
+    out.append(Plan())
+    out.append(Steer(facts, perms[0], extra_cut=True))
+    # late joiners: nodes whose first delivered message comes late in the trace
+    late = sorted((k, i) for i, k in facts.first_contact.items() if k is not None and k > 1)
+    for _, i in late:
+        for length in (2, 4, 8):
+            out.append(Isolate(n, i, 0, length))
+    # election timers: every node that times out in the trace, starved from early on or later
+    seen = []
+    for _, i in facts.timeouts:
+        if i not in seen:
+            seen.append(i)
+    for i in seen:
+        for start in (0, 20, 60):
+            if start + STARVE_TICKS <= max_rounds:
+                out.append(Isolate(n, i, start, STARVE_TICKS, inbound_only=True))
+                out.append(Isolate(n, i, start, STARVE_TICKS))
+    return out

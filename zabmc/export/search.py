@@ -1,0 +1,196 @@
+"""The exporter's search: simulator configurations x cut plans, in a fixed order, within a budget.
+
+Order: seeds are the outer loop (seed 0 of every combination first, then seed 1, ...); inside a
+seed, run lengths and proposal counts, then the plans of `plans.plans_for`. A run stops at its first
+violation. The first run whose first violation is the trace's property wins; its recorded cuts become
+a static script, which is then checked the way `zabmc simulate --check` runs it (`verify`), and
+shrunk (cut intervals removed one by one while the script still reproduces the property).
+Everything depends only on the trace and the budget: the same inputs give the same script.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from zabmc.invariants import Checker
+from zabmc.sim.script import Directive, Script, from_link_decisions
+from zabmc.sim.simulator import SimConfig, Simulator
+
+from .facts import TraceFacts
+from .plans import Plan, Run, Stop, plans_for
+
+
+@dataclass
+class Budget:
+    max_runs: int = 4000  # simulator runs in the search (verification and shrinking not counted)
+    seeds: int = 1000  # seeds 0 .. seeds-1
+    max_rounds: int = 1000  # the longest run tried
+    shrink: bool = True
+
+
+@dataclass
+class Verified:
+    script: Script
+    tick: int
+    violation: object  # zabmc.invariants.Violation
+    plan: str
+    run_index: int  # 1-based index of the winning search run
+    runs: int  # search runs made
+    shrink_runs: int
+
+
+@dataclass
+class NotFound:
+    runs: int
+    budget: Budget
+    other: dict  # property -> count of runs that stopped at a different property first
+
+
+def rounds_grid(facts: TraceFacts, max_rounds: int) -> list[int]:
+    """Run lengths to try: short ones first for traces without timeouts (no election timer fires
+    before tick 150), long ones first when the trace needs election timers."""
+    short = [12, 16, 20, 30, 45, 60, 90, 130, 200, 320, 500]
+    if facts.timeouts:
+        per = 320 * len(facts.timeouts)
+        base = [per, per + 100, per + 250, per * 2, per * 3] + short
+    else:
+        base = short
+    out = []
+    for r in base:
+        if r <= max_rounds and r not in out:
+            out.append(r)
+    return out or [max_rounds]
+
+
+def proposals_grid(facts: TraceFacts) -> list[int]:
+    """Proposal counts: the trace's own first; more proposals spread over the run give more
+    chances to land one in a short window."""
+    k = facts.proposals_used
+    out = [k, 2 * k + 1, 4 * k + 2] if k else [0, 1, 3]
+    return out
+
+
+def candidates(facts: TraceFacts, budget: Budget):
+    """Yield (cfg, plan) in search order: for each seed, every plan once, plan i at seed s with
+    run length rounds[(s + i) % R] and proposal count proposals[(s // R + i) % K], so that every
+    (plan, length, count) combination recurs every R*K seeds."""
+    plans = plans_for(facts, budget.max_rounds)
+    rounds = rounds_grid(facts, budget.max_rounds)
+    props = proposals_grid(facts)
+    nr, nk = len(rounds), len(props)
+    for seed in range(budget.seeds):
+        for i, plan in enumerate(plans):
+            r = rounds[(seed + i) % nr]
+            if r < plan.rounds_floor:
+                r = max(x for x in rounds)
+                if r < plan.rounds_floor:
+                    continue
+            k = props[(seed // nr + i) % nk]
+            yield SimConfig(seed, facts.nodes, r, k), plan
+
+
+def simulate_once(facts: TraceFacts, cfg: SimConfig, run: Run, stop_early: bool = True):
+    """One simulator run under `run`'s cuts; returns (tick, violation) of the first violation."""
+    run.stop_early = stop_early
+    sim = Simulator(facts.model, cfg, observer=run, checker=Checker(facts.invariants),
+                    link_cut=run.link_cut)
+    try:
+        result = sim.run()
+    except Stop as s:
+        return s.tick, s.violation
+    return result.violation_tick, result.violation
+
+
+class _ScriptRun(Run):
+    """A static script as a Run (no recording needed)."""
+
+    def __init__(self, timeline):
+        super().__init__()
+        self.timeline = timeline
+
+    def want(self, t, src, dst, msg):
+        return self.timeline.link_cut(t, src, dst)
+
+
+def verify(facts: TraceFacts, script: Script):
+    """Run `script` exactly as `zabmc simulate --partition-script FILE --check` does (full run, the
+    script's own header, the trace's properties); (tick, violation) or (None, None)."""
+    cfg = script.config()
+    tl = script.timeline(cfg.nodes)
+    result = Simulator(facts.model, cfg, checker=Checker(facts.invariants),
+                       link_cut=tl.link_cut).run()
+    return result.violation_tick, result.violation
+
+
+def _intervals(script: Script) -> list[tuple]:
+    """The cut intervals of a cut/heal script: (link, cut directive index, heal index or None)."""
+    open_: dict = {}
+    out = []
+    for k, d in enumerate(script.directives):
+        if d.action == "cut":
+            open_[d.args] = k
+        elif d.action == "heal" and d.args in open_:
+            out.append((d.args, open_.pop(d.args), k))
+    out.extend((link, k, None) for link, k in open_.items())
+    return sorted(out, key=lambda x: x[1])
+
+
+def shrink(facts: TraceFacts, script: Script, on_run: Callable | None = None) -> tuple:
+    """Remove cut intervals one at a time (earliest first) while the script still reproduces the
+    property; returns (script, tick, violation, runs)."""
+    runs = 0
+    tick, v = verify(facts, script)
+    k = 0
+    while True:
+        ivs = _intervals(script)
+        if k >= len(ivs):
+            break
+        _, a, b = ivs[k]
+        drop = {a} if b is None else {a, b}
+        cand = Script(script.header, [d for j, d in enumerate(script.directives) if j not in drop],
+                      script.source)
+        runs += 1
+        if on_run:
+            on_run()
+        t2, v2 = verify(facts, cand)
+        if v2 is not None and v2.property == facts.property:
+            script, tick, v = cand, t2, v2
+        else:
+            k += 1
+    return script, tick, v, runs
+
+
+def header_for(facts: TraceFacts, cfg: SimConfig) -> dict:
+    return {"model": facts.model.name, "seed": cfg.seed, "nodes": cfg.nodes, "rounds": cfg.rounds,
+            "proposals": cfg.proposals}
+
+
+def search(facts: TraceFacts, budget: Budget, progress: Callable | None = None):
+    """Find a verified script for the trace's property, or report that none was found."""
+    runs = 0
+    other: dict = {}
+    for cfg, plan in candidates(facts, budget):
+        if runs >= budget.max_runs:
+            break
+        runs += 1
+        if progress:
+            progress(runs, cfg, plan)
+        run = plan.run(cfg)
+        tick, v = simulate_once(facts, cfg, run)
+        if v is None:
+            continue
+        if v.property != facts.property:
+            other[v.property] = other.get(v.property, 0) + 1
+            continue
+        script = from_link_decisions(run.decisions, header_for(facts, cfg))
+        script = Script(script.header, [Directive(d.tick, d.action, d.args, 0)
+                                        for d in script.directives], "<export>")
+        vt, vv = verify(facts, script)
+        if vv is None or vv.property != facts.property:
+            continue  # cannot happen for a deterministic simulator; never emit it unverified
+        shrink_runs = 0
+        if budget.shrink:
+            script, vt, vv, shrink_runs = shrink(facts, script)
+        return Verified(script, vt, vv, plan.name, runs, runs, shrink_runs)
+    return NotFound(runs, budget, other)

@@ -1,0 +1,225 @@
+"""`zabmc check --engine spark`: the level-synchronous BFS of `zabmc.explore.bfs` on Apache Spark.
+
+Pipeline (chosen by measurement; reports/spark.md has the numbers). One RDD `J` holds, per
+partition, that fingerprint range's visited set (sorted numpy `S16` chunks) and its frontier states
+(fingerprint, order key, encoded state); see `zabmc.spark.worker` for the records. One level is one
+Spark job:
+
+1. map: `J.mapPartitions(expand)` runs `Env.successors` and `Env.fingerprint` over the frontier,
+   deduplicates per chunk keeping the smallest order key, and `partitionBy(fp_partition)` sends
+   each candidate to the partition owning its fingerprint;
+2. reduce: the union of `J` with the candidates is partition-aware (same partitioner, so no
+   shuffle of the visited set); `mapPartitions(merge, preservesPartitioning=True)` drops the
+   visited candidates with `searchsorted`, keeps the smallest key per fingerprint and inserts the
+   rest. The result is the next `J`, persisted (memory and disk) and locally checkpointed every
+   level, so lineage never grows.
+
+The driver sees only per-partition counts and the smallest-key violation per property (an
+accumulator keyed by partition). The order key is the event-index path itself, which makes the
+result identical to the in-process BFS (same distinct and per-depth counts, same first violation,
+same path; `zabmc.spark.worker` explains why) and carries each counterexample's path to the driver,
+where `zabmc.explore.trace.rebuild` replays it like any other.
+
+When BFS would stop at a violation in the middle of a level, the level is computed whole and then
+two small jobs count what BFS had done by then (the new states and the successors before the
+violating one), so even a stopped run reports the in-process engine's numbers.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from functools import partial
+
+from zabmc.errors import ZabmcError
+from zabmc.explore.env import Env
+from zabmc.explore.outcome import (
+    DEPTH_BOUND,
+    EXHAUSTED,
+    INTERRUPTED,
+    NULL_OBSERVER,
+    TIME_LIMIT,
+    VIOLATION,
+    Found,
+    Observer,
+    Outcome,
+    Progress,
+)
+
+from .session import DEFAULT_MASTER, check_master, check_partitions
+from .worker import (
+    EnvSpec,
+    StatsParam,
+    choose_codec,
+    count_before,
+    expand,
+    fp_partition,
+    make_codec,
+    merge,
+    successors_before,
+)
+
+
+def key_path(key: bytes) -> tuple:
+    """The event-index path an order key spells."""
+    return tuple(int.from_bytes(key[i:i + 2], "big") for i in range(0, len(key), 2))
+
+
+def env_spec(env: Env) -> EnvSpec:
+    return EnvSpec(env.model.name, tuple(env.config), tuple(env.checker.names), choose_codec(env))
+
+
+def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSERVER,
+              master: str = DEFAULT_MASTER, partitions: int | None = None, verbose: bool = False,
+              time_limit: float | None = None) -> Outcome:
+    """Breadth-first search on Spark; the same `Outcome` as `zabmc.explore.bfs(env, ...)`.
+
+    `partitions` defaults to the master's cores. Spark numbers go to `outcome.extra["spark"]`."""
+    check_master(master)
+    check_partitions(partitions)
+    from pyspark import RDD, StorageLevel
+
+    from .session import Cancelled, get_session, local_cores, run_job
+
+    cfg = env.config
+    out = Outcome(strategy="bfs", engine="spark", model=env.model.name, config=cfg,
+                  invariants=env.checker.names)
+    t0 = time.perf_counter()
+    deadline = t0 + time_limit if time_limit is not None else None
+    reported: set[str] = set()
+
+    def record(found: Found) -> bool:
+        if found.violation.property in reported:
+            return False
+        reported.add(found.violation.property)
+        out.violations.append(found)
+        observer.on_violation(found)
+        return stop_at_first
+
+    init, v0 = env.initial()
+    out.generated = 1
+    out.per_depth.append(1)
+    stop = v0 is not None and record(Found(v0, 0, ()))
+    spec = env_spec(env)
+
+    sess = get_session(master, partitions=partitions, verbose=verbose)
+    sc = sess.sc
+    nparts = partitions or local_cores(master) or sc.defaultParallelism
+    levels: list[dict] = []
+    extra = {
+        "master": sess.master, "partitions": nparts, "spark_version": sc.version,
+        "codec": spec.codec, "startup_seconds": round(sess.startup, 3), "levels": levels,
+    }
+    out.extra["spark"] = extra
+    mem_disk = StorageLevel.MEMORY_AND_DISK
+
+    def materialize(rdd, what, tick=None):
+        rdd.persist(mem_disk)
+        rdd.localCheckpoint()
+        run_job(sess, rdd._jrdd.count, tick=tick, deadline=deadline, what=what)
+
+    distinct = 1
+    frontier = 1
+    depth = 0
+    J = None
+    try:
+        ts = time.perf_counter()
+        encode, _ = make_codec(spec.codec, env)
+        acc = sc.accumulator({}, StatsParam())
+        J = (sc.parallelize([(env.fingerprint(init), (b"", encode(init)))], 1)
+             .partitionBy(nparts, fp_partition)
+             .mapPartitionsWithIndex(partial(merge, acc), preservesPartitioning=True))
+        if not stop and cfg.depth > 0:
+            materialize(J, "initial state")
+        extra["setup_seconds"] = round(time.perf_counter() - ts, 3)
+
+        while frontier and not stop and depth < cfg.depth:
+            lt = time.perf_counter()
+            if deadline is not None and lt >= deadline:
+                out.stop_reason = TIME_LIMIT
+                break
+            acc = sc.accumulator({}, StatsParam())
+            cand = (J.mapPartitions(partial(expand, spec, stop_at_first))
+                    .partitionBy(nparts, fp_partition))
+            # Both sides carry the same partitioner, so the JVM builds a PartitionerAwareUnionRDD:
+            # partition i of J next to the candidates of partition i, no shuffle of J. The two
+            # sides' Python serializers differ only in batching, which reading does not care about,
+            # so the union is built directly instead of through RDD.union's re-serializing copy.
+            union = RDD(J._jrdd.union(cand._jrdd), sc, cand._jrdd_deserializer)
+            if union.getNumPartitions() != nparts:
+                raise ZabmcError("internal error: the visited set and the candidates are not "
+                                 "co-partitioned")
+            J2 = union.mapPartitionsWithIndex(partial(merge, acc), preservesPartitioning=True)
+
+            def tick(lt=lt):
+                observer.on_progress(Progress(depth + 1, out.generated, distinct, frontier,
+                                              time.perf_counter() - t0))
+
+            materialize(J2, f"level {depth + 1}", tick)
+            parts = acc.value.values()
+            new = sum(p[0] for p in parts)
+            gen = sum(p[1] for p in parts)
+            nbytes = sum(p[4] for p in parts)
+            viols: dict = {}
+            for p in parts:
+                for prop, (key, v) in p[3].items():
+                    if prop not in reported and (prop not in viols or key < viols[prop][0]):
+                        viols[prop] = (key, v)
+            if viols:
+                ordered = sorted(viols.items(), key=lambda kv: kv[1][0])
+                if stop_at_first:
+                    prop, (vkey, v) = ordered[0]
+                    vparent, vei = vkey[:-2], int.from_bytes(vkey[-2:], "big")
+                    new = run_job(sess, J2.mapPartitions(partial(count_before, vkey)).sum,
+                                  what="count before the violation")
+                    gen = run_job(sess, J.mapPartitions(
+                        partial(successors_before, spec, vparent)).sum,
+                        what="count before the violation") + vei + 1
+                    stop = record(Found(v, depth + 1, key_path(vkey)))
+                else:
+                    for prop, (vkey, v) in ordered:
+                        record(Found(v, depth + 1, key_path(vkey)))
+            out.generated += gen
+            J.unpersist()
+            J = J2
+            if new:
+                depth += 1
+                out.per_depth.append(new)
+                distinct += new
+            seconds = time.perf_counter() - lt
+            levels.append({"depth": depth, "frontier": frontier, "new": new, "generated": gen,
+                           "frontier_bytes": nbytes, "seconds": round(seconds, 4)})
+            observer.on_level(depth, frontier, new, seconds)
+            frontier = new
+            observer.on_progress(Progress(depth, out.generated, distinct, frontier,
+                                          time.perf_counter() - t0))
+    except Cancelled:
+        out.stop_reason = TIME_LIMIT
+    except KeyboardInterrupt:
+        out.stop_reason = INTERRUPTED
+    finally:
+        if J is not None:
+            try:
+                J.unpersist()
+            except Exception:  # noqa: BLE001 - the session may be gone (Ctrl-C)
+                pass
+
+    out.distinct = distinct
+    out.depth_reached = depth
+    out.seen_bytes = 16 * distinct
+    out.elapsed = time.perf_counter() - t0
+    if out.stop_reason not in (INTERRUPTED, TIME_LIMIT):
+        if out.violations and stop_at_first:
+            out.stop_reason = VIOLATION
+        elif frontier and depth >= cfg.depth:
+            out.stop_reason = DEPTH_BOUND
+        else:
+            out.stop_reason = EXHAUSTED
+    out.extra["frontier_left"] = frontier if out.stop_reason == DEPTH_BOUND else 0
+    secs = [lv["seconds"] for lv in levels]
+    extra["levels_count"] = len(levels)
+    extra["level_seconds_total"] = round(sum(secs), 3)
+    extra["level_seconds_median"] = round(statistics.median(secs), 4) if secs else 0.0
+    extra["elapsed_seconds"] = round(out.elapsed, 3)
+    observer.on_finish(out)
+    return out
