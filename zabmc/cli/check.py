@@ -49,7 +49,8 @@ def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
               help="Check only this property (repeatable); see `zabmc invariants`.")
 @click.option("--no-invariants", is_flag=True, help="Check nothing and keep no ghost state (E6).")
 @click.option("--trace-out", type=click.Path(dir_okay=False), default=None,
-              help="Counterexample trace file [default: zabmc-<model>-<property>.trace.json].")
+              help="Counterexample trace file [default: zabmc-<model>-<property>.trace.json]; "
+                   "with --all, FILE-<property>.json per property.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @click.option("--time-limit", type=float, default=None, metavar="SECONDS",
@@ -114,8 +115,7 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     traces = []
     for found in outcome.violations:
         trace = rebuild(env, found.path)
-        path = _trace_path(trace_out, model.name, found.violation.property,
-                           len(outcome.violations) > 1)
+        path = _trace_path(trace_out, model.name, found.violation.property, find_all)
         trace.save(path)
         trace_paths[found.violation.property] = path
         traces.append(trace)
@@ -201,11 +201,14 @@ def invariants_cmd():
     from zabmc.invariants import PROPERTIES
 
     t = Table(show_lines=False)
-    t.add_column("property")
-    t.add_column("default")
+    t.add_column("property", no_wrap=True)
+    t.add_column("default", no_wrap=True)
     t.add_column("statement")
     t.add_column("source")
     for p in PROPERTIES.values():
         t.add_row(p.name, "on" if p.default else "off", p.statement, p.source)
-    Console(soft_wrap=False).print(t)
+    console = Console(soft_wrap=False)
+    if not console.is_terminal:
+        console = Console(soft_wrap=False, width=130)
+    console.print(t)
     return EXIT_OK

@@ -1,0 +1,153 @@
+"""`zabmc check`, `zabmc replay` and `zabmc invariants` as a user and a CI pipeline see them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from zabmc.cli import main
+
+BAG_BUG = ["--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals", "2"]
+
+
+def run(args, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return e.value.code, out, err
+
+
+def test_violation_exit_code_json_and_trace_file(tmp_path, capsys):
+    trace = tmp_path / "t.json"
+    code, out, err = run(["check", *BAG_BUG, "--json", "--trace-out", str(trace)], capsys)
+    assert code == 10
+    summary = json.loads(out)
+    assert summary["verdict"] == "violation" and summary["stop_reason"] == "violation"
+    assert summary["config"] == {"nodes": 2, "network": "bag", "max_drops": 0, "max_timeouts": 1,
+                                 "max_heartbeats": 0, "proposals": 2, "depth": 40}
+    (v,) = summary["violations"]
+    assert (v["property"], v["depth"], v["trace"], v["nodes"]) == (
+        "local-primary-order", 11, str(trace), [0])
+    assert summary["depth_reached"] == 11 and summary["distinct_states"] > 0
+    data = json.loads(trace.read_text())
+    assert data["format"] == "zabmc-trace" and data["version"] == 1
+    assert len(data["events"]) == 11 and len(data["states"]) == 12
+    assert data["violation"]["step"] == 11
+
+
+def test_no_violation_exit_zero(capsys):
+    code, out, _ = run(["check", "--nodes", "2", "--proposals", "2", "--json"], capsys)
+    assert code == 0
+    s = json.loads(out)
+    assert (s["verdict"], s["stop_reason"], s["distinct_states"]) == ("ok", "exhausted", 73)
+
+
+def test_human_output_shows_trace_and_verdict(tmp_path, capsys):
+    code, out, _ = run(["check", *BAG_BUG, "--quiet", "--trace-out", str(tmp_path / "x.json")],
+                       capsys)
+    assert code == 10
+    assert "counterexample: local-primary-order (11 steps" in out
+    assert " 11 deliver 1->0 Commit(zxid=1.2)" in out
+    assert "VIOLATION: local-primary-order" in out
+    assert "collision probability" in out
+
+
+def test_all_reports_each_property_once(tmp_path, capsys):
+    code, out, _ = run(["check", *BAG_BUG, "--depth", "12", "--all", "--json",
+                        "--trace-out", str(tmp_path / "t.json")], capsys)
+    s = json.loads(out)
+    props = [v["property"] for v in s["violations"]]
+    assert code == 10 and len(props) == len(set(props)) and "local-primary-order" in props
+    for v in s["violations"]:
+        assert v["trace"] == str(tmp_path / f"t-{v['property']}.json")
+
+
+def test_no_invariants_checks_nothing(capsys):
+    code, out, _ = run(["check", *BAG_BUG, "--depth", "12", "--no-invariants", "--json"], capsys)
+    s = json.loads(out)
+    assert code == 0 and s["invariants"] == [] and s["violations"] == []
+
+
+def test_dfs_and_random_strategies(tmp_path, capsys):
+    code, out, _ = run(["check", *BAG_BUG, "--strategy", "dfs", "--depth", "14", "--json",
+                        "--trace-out", str(tmp_path / "d.json")], capsys)
+    assert code == 10 and json.loads(out)["strategy"] == "dfs"
+    code, out, _ = run(["check", *BAG_BUG, "--strategy", "random", "--seed", "3", "--walks", "3000",
+                        "--depth", "30", "--json", "--trace-out", str(tmp_path / "r.json")], capsys)
+    assert code == 10 and json.loads(out)["violations"][0]["property"] == "local-primary-order"
+
+
+def test_replay_round_trip(tmp_path, capsys):
+    trace = tmp_path / "t.json"
+    run(["check", *BAG_BUG, "--quiet", "--trace-out", str(trace)], capsys)
+    code, out, _ = run(["replay", str(trace)], capsys)
+    assert code == 10
+    assert "confirmed: local-primary-order violated at step 11" in out
+    assert "final sha256 " in out
+    digest = out.split("final sha256 ")[1].split()[0]
+    assert digest == json.loads(trace.read_text())["final_sha256"]
+
+
+def test_replay_detects_a_changed_verdict(tmp_path, capsys):
+    trace = tmp_path / "t.json"
+    run(["check", *BAG_BUG, "--quiet", "--trace-out", str(trace)], capsys)
+    data = json.loads(trace.read_text())
+    data["violation"]["step"] = 5
+    trace.write_text(json.dumps(data))
+    code, out, _ = run(["replay", "--quiet", str(trace)], capsys)
+    assert code == 1 and "NOT confirmed" in out
+
+
+@pytest.mark.parametrize("content,needle", [
+    ("{not json", "is not valid JSON"),
+    ("[]", "is not a zabmc trace"),
+    ('{"format": "zabmc-trace", "version": 99}', "unsupported trace version 99"),
+    ('{"format": "zabmc-trace", "version": 1}', "missing 'model'"),
+    ('{"format": "zabmc-trace", "version": 1, "model": "nope", "config": {}, "invariants": [],'
+     ' "events": []}', "unknown model 'nope'"),
+    ('{"format": "zabmc-trace", "version": 1, "model": "db19", "config": {"nodes": "x"},'
+     ' "invariants": [], "events": []}', "'nodes' must be int"),
+    ('{"format": "zabmc-trace", "version": 1, "model": "db19", "config": {"nodes": 2},'
+     ' "invariants": [], "events": [{"kind": "timeout", "node": 0}]}', "step 1 (timeout node 0)"),
+    ('{"format": "zabmc-trace", "version": 1, "model": "db19", "config": {"nodes": 2},'
+     ' "invariants": [], "events": [7]}', "event 1 is not an event object"),
+])
+def test_replay_rejects_bad_files(tmp_path, capsys, content, needle):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    code, out, err = run(["replay", str(bad)], capsys)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("zabmc: error: ") and needle in err
+
+
+def test_replay_missing_file(tmp_path, capsys):
+    code, _, err = run(["replay", str(tmp_path / "none.json")], capsys)
+    assert code == 2 and "does not exist" in err
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--nodes", "0"], "--nodes must be between 1 and 9"),
+    (["--depth", "-1"], "--depth must not be negative"),
+    (["--network", "tcp"], "Invalid value for '--network'"),
+    (["--invariant", "nope"], "unknown property 'nope'"),
+    (["--invariant", "agreement", "--no-invariants"], "exclude each other"),
+    (["--walks", "0"], "--walks must be at least 1"),
+    (["--model", "paxos"], "unknown model 'paxos'"),
+    (["--engine", "spark", "--strategy", "dfs"], "breadth-first search only"),
+    (["--proposals", "1000"], "limited to 255 proposals"),
+])
+def test_check_bad_usage(capsys, args, needle):
+    code, out, err = run(["check", *args], capsys)
+    assert code == 2
+    assert err.count("\n") == 1 and needle in err
+
+
+def test_invariants_lists_every_property(capsys):
+    code, out, _ = run(["invariants"], capsys)
+    assert code == 0
+    for name in ("integrity", "total-order", "agreement", "prefix", "local-primary-order",
+                 "global-primary-order", "primary-integrity", "leadership",
+                 "single-prospective-leader", "sane-history"):
+        assert name in out
+    assert "DSN 2011" in out and "LADIS 2008" in out

@@ -1,0 +1,5 @@
+"""`python -m zabmc` runs the command line."""
+
+from zabmc.cli import main
+
+main()
