@@ -9,6 +9,7 @@ import pytest
 from zabmc.cli import main
 
 BAG_BUG = ["--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals", "2"]
+LPO = ["--invariant", "local-primary-order"]
 
 
 def run(args, capsys):
@@ -21,14 +22,17 @@ def run(args, capsys):
 def test_violation_exit_code_json_and_trace_file(tmp_path, capsys):
     trace = tmp_path / "t.json"
     code, out, err = run(["check", *BAG_BUG, "--json", "--trace-out", str(trace)], capsys)
+    assert str(trace.with_name("t-agreement.json")) in out
     assert code == 10
     summary = json.loads(out)
     assert summary["verdict"] == "violation" and summary["stop_reason"] == "violation"
     assert summary["config"] == {"nodes": 2, "network": "bag", "max_drops": 0, "max_timeouts": 1,
                                  "max_heartbeats": 0, "proposals": 2, "depth": 40}
-    (v,) = summary["violations"]
-    assert (v["property"], v["depth"], v["trace"], v["nodes"]) == (
-        "local-primary-order", 11, str(trace), [0])
+    assert [(v["property"], v["depth"]) for v in summary["violations"]] == [
+        ("local-primary-order", 11), ("agreement", 11), ("total-order", 11)]
+    v = summary["violations"][0]
+    assert (v["trace"], v["nodes"]) == (str(trace.with_name("t-local-primary-order.json")), [0])
+    trace = trace.with_name("t-local-primary-order.json")
     assert summary["depth_reached"] == 11 and summary["distinct_states"] > 0
     data = json.loads(trace.read_text())
     assert data["format"] == "zabmc-trace" and data["version"] == 1
@@ -44,8 +48,8 @@ def test_no_violation_exit_zero(capsys):
 
 
 def test_human_output_shows_trace_and_verdict(tmp_path, capsys):
-    code, out, _ = run(["check", *BAG_BUG, "--quiet", "--trace-out", str(tmp_path / "x.json")],
-                       capsys)
+    code, out, _ = run(["check", *BAG_BUG, *LPO, "--quiet", "--trace-out",
+                        str(tmp_path / "x.json")], capsys)
     assert code == 10
     assert "counterexample: local-primary-order (11 steps" in out
     assert " 11 deliver 1->0 Commit(zxid=1.2)" in out
@@ -75,12 +79,14 @@ def test_dfs_and_random_strategies(tmp_path, capsys):
     assert code == 10 and json.loads(out)["strategy"] == "dfs"
     code, out, _ = run(["check", *BAG_BUG, "--strategy", "random", "--seed", "3", "--walks", "3000",
                         "--depth", "30", "--json", "--trace-out", str(tmp_path / "r.json")], capsys)
-    assert code == 10 and json.loads(out)["violations"][0]["property"] == "local-primary-order"
+    found = {v["property"]: v["depth"] for v in json.loads(out)["violations"]}
+    # random walks are shortened by replay down to the BFS-shortest depth here
+    assert code == 10 and found["local-primary-order"] == 11
 
 
 def test_replay_round_trip(tmp_path, capsys):
     trace = tmp_path / "t.json"
-    run(["check", *BAG_BUG, "--quiet", "--trace-out", str(trace)], capsys)
+    run(["check", *BAG_BUG, *LPO, "--quiet", "--trace-out", str(trace)], capsys)
     code, out, _ = run(["replay", str(trace)], capsys)
     assert code == 10
     assert "confirmed: local-primary-order violated at step 11" in out
@@ -91,7 +97,7 @@ def test_replay_round_trip(tmp_path, capsys):
 
 def test_replay_detects_a_changed_verdict(tmp_path, capsys):
     trace = tmp_path / "t.json"
-    run(["check", *BAG_BUG, "--quiet", "--trace-out", str(trace)], capsys)
+    run(["check", *BAG_BUG, *LPO, "--quiet", "--trace-out", str(trace)], capsys)
     data = json.loads(trace.read_text())
     data["violation"]["step"] = 5
     trace.write_text(json.dumps(data))

@@ -320,7 +320,7 @@ def _clean_run(names=DEFAULT_PROPERTIES):
 def test_planted_out_of_order_history_is_caught():
     checker, ghost, nodes = _clean_run()
     x = nodes[1]
-    assert [t.zxid for t in x.history] == [(1, 1), (1, 2), (1, 3)]
+    assert [t[0] for t in x.history] == [(1, 1), (1, 2), (1, 3)]
     planted = x._replace(history=(x.history[0], x.history[2], x.history[1]))
     nodes[1] = planted
     _, v = checker.step(ghost, 1, planted, (), nodes)
@@ -331,7 +331,7 @@ def test_planted_out_of_order_history_is_caught():
 def test_planted_rewritten_delivery_is_caught():
     checker, ghost, nodes = _clean_run()
     x = nodes[2]
-    forged = Txn(x.history[1].zxid, b"forged")
+    forged = Txn(x.history[1][0], b"forged")
     planted = x._replace(history=(x.history[0], forged, x.history[2]))
     nodes[2] = planted
     _, v = checker.step(ghost, 2, planted, (), nodes)
@@ -398,9 +398,12 @@ def test_simulator_check_catches_a_planted_kernel_bug_with_its_tick():
 def test_simulator_reports_the_seed_42_local_primary_order_violation():
     r = simulate(MODEL, SimConfig(42, 3, 2000, 10), checker=Checker())
     assert r.violation_tick == 369
-    assert r.violation == Violation(
+    first, *others = r.violation.all()
+    assert first == Violation(
         "local-primary-order", "node 0 delivered 1.2:zab-1 as epoch 1's transaction number 1",
         (0,), (Txn((1, 2), b"zab-1"),))
+    # the same step also breaks agreement and total order with the leader's log
+    assert [v.property for v in others] == ["agreement", "total-order"]
     # the checker does not change the run
     assert r.digest == simulate(MODEL, SimConfig(42, 3, 2000, 10)).digest
 

@@ -43,6 +43,8 @@ def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for --strategy random.")
 @click.option("--walks", type=int, default=1000, show_default=True,
               help="Walks for --strategy random.")
+@click.option("--no-shorten", is_flag=True,
+              help="Keep dfs/random counterexamples as found (default: shorten them by replay).")
 @click.option("--all", "find_all", is_flag=True,
               help="Do not stop at the first violation; report each violated property once.")
 @click.option("--invariant", "invariants", multiple=True, metavar="NAME",
@@ -60,7 +62,7 @@ def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
 @click.option("--partitions", type=int, default=None, help="Spark partitions [default: cores].")
 @click.option("--verbose", is_flag=True, help="Show engine logs (Spark start-up output).")
 def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartbeats, proposals,
-          strategy, seed, walks, find_all, invariants, no_invariants, trace_out, as_json, quiet,
+          strategy, seed, walks, no_shorten, find_all, invariants, no_invariants, trace_out, as_json, quiet,
           time_limit, engine, master, partitions, verbose):
     """Explore every interleaving, drop, timeout, heartbeat and proposal within the bounds.
 
@@ -111,11 +113,23 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
         outcome = random_walks(env, seed=seed, walks=walks, stop_at_first=stop_at_first,
                                observer=observer, time_limit=time_limit)
 
+    if strategy != "bfs" and outcome.violations and not no_shorten:
+        from zabmc.explore import Found
+        from zabmc.explore.trace import shorten
+
+        shortened = []
+        for found in outcome.violations:
+            path = shorten(env, found.path, found.violation.property)
+            v = rebuild(env, path, found.violation.property).violation
+            shortened.append(Found(v, len(path), path))
+            outcome.extra.setdefault("shortened", {})[v.property] = [found.depth, len(path)]
+        outcome.violations = shortened
     trace_paths = {}
     traces = []
     for found in outcome.violations:
-        trace = rebuild(env, found.path)
-        path = _trace_path(trace_out, model.name, found.violation.property, find_all)
+        trace = rebuild(env, found.path, found.violation.property)
+        path = _trace_path(trace_out, model.name, found.violation.property,
+                           find_all or len(outcome.violations) > 1)
         trace.save(path)
         trace_paths[found.violation.property] = path
         traces.append(trace)

@@ -80,8 +80,8 @@ def export_cmd(trace_file, fmt, output, max_runs, seeds, max_rounds, no_shrink, 
         others = ", ".join(f"{p} first in {c} run{'s' if c != 1 else ''}"
                            for p, c in sorted(result.other.items()))
         click.echo(
-            f"not reproduced: none of {result.runs} simulator runs (seeds below {seeds}, at most "
-            f"{max_rounds} ticks) showed {facts.property} as its first violation; nothing "
+            f"not reproduced: none of {result.runs} simulator runs (seeds 0..{result.last_seed}, "
+            f"at most {max_rounds} ticks) showed {facts.property} as its first violation; nothing "
             "written" + (f" (other properties: {others})" if others else ""),
             err=True,
         )

@@ -73,20 +73,24 @@ def bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSER
     table = ParentTable()
     reported: set[str] = set()
 
-    def record(found: Found) -> bool:
+    def record(v, depth: int, path: tuple) -> bool:
         """Keep the first (shortest) violation of each property; True when the search must stop."""
-        if found.violation.property in reported:
-            return False
-        reported.add(found.violation.property)
-        out.violations.append(found)
-        observer.on_violation(found)
-        return stop_at_first
+        stop = False
+        for x in v.all():
+            if x.property in reported:
+                continue
+            reported.add(x.property)
+            found = Found(x, depth, path)
+            out.violations.append(found)
+            observer.on_violation(found)
+            stop = stop_at_first
+        return stop
 
     init, v0 = env.initial()
     seen.add_batch([env.fingerprint(init)])
     out.generated = 1
     out.per_depth.append(1)
-    stop = v0 is not None and record(Found(v0, 0, ()))
+    stop = v0 is not None and record(v0, 0, ())
     frontier = [init]
     depth = 0
     last_progress = t0
@@ -112,7 +116,7 @@ def bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSER
             for pi, s in enumerate(frontier):
                 for ei, (ev, s2, v) in enumerate(successors(s)):
                     out.generated += 1
-                    if v is not None and record(Found(v, depth + 1, table.path(depth, pi) + (ei,))):
+                    if v is not None and record(v, depth + 1, table.path(depth, pi) + (ei,)):
                         stop = True
                         break
                     fp = fingerprint(s2)

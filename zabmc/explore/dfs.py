@@ -27,18 +27,23 @@ def dfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSER
     reported: set[str] = set()
     fingerprint = env.fingerprint
 
-    def record(found: Found) -> bool:
-        if found.violation.property in reported:
-            return False
-        reported.add(found.violation.property)
-        out.violations.append(found)
-        observer.on_violation(found)
-        return stop_at_first
+    def record(v, depth: int, path: tuple) -> bool:
+        """Keep the first (shortest) violation of each property; True when the search must stop."""
+        stop = False
+        for x in v.all():
+            if x.property in reported:
+                continue
+            reported.add(x.property)
+            found = Found(x, depth, path)
+            out.violations.append(found)
+            observer.on_violation(found)
+            stop = stop_at_first
+        return stop
 
     init, v0 = env.initial()
     seen.visit(fingerprint(init), 0)
     out.generated = 1
-    stop = v0 is not None and record(Found(v0, 0, ()))
+    stop = v0 is not None and record(v0, 0, ())
     # stack of (successor iterator, index of the next successor); path[k] = event index at depth k+1
     stack = [] if stop else [[enumerate(env.successors(init)), 0]]
     path: list[int] = []
@@ -56,7 +61,7 @@ def dfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSER
             ei, (ev, s2, v) = item
             out.generated += 1
             depth = len(stack)
-            if v is not None and record(Found(v, depth, tuple(path) + (ei,))):
+            if v is not None and record(v, depth, tuple(path) + (ei,)):
                 stop = True
                 break
             if not seen.visit(fingerprint(s2), depth):

@@ -26,7 +26,8 @@ def random_walks(env: Env, *, seed: int = 0, walks: int = 1000, stop_at_first: b
     seen.add(env.fingerprint(init))
     out.generated = 1
     if v0 is not None:
-        best[v0.property] = Found(v0, 0, ())
+        for x in v0.all():
+            best[x.property] = Found(x, 0, ())
     stop = v0 is not None and stop_at_first
     done = 0
     try:
@@ -44,11 +45,12 @@ def random_walks(env: Env, *, seed: int = 0, walks: int = 1000, stop_at_first: b
                 seen.add(env.fingerprint(s))
                 out.depth_reached = max(out.depth_reached, len(path))
                 if v is not None:
-                    old = best.get(v.property)
-                    if old is None or old.depth > len(path):
-                        found = Found(v, len(path), tuple(path))
-                        best[v.property] = found
-                        observer.on_violation(found)
+                    for x in v.all():
+                        old = best.get(x.property)
+                        if old is None or old.depth > len(path):
+                            found = Found(x, len(path), tuple(path))
+                            best[x.property] = found
+                            observer.on_violation(found)
                     if stop_at_first:
                         stop = True
                     break

@@ -66,18 +66,31 @@ class Trace:
             raise UsageError(f"cannot write trace file {path}: {e.strerror}") from None
 
 
-def rebuild(env: Env, path: tuple) -> Trace:
-    """Replay event indices from the initial state; record states and the first violation."""
+def _pick(v, prop: str | None):
+    """The violation of `prop` among those a step caused (any, when prop is None)."""
+    if v is None:
+        return None
+    if prop is None:
+        return v
+    return next((x for x in v.all() if x.property == prop), None)
+
+
+def rebuild(env: Env, path: tuple, prop: str | None = None) -> Trace:
+    """Replay event indices from the initial state; record states and the first violation (of
+    property `prop`, when given)."""
     s, v = env.initial()
     states: list[State] = [s]
     events = []
-    first, first_step = (v, 0) if v is not None else (None, None)
+    first = _pick(v, prop)
+    first_step = 0 if first is not None else None
     for k, idx in enumerate(path, start=1):
         ev, s, v = env.step_index(s, idx)
         events.append(ev)
         states.append(s)
-        if v is not None and first is None:
-            first, first_step = v, k
+        if first is None:
+            first = _pick(v, prop)
+            if first is not None:
+                first_step = k
     return Trace(env, events, states, first, first_step)
 
 
@@ -143,9 +156,14 @@ def replay(data: dict) -> ReplayResult:
     """Re-execute a loaded trace through the kernel; events are matched by their JSON value."""
     env = env_from_json(data)
     events_json = _need(data, "events", list)
+    expected = data.get("violation")
+    if expected is not None and not isinstance(expected, dict):
+        raise UsageError("malformed trace file: 'violation' must be an object or null")
+    want_prop = expected.get("property") if expected else None
     s, v = env.initial()
     states, events = [s], []
-    first, first_step = (v, 0) if v is not None else (None, None)
+    first = _pick(v, want_prop)
+    first_step = 0 if first is not None else None
     for k, want in enumerate(events_json, start=1):
         if not isinstance(want, dict) or "kind" not in want:
             raise UsageError(f"malformed trace file: event {k} is not an event object")
@@ -158,8 +176,10 @@ def replay(data: dict) -> ReplayResult:
         s = s2
         events.append(ev)
         states.append(s)
-        if v2 is not None and first is None:
-            first, first_step = v2, k
+        if first is None:
+            first = _pick(v2, want_prop)
+            if first is not None:
+                first_step = k
     recorded_states = data.get("states")
     if isinstance(recorded_states, list) and len(recorded_states) == len(states):
         for k, (got, want) in enumerate(zip(states, recorded_states)):
@@ -168,12 +188,9 @@ def replay(data: dict) -> ReplayResult:
                     f"replay diverged from the recorded states at step {k}: the kernel is not "
                     "deterministic, or the trace was made by a different version of the model")
     trace = Trace(env, events, states, first, first_step)
-    expected = data.get("violation")
     if expected is None:
         confirmed = first is None
     else:
-        if not isinstance(expected, dict):
-            raise UsageError("malformed trace file: 'violation' must be an object or null")
         confirmed = (first is not None and first.property == expected.get("property")
                      and first_step == expected.get("step"))
     return ReplayResult(trace, expected, confirmed)
@@ -185,3 +202,50 @@ def _brief(ev: dict) -> str:
         msg = ev.get("msg", {})
         return f"{kind} {ev.get('src')}->{ev.get('dst')} {msg.get('type') if isinstance(msg, dict) else msg}"
     return f"{kind} node {ev.get('node')}" if kind != "propose" else f"propose {ev.get('payload')}"
+
+
+def _replay_events(env: Env, events: list, prop: str):
+    """Apply events by value; return the step at which `prop` first fails, or None."""
+    s, v = env.initial()
+    if _pick(v, prop) is not None:
+        return 0
+    for k, want in enumerate(events, start=1):
+        for ev, s2, v2 in env.successors(s):
+            if ev == want:
+                break
+        else:
+            return None
+        s = s2
+        if _pick(v2, prop) is not None:
+            return k
+    return None
+
+
+def shorten(env: Env, path: tuple, prop: str) -> tuple:
+    """Shorten a counterexample by replay (as DSLabs does): drop events one at a time, keeping a
+    removal whenever the remaining events still apply and still violate `prop`; cut the tail after
+    the violation. Returns event indices of the shorter path (BFS paths are already shortest)."""
+    trace = rebuild(env, path, prop)
+    events = list(trace.events[: trace.violation_step or len(trace.events)])
+    changed = True
+    while changed:
+        changed = False
+        k = len(events) - 1
+        while k >= 0:
+            cand = events[:k] + events[k + 1 :]
+            step = _replay_events(env, cand, prop)
+            if step is not None:
+                events = cand[:step]
+                changed = True
+                k = min(k, len(events))
+            k -= 1
+    # back to indices
+    s, _ = env.initial()
+    out = []
+    for want in events:
+        for idx, (ev, s2, _) in enumerate(env.successors(s)):
+            if ev == want:
+                out.append(idx)
+                s = s2
+                break
+    return tuple(out)

@@ -85,12 +85,22 @@ class SteerRun(Run):
     Messages the trace never sends pass (`extra_cut=False`) or are cut while the trace still has
     undelivered... (`extra_cut=True`, until every copy the trace delivers has been matched)."""
 
-    def __init__(self, facts: TraceFacts, perm: tuple, extra_cut: bool):
+    def __init__(self, facts: TraceFacts, perm: tuple, extra_cut: bool, timers: bool):
         super().__init__()
         self.queues = facts.fate_queues()
         self.inv = {sim: tr for tr, sim in enumerate(perm)}  # sim node -> trace node
         self.extra_cut = extra_cut
         self.to_match = sum(1 for v in facts.fates.values() for f, _ in v if f == DELIVERED)
+        # sim node -> election timeouts the trace still expects of it
+        self.starve = {}
+        if timers:
+            for _, i in facts.timeouts:
+                self.starve[perm[i]] = self.starve.get(perm[i], 0) + 1
+
+    def on_step(self, t, kind, node, detail, before, step):
+        if kind == "timeout" and self.starve.get(node):
+            self.starve[node] -= 1
+        super().on_step(t, kind, node, detail, before, step)
 
     def want(self, t, src, dst, msg):
         q = self.queues.get((self.inv[src], self.inv[dst], msg))
@@ -100,20 +110,24 @@ class SteerRun(Run):
                 self.to_match -= 1
                 return False
             return True
+        if self.starve.get(dst):
+            return True  # keep the node's election timer running out, as in the trace
         return self.extra_cut and self.to_match > 0
 
 
 class Steer(Plan):
-    def __init__(self, facts: TraceFacts, perm: tuple, extra_cut: bool):
+    def __init__(self, facts: TraceFacts, perm: tuple, extra_cut: bool = False,
+                 timers: bool = False):
         self.facts = facts
         self.perm = perm
         self.extra_cut = extra_cut
-        tag = "steer-strict" if extra_cut else "steer"
+        self.timers = timers
+        tag = "steer-strict" if extra_cut else "steer-timers" if timers else "steer"
         ident = perm == tuple(range(len(perm)))
         self.name = tag if ident else f"{tag}[{','.join(map(str, perm))}]"
 
     def run(self, cfg):
-        return SteerRun(self.facts, self.perm, self.extra_cut)
+        return SteerRun(self.facts, self.perm, self.extra_cut, self.timers)
 
 
 class WindowRun(Run):
@@ -125,6 +139,21 @@ class WindowRun(Run):
 
     def want(self, t, src, dst, msg):
         return self.start <= t < self.end and (src, dst) in self.links
+
+
+class CutLink(Plan):
+    """Cut one directed link over [start, start+length): drops a whole message class (and starves
+    the receiver's election timer when the sender is its leader)."""
+
+    def __init__(self, link: tuple, start: int, length: int):
+        self.links = frozenset({link})
+        self.start = start
+        self.length = length
+        self.rounds_floor = start + 1
+        self.name = f"cut({link[0]}->{link[1]}@{start}+{length})"
+
+    def run(self, cfg):
+        return WindowRun(self.links, self.start, self.start + self.length)
 
 
 class Isolate(Plan):
@@ -161,9 +190,21 @@ def plans_for(facts: TraceFacts, max_rounds: int) -> list[Plan]:
     out: list[Plan] = []
     perms = node_perms(n)
     for perm in perms:
-        out.append(Steer(facts, perm, extra_cut=False))
+        out.append(Steer(facts, perm))
     out.append(Plan())
     out.append(Steer(facts, perms[0], extra_cut=True))
+    if facts.timeouts:
+        for perm in perms:
+            out.append(Steer(facts, perm, timers=True))
+    # message classes the trace never delivers: cut their link from tick 1 (after start-up) on
+    undelivered: dict = {}
+    for (src, dst, _), fates in facts.fates.items():
+        lost = sum(1 for f, _ in fates if f != DELIVERED)
+        if lost:
+            undelivered[(src, dst)] = undelivered.get((src, dst), 0) + lost
+    length = STARVE_TICKS + 100
+    for link in sorted(undelivered, key=lambda lk: (-undelivered[lk], lk)):
+        out.append(CutLink(link, 1, length))
     # late joiners: nodes whose first delivered message comes late in the trace
     late = sorted((k, i) for i, k in facts.first_contact.items() if k is not None and k > 1)
     for _, i in late:
@@ -175,7 +216,7 @@ def plans_for(facts: TraceFacts, max_rounds: int) -> list[Plan]:
         if i not in seen:
             seen.append(i)
     for i in seen:
-        for start in (0, 20, 60):
+        for start in (1, 20, 60):
             if start + STARVE_TICKS <= max_rounds:
                 out.append(Isolate(n, i, start, STARVE_TICKS, inbound_only=True))
                 out.append(Isolate(n, i, start, STARVE_TICKS))

@@ -45,6 +45,7 @@ class NotFound:
     runs: int
     budget: Budget
     other: dict  # property -> count of runs that stopped at a different property first
+    last_seed: int  # the highest seed tried (-1: none)
 
 
 def rounds_grid(facts: TraceFacts, max_rounds: int) -> list[int]:
@@ -52,8 +53,8 @@ def rounds_grid(facts: TraceFacts, max_rounds: int) -> list[int]:
     before tick 150), long ones first when the trace needs election timers."""
     short = [12, 16, 20, 30, 45, 60, 90, 130, 200, 320, 500]
     if facts.timeouts:
-        per = 320 * len(facts.timeouts)
-        base = [per, per + 100, per + 250, per * 2, per * 3] + short
+        per = 200 + 300 * len(facts.timeouts)
+        base = [per, per + 150, per * 2, per * 3] + short
     else:
         base = short
     out = []
@@ -170,10 +171,12 @@ def search(facts: TraceFacts, budget: Budget, progress: Callable | None = None):
     """Find a verified script for the trace's property, or report that none was found."""
     runs = 0
     other: dict = {}
+    last_seed = -1
     for cfg, plan in candidates(facts, budget):
         if runs >= budget.max_runs:
             break
         runs += 1
+        last_seed = cfg.seed
         if progress:
             progress(runs, cfg, plan)
         run = plan.run(cfg)
@@ -193,4 +196,4 @@ def search(facts: TraceFacts, budget: Budget, progress: Callable | None = None):
         if budget.shrink:
             script, vt, vv, shrink_runs = shrink(facts, script)
         return Verified(script, vt, vv, plan.name, runs, runs, shrink_runs)
-    return NotFound(runs, budget, other)
+    return NotFound(runs, budget, other, last_seed)

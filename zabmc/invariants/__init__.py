@@ -66,6 +66,11 @@ class Violation(NamedTuple):
     message: str
     nodes: tuple
     txns: tuple
+    also: tuple = ()  # other properties violated by the same step
+
+    def all(self) -> tuple:
+        """This violation and every other one the same step caused."""
+        return (self._replace(also=()),) + self.also
 
     def to_json(self) -> dict:
         return {
@@ -205,7 +210,6 @@ class Checker:
                 return ghost, None
         logs, bc, est, pro = ghost
         en = self.enabled
-        violation = None
         for eff in effects:
             tag = eff[0]
             if tag == "proposed":
@@ -239,61 +243,72 @@ class Checker:
                     log_changed = True
         ghost = (logs, bc, est, pro)
 
+        found = []
         if "sane-history" in en and touched:
-            violation = _sane_history(node)
-        if violation is None and logs is not None and touched:
+            found.append(_sane_history(node))
+        if logs is not None and touched:
             if "prefix" in en and dseq != logs[i]:
-                violation = _prefix(i, dseq, logs[i])
+                found.append(_prefix(i, dseq, logs[i]))
             # Other nodes' logs did not change in this step and were checked when they did.
-            if violation is None and log_changed:
-                violation = self._check_logs(i, logs, bc)
-        if violation is None and "primary-integrity" in en:
+            if log_changed:
+                found.extend(self._check_logs(i, logs, bc))
+        if "primary-integrity" in en:
             for eff in effects:
                 if eff[0] == "proposed":
-                    violation = _primary_integrity(i, node, eff[1], logs)
-                    if violation:
-                        break
-        if violation is None and "leadership" in en:
-            violation = _one_per_epoch("leadership", "established leaders", effects, "synced", est)
-        if violation is None and "single-prospective-leader" in en:
-            violation = _one_per_epoch(
-                "single-prospective-leader", "prospective leaders", effects, "leading", pro
-            )
-        return ghost, violation
+                    found.append(_primary_integrity(i, node, eff[1], logs))
+        if "leadership" in en:
+            found.append(_one_per_epoch("leadership", "established leaders", effects, "synced", est))
+        if "single-prospective-leader" in en:
+            found.append(_one_per_epoch(
+                "single-prospective-leader", "prospective leaders", effects, "leading", pro))
+        return ghost, _combine(found)
 
     def _check_logs(self, i, logs, bc):
+        """Every log property violated by node i's changed log (at most one per property)."""
         en = self.enabled
         log = logs[i]
+        out = []
         if "integrity" in en and bc is not None:
             proposed = {t for t, _ in bc}
             for t in log:
                 if t not in proposed:
-                    return Violation("integrity", f"node {i} delivered {_fmt_txn(t)}, which no "
-                                     "primary ever broadcast", (i,), (t,))
+                    out.append(Violation("integrity", f"node {i} delivered {_fmt_txn(t)}, which "
+                                         "no primary ever broadcast", (i,), (t,)))
+                    break
         if "global-primary-order" in en:
             for a, b in zip(log, log[1:]):
                 if b[0][0] < a[0][0]:
-                    return Violation("global-primary-order", f"node {i} delivered {_fmt_txn(b)} "
-                                     f"after {_fmt_txn(a)} of a later epoch", (i,), (a, b))
+                    out.append(Violation("global-primary-order", f"node {i} delivered "
+                                         f"{_fmt_txn(b)} after {_fmt_txn(a)} of a later epoch",
+                                         (i,), (a, b)))
+                    break
         if "local-primary-order" in en:
-            v = _local_primary_order(i, log, bc)
-            if v:
-                return v
+            out.append(_local_primary_order(i, log, bc))
+        agreement = total = None
         for j, other in enumerate(logs):
             if j == i or not other:
                 continue
-            if "agreement" in en:
+            if agreement is None and "agreement" in en:
                 short, long_ = (log, other) if len(log) <= len(other) else (other, log)
                 if long_[: len(short)] != short:
                     k = next(x for x in range(len(short)) if short[x] != long_[x])
-                    return Violation("agreement", f"nodes {i} and {j} delivered different "
-                                     f"transactions at position {k + 1}: {_fmt_txn(log[k])} vs "
-                                     f"{_fmt_txn(other[k])}", (i, j), (log[k], other[k]))
-            if "total-order" in en:
-                v = _total_order(i, log, j, other) or _total_order(j, other, i, log)
-                if v:
-                    return v
+                    agreement = Violation("agreement", f"nodes {i} and {j} delivered different "
+                                          f"transactions at position {k + 1}: {_fmt_txn(log[k])} "
+                                          f"vs {_fmt_txn(other[k])}", (i, j), (log[k], other[k]))
+            if total is None and "total-order" in en:
+                total = _total_order(i, log, j, other) or _total_order(j, other, i, log)
+        out.extend((agreement, total))
+        return out
+
+
+def _combine(found: list):
+    """The first violation, carrying the others found in the same step in `also`."""
+    found = [v for v in found if v is not None]
+    if not found:
         return None
+    if len(found) == 1:
+        return found[0]
+    return found[0]._replace(also=tuple(found[1:]))
 
 
 def _prefix(i, dseq, log):
