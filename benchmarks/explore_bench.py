@@ -1,0 +1,162 @@
+"""Explorer throughput and memory, against a naive baseline measured in the same run.
+
+Workload: the 3-node db-19 space under FIFO links, 2 proposals, explored exhaustively to depth 16
+(every state within the bound), with every default property and with none.
+
+- zabmc: `zabmc.explore.bfs` as shipped: marshal-v2 encoding, memoised deliveries, sorted-run
+  fingerprint set (16 B) plus uint32/uint16 parent pointers (6 B) per visited state.
+- baseline: the same environment and kernel, but a hand-written per-field struct encoding
+  (models/db19/codec.encode_node / encode_msg), no kernel memo, and a Python set of int
+  fingerprints, as a first implementation would have it.
+
+Times are CPU seconds of this process (`time.process_time`), which the other load on a shared
+machine disturbs less than wall time; the report gives ratios. Memory per visited state is the
+visited set's own bytes divided by distinct states (tracemalloc for the Python set).
+
+    python benchmarks/explore_bench.py [--depth 16] [--write reports/benchmarks.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+import tracemalloc
+
+import xxhash
+
+from models.db19 import MODEL
+from models.db19.codec import encode_msg, encode_node
+from zabmc.explore import Env, ExploreConfig, bfs
+from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+
+
+class NaiveEnv(Env):
+    """Baseline: field-by-field struct encoding, no memo of kernel calls."""
+
+    def _deliver(self, node, src, msg):
+        return self.model.deliver(node, src, msg, self.n)
+
+    def encode(self, s):
+        parts = [encode_node(x) for x in s.nodes]
+        if self.fifo:
+            for k, q in enumerate(s.net):
+                parts.append(bytes((k, len(q))))
+                parts.extend(encode_msg(m) for m in q)
+        else:
+            for (src, dst, msg), cnt in s.net:
+                parts.append(bytes((src, dst, cnt)) + encode_msg(msg))
+        parts.append(repr(s.budgets).encode())
+        if self.checker.active:
+            parts.append(self.checker.encode_ghost(s.ghost))
+        return b"".join(parts)
+
+    def fingerprint(self, s):
+        return xxhash.xxh3_128_digest(self.encode(s))
+
+
+def naive_bfs(env: Env):
+    """Level-synchronous BFS with a Python set of int fingerprints (no parent pointers)."""
+    init, _ = env.initial()
+    seen = {xxhash.xxh3_128_intdigest(env.encode(init))}
+    frontier, depth, generated = [init], 0, 1
+    while frontier and depth < env.config.depth:
+        nxt = []
+        for s in frontier:
+            for _, s2, _ in env.successors(s):
+                generated += 1
+                fp = xxhash.xxh3_128_intdigest(env.encode(s2))
+                if fp not in seen:
+                    seen.add(fp)
+                    nxt.append(s2)
+        frontier = nxt
+        depth += 1
+    return seen, generated
+
+
+def set_bytes(fps: set) -> int:
+    tracemalloc.start()
+    copy = {int(x) + 0 for x in fps}  # fresh objects, so tracemalloc sees them all
+    size = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    del copy
+    return size
+
+
+def measure(depth: int):
+    rows = []
+    for label, inv in (("every default property", DEFAULT_PROPERTIES), ("no properties", ())):
+        cfg = ExploreConfig(nodes=3, network="fifo", proposals=2, depth=depth)
+        env = Env(MODEL, cfg, Checker(inv))
+        c0 = time.process_time()
+        o = bfs(env, stop_at_first=False)
+        c1 = time.process_time()
+        base_env = NaiveEnv(MODEL, cfg, Checker(inv))
+        c2 = time.process_time()
+        seen, generated = naive_bfs(base_env)
+        c3 = time.process_time()
+        assert len(seen) == o.distinct, (len(seen), o.distinct)
+        ours, base = c1 - c0, c3 - c2
+        rows.append(dict(
+            label=label, distinct=o.distinct, generated=o.generated,
+            ours_rate=o.distinct / ours, base_rate=len(seen) / base, speedup=base / ours,
+            ours_bytes=o.seen_bytes / o.distinct, base_bytes=set_bytes(seen) / len(seen),
+        ))
+    return rows
+
+
+def render(rows, depth: int) -> str:
+    out = [
+        "## Explorer",
+        "",
+        "Produced by `python benchmarks/explore_bench.py`. Workload: db-19, 3 nodes, FIFO links, "
+        f"2 proposals, every state to depth {depth}. One core, CPU seconds of the process; the "
+        "baseline (per-field struct encoding, no kernel memo, Python set of fingerprints) runs in "
+        "the same process right after, so the ratios are what to read.",
+        "",
+        "| properties | distinct states | transitions | zabmc distinct/s | baseline distinct/s | "
+        "speed-up | zabmc bytes/visited state | baseline bytes/visited state |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        out.append(f"| {r['label']} | {r['distinct']:,} | {r['generated']:,} | "
+                   f"{r['ours_rate']:,.0f} | {r['base_rate']:,.0f} | {r['speedup']:.2f}x | "
+                   f"{r['ours_bytes']:.1f} | {r['base_bytes']:.1f} |")
+    out += [
+        "",
+        "zabmc's bytes per visited state are the fingerprint set (16 B, sorted numpy runs) plus the "
+        "parent pointer used to rebuild traces (6 B); the frontier's full states are transient and "
+        "not counted, as TLC does not count its queue. The issue's targets on one core are at "
+        "least 30,000 distinct states/s and at most 64 bytes per visited state.",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def write_section(path: str, section: str) -> None:
+    try:
+        text = open(path).read()
+    except FileNotFoundError:
+        text = "# zabmc benchmarks\n\n"
+    pattern = re.compile(r"^## Explorer\n.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(text):
+        text = pattern.sub(section + "\n", text)
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--depth", type=int, default=16)
+    ap.add_argument("--write", default=None, help="update this markdown file's Explorer section")
+    args = ap.parse_args()
+    section = render(measure(args.depth), args.depth)
+    print(section)
+    if args.write:
+        write_section(args.write, section)
+
+
+if __name__ == "__main__":
+    main()
