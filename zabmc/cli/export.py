@@ -89,7 +89,7 @@ def export_cmd(trace_file, fmt, output, max_runs, seeds, max_rounds, no_shrink, 
 
     header = result.script.header
     shown_path = output if output is not None else "FILE"
-    command = simulate_command(facts, header, shown_path)
+    command = simulate_command(result.invariants, header, shown_path)
     if fmt == "json":
         text = json.dumps(json_document(facts, result, command), indent=2) + "\n"
     else:

@@ -24,7 +24,7 @@ def export(path: str, budget: Budget, progress=None):
     return facts, search(facts, budget, progress)
 
 
-def simulate_command(facts: TraceFacts, header: dict, script_path: str) -> str:
+def simulate_command(invariants: tuple, header: dict, script_path: str) -> str:
     """The `zabmc simulate` command line that reproduces the violation with the written script."""
     parts = ["zabmc", "simulate"]
     if header.get("model", "db19") != "db19":
@@ -32,8 +32,8 @@ def simulate_command(facts: TraceFacts, header: dict, script_path: str) -> str:
     for key in ("seed", "nodes", "rounds", "proposals"):
         parts += [f"--{key}", str(header[key])]
     parts += ["--partition-script", script_path, "--check"]
-    if tuple(facts.invariants) != DEFAULT_PROPERTIES:
-        for name in facts.invariants:
+    if tuple(invariants) != DEFAULT_PROPERTIES:
+        for name in invariants:
             parts += ["--invariant", name]
     return " ".join(shlex.quote(p) for p in parts)
 
@@ -55,6 +55,9 @@ def script_comments(facts: TraceFacts, result: Verified, command: str) -> list[s
         f"search: run {result.run_index} (plan {result.plan}), {_cut_summary(result)} after "
         f"shrinking",
     ]
+    also = [x.property for x in v.all()[1:]] if hasattr(v, "all") else []
+    if also:
+        lines.append(f"the same step also breaks: {', '.join(also)}")
     if not result.script.directives:
         lines.append("no link cut is needed: the seed's own delays and timers produce the violation")
     return lines
@@ -63,8 +66,10 @@ def script_comments(facts: TraceFacts, result: Verified, command: str) -> list[s
 def json_document(facts: TraceFacts, result: Verified, command: str) -> dict:
     v = result.violation
     return result.script.to_json({
-        "invariants": list(facts.invariants),
-        "expected_violation": dict(v.to_json(), tick=result.tick),
+        "invariants": list(result.invariants),
+        "expected_violation": dict(v.to_json(), tick=result.tick,
+                                   also=[x.property for x in v.all()[1:]]
+                                   if hasattr(v, "all") else []),
         "verified": True,
         "source": {"trace": facts.path, "property": facts.property, "step": facts.step,
                    "nodes": facts.nodes, "network": facts.network},

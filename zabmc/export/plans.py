@@ -80,10 +80,13 @@ class Plan:
 
 class SteerRun(Run):
     """Fate steering: each message the simulator sends is matched (by sender, receiver and value,
-    in send order, under the node mapping `perm`) to the next unmatched copy the trace sends; it passes
-    if the trace delivers that copy and is cut if the trace drops it or leaves it in flight.
-    Messages the trace never sends pass (`extra_cut=False`) or are cut while the trace still has
-    undelivered... (`extra_cut=True`, until every copy the trace delivers has been matched)."""
+    in send order, under the node mapping `perm`: trace node i is simulator node perm[i]; message
+    contents are compared as they are) to the next unmatched copy the trace sends. It passes if the
+    trace delivers that copy and is cut if the trace drops it or leaves it in flight.
+
+    Messages the trace never sends pass, unless `extra_cut` (then they are cut until every copy the
+    trace delivers has been matched) or `timers` and they go to a node whose election timeouts in the
+    trace have not all happened in the simulator yet (then they are cut, so its timer runs out)."""
 
     def __init__(self, facts: TraceFacts, perm: tuple, extra_cut: bool, timers: bool):
         super().__init__()

@@ -1,10 +1,13 @@
 """The exporter's search: simulator configurations x cut plans, in a fixed order, within a budget.
 
-Order: seeds are the outer loop (seed 0 of every combination first, then seed 1, ...); inside a
-seed, run lengths and proposal counts, then the plans of `plans.plans_for`. A run stops at its first
-violation. The first run whose first violation is the trace's property wins; its recorded cuts become
-a static script, which is then checked the way `zabmc simulate --check` runs it (`verify`), and
-shrunk (cut intervals removed one by one while the script still reproduces the property).
+Order: seeds are the outer loop; for each seed every plan of `plans.plans_for` runs once, each with
+a run length and proposal count that rotate with the seed (`candidates`). A run stops at its first
+violating step. The first run whose first violating step breaks the trace's property wins. Its
+recorded cuts become a static script, which is then run the way `zabmc simulate --check` runs it
+(`verify`) and must report the trace's property. When that step broke another checked property
+first, the script is verified (and the command line written) with the trace's property alone, so
+that `zabmc simulate --check --invariant P` reports P. Finally it is shrunk: cut intervals are
+removed one by one while the script still reproduces the property.
 Everything depends only on the trace and the budget: the same inputs give the same script.
 """
 
@@ -14,11 +17,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 from zabmc.invariants import Checker
-from zabmc.sim.script import Directive, Script, from_link_decisions
+from zabmc.sim.script import Script, from_link_decisions
 from zabmc.sim.simulator import SimConfig, Simulator
 
 from .facts import TraceFacts
-from .plans import Plan, Run, Stop, plans_for
+from .plans import Run, Stop, plans_for
 
 
 @dataclass
@@ -33,11 +36,12 @@ class Budget:
 class Verified:
     script: Script
     tick: int
-    violation: object  # zabmc.invariants.Violation
+    violation: object  # zabmc.invariants.Violation: its `property` is the trace's
     plan: str
     run_index: int  # 1-based index of the winning search run
     runs: int  # search runs made
     shrink_runs: int
+    invariants: tuple  # the properties `zabmc simulate --check` must check (the command's flags)
 
 
 @dataclass
@@ -103,24 +107,21 @@ def simulate_once(facts: TraceFacts, cfg: SimConfig, run: Run, stop_early: bool 
     return result.violation_tick, result.violation
 
 
-class _ScriptRun(Run):
-    """A static script as a Run (no recording needed)."""
-
-    def __init__(self, timeline):
-        super().__init__()
-        self.timeline = timeline
-
-    def want(self, t, src, dst, msg):
-        return self.timeline.link_cut(t, src, dst)
+def properties_of(v) -> list:
+    """Every property a violating step broke (the first one, then the others)."""
+    if v is None:
+        return []
+    return [x.property for x in v.all()] if hasattr(v, "all") else [v.property]
 
 
-def verify(facts: TraceFacts, script: Script):
+def verify(facts: TraceFacts, script: Script, invariants: tuple | None = None):
     """Run `script` exactly as `zabmc simulate --partition-script FILE --check` does (full run, the
-    script's own header, the trace's properties); (tick, violation) or (None, None)."""
+    script's own header, the given properties, by default the trace's); (tick, violation) or
+    (None, None)."""
     cfg = script.config()
     tl = script.timeline(cfg.nodes)
-    result = Simulator(facts.model, cfg, checker=Checker(facts.invariants),
-                       link_cut=tl.link_cut).run()
+    names = facts.invariants if invariants is None else invariants
+    result = Simulator(facts.model, cfg, checker=Checker(names), link_cut=tl.link_cut).run()
     return result.violation_tick, result.violation
 
 
@@ -137,11 +138,11 @@ def _intervals(script: Script) -> list[tuple]:
     return sorted(out, key=lambda x: x[1])
 
 
-def shrink(facts: TraceFacts, script: Script, on_run: Callable | None = None) -> tuple:
+def shrink(facts: TraceFacts, script: Script, invariants: tuple) -> tuple:
     """Remove cut intervals one at a time (earliest first) while the script still reproduces the
     property; returns (script, tick, violation, runs)."""
     runs = 0
-    tick, v = verify(facts, script)
+    tick, v = verify(facts, script, invariants)
     k = 0
     while True:
         ivs = _intervals(script)
@@ -152,9 +153,7 @@ def shrink(facts: TraceFacts, script: Script, on_run: Callable | None = None) ->
         cand = Script(script.header, [d for j, d in enumerate(script.directives) if j not in drop],
                       script.source)
         runs += 1
-        if on_run:
-            on_run()
-        t2, v2 = verify(facts, cand)
+        t2, v2 = verify(facts, cand, invariants)
         if v2 is not None and v2.property == facts.property:
             script, tick, v = cand, t2, v2
         else:
@@ -183,17 +182,18 @@ def search(facts: TraceFacts, budget: Budget, progress: Callable | None = None):
         tick, v = simulate_once(facts, cfg, run)
         if v is None:
             continue
-        if v.property != facts.property:
+        if facts.property not in properties_of(v):
             other[v.property] = other.get(v.property, 0) + 1
             continue
+        # the step broke the trace's property; when it broke another one first, the command line
+        # checks the trace's property alone, so that `zabmc simulate --check` reports it
+        names = facts.invariants if v.property == facts.property else (facts.property,)
         script = from_link_decisions(run.decisions, header_for(facts, cfg))
-        script = Script(script.header, [Directive(d.tick, d.action, d.args, 0)
-                                        for d in script.directives], "<export>")
-        vt, vv = verify(facts, script)
+        vt, vv = verify(facts, script, names)
         if vv is None or vv.property != facts.property:
             continue  # cannot happen for a deterministic simulator; never emit it unverified
         shrink_runs = 0
         if budget.shrink:
-            script, vt, vv, shrink_runs = shrink(facts, script)
-        return Verified(script, vt, vv, plan.name, runs, runs, shrink_runs)
+            script, vt, vv, shrink_runs = shrink(facts, script, names)
+        return Verified(script, vt, vv, plan.name, runs, runs, shrink_runs, tuple(names))
     return NotFound(runs, budget, other, last_seed)

@@ -1,0 +1,142 @@
+"""The "Reproducing in the simulator" section of reports/db19-findings.md.
+
+For every finding of the db-19 regression corpus (`zabmc.report.findings.FINDINGS`, traces in
+`tests/corpus/db19/`) this runs the exporter with its default budget, writes the verified partition
+script to `reports/repro/<id>.zps`, re-runs the printed `zabmc simulate` command line in a real
+process to check that it reports the property at the promised tick, and renders the table. Run it
+with `python benchmarks/findings_repro.py` (it replaces the section, or appends it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from .facts import read_trace
+from .search import Budget, NotFound, search
+
+SECTION = "## Reproducing in the simulator"
+
+
+@dataclass
+class Row:
+    fid: str
+    title: str
+    prop: str
+    script_path: str | None  # repository-relative; None when not reproduced
+    header: dict | None
+    directives: list
+    tick: int | None
+    command: str | None
+    note: str
+
+
+def _trace_path(root: str, fid: str) -> str:
+    path = os.path.join(root, "tests", "corpus", "db19", f"{fid}.trace.json")
+    if os.path.exists(path):
+        return path
+    from zabmc.report.findings import FINDINGS, run_finding
+
+    f = next(f for f in FINDINGS if f.id == fid)
+    _, _, _, trace, _, _ = run_finding(f)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    trace.save(path)
+    return path
+
+
+def reproduce_all(root: str, budget: Budget | None = None, log=print) -> list[Row]:
+    from zabmc.export import script_comments, simulate_command
+    from zabmc.report.findings import FINDINGS
+
+    budget = budget or Budget()
+    rows = []
+    os.makedirs(os.path.join(root, "reports", "repro"), exist_ok=True)
+    for f in FINDINGS:
+        trace_path = _trace_path(root, f.id)
+        rel_trace = os.path.relpath(trace_path, root)
+        facts = read_trace(trace_path)
+        facts.path = rel_trace
+        result = search(facts, budget)
+        if isinstance(result, NotFound):
+            log(f"{f.id}: not reproduced within {result.runs} runs")
+            rows.append(Row(f.id, f.title, f.prop, None, None, [], None, None,
+                            f"not reproduced within {result.runs} simulator runs "
+                            f"(seeds 0..{result.last_seed})"))
+            continue
+        rel = f"reports/repro/{f.id}.zps"
+        command = simulate_command(result.invariants, result.script.header, rel)
+        text = result.script.to_text(script_comments(facts, result, command))
+        with open(os.path.join(root, rel), "w") as out:
+            out.write(text)
+        got = _run_command(root, command)
+        want = (result.violation.property, result.tick)
+        if got != want:
+            raise RuntimeError(f"{f.id}: `{command}` reported {got}, the exporter verified {want}")
+        log(f"{f.id}: {want[0]} at tick {want[1]} ({command})")
+        how = (f"plan {result.plan}" if result.script.directives else "no cut needed")
+        rows.append(Row(f.id, f.title, f.prop, rel, dict(result.script.header),
+                        [d.text() for d in result.script.directives], result.tick, command,
+                        f"search run {result.run_index}, {how}"))
+    return rows
+
+
+def _run_command(root: str, command: str):
+    argv = shlex.split(command)
+    exe = [sys.executable, "-c", "from zabmc.cli import main; main()"]
+    r = subprocess.run(exe + argv[1:], cwd=root, capture_output=True, text=True, timeout=600)
+    m = re.search(r"^violation: (\S+) at tick (\d+):", r.stderr, re.M)
+    if r.returncode != 10 or m is None:
+        return None
+    return m.group(1), int(m.group(2))
+
+
+def render(rows: list[Row]) -> str:
+    lines = [
+        SECTION,
+        "",
+        "Produced by `python benchmarks/findings_repro.py`. It runs `zabmc export` (with its default "
+        "budget) on each regression trace in `tests/corpus/db19/` and writes the verified partition "
+        "script to `reports/repro/`. It then runs each command line below in a fresh process and "
+        "checks that `zabmc simulate --check` reports the finding's property at the tick shown. "
+        "Run the commands from the repository root. The script format and the exporter's search "
+        "are described in `docs/partition-scripts.md`.",
+        "",
+        "| finding | property | simulator | cuts (script directives) | violation | command line |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        link = f"[{r.title}](#{r.fid})"
+        if r.command is None:
+            lines.append(f"| {link} | {r.prop} | - | - | **{r.note}** | - |")
+            continue
+        h = r.header
+        sim = f"seed {h['seed']}, {h['nodes']} nodes, {h['rounds']} rounds, {h['proposals']} proposals"
+        cuts = "; ".join(f"`{d}`" for d in r.directives) or "none: the seed's own delays suffice"
+        lines.append(f"| {link} | {r.prop} | {sim} | {cuts} | {r.prop} at tick {r.tick} "
+                     f"({r.note}) | `{r.command}` |")
+    missing = [r for r in rows if r.command is None]
+    lines.append("")
+    if missing:
+        lines.append(f"{len(missing)} finding(s) could not be reproduced in the simulator within "
+                     "the exporter's default budget; no script is recorded for them.")
+    else:
+        lines.append("Every finding reproduces in the seeded simulator.")
+    return "\n".join(lines) + "\n"
+
+
+def update_report(path: str, section: str) -> None:
+    """Replace the section (up to the next `## ` heading) or append it."""
+    text = open(path).read() if os.path.exists(path) else "# db-19 findings\n"
+    start = text.find(SECTION + "\n")
+    if start >= 0:
+        nxt = text.find("\n## ", start + len(SECTION))
+        end = len(text) if nxt < 0 else nxt + 1
+        text = text[:start] + section + ("\n" + text[end:] if nxt >= 0 else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    with open(path, "w") as f:
+        f.write(text)
