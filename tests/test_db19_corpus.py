@@ -19,6 +19,7 @@ EXPECTED = {
     "fifo-duplicate-zxid": ("sane-history", 20),
     "fifo-follower-timeout-gap": ("local-primary-order", 28),
     "bag-two-established-leaders": ("leadership", 13),
+    "bag-stale-newleader-retracts": ("prefix", 13),
 }
 
 

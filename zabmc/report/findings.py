@@ -76,6 +76,20 @@ FINDINGS = [
                 "1.2 on that quorum: node 0 delivers 1.2 without 1.1.",
     ),
     Finding(
+        "bag-stale-newleader-retracts", "A stale NewLeader erases a committed transaction",
+        "prefix", dict(nodes=3, network="bag", proposals=1, depth=30),
+        strategy="random", seed=1, walks=200_000, invariants=("prefix", "sane-history"),
+        why="C19: NewLeader replaces the follower's whole history and leaves last_committed "
+            "alone, and it is accepted for any `e >= accepted_epoch`, so a delayed copy from the "
+            "current leader, carrying the history as it was at discovery, is applied again after "
+            "the follower has received and committed newer transactions.",
+        summary="Node 1 leads epoch 1. Node 2 joins late: it gets Propose(1.1) and Commit(1.1) "
+                "before the NewLeader(1, []) that node 1 sent when discovery finished. That "
+                "NewLeader is accepted (its epoch equals node 2's accepted epoch) and replaces "
+                "node 2's history [1.1] by []: a delivered transaction disappears, and "
+                "last_committed 1.1 now lies beyond the last zxid.",
+    ),
+    Finding(
         "bag-two-established-leaders", "Two nodes establish themselves as leader of epoch 1",
         "leadership",
         dict(nodes=3, network="bag", proposals=0, max_timeouts=2, depth=60),
