@@ -144,9 +144,10 @@ def test_random_walks_are_deterministic_and_find_the_bag_bug():
     a = random_walks(env, seed=7, walks=3000)
     b = random_walks(env, seed=7, walks=3000)
     assert a.violations and a.violations == b.violations
-    assert a.violations[0].violation.property == "local-primary-order"
-    trace = rebuild(env, a.violations[0].path)
+    lpo = next(f for f in a.violations if f.violation.property == "local-primary-order")
+    trace = rebuild(env, lpo.path, "local-primary-order")
     assert trace.violation.property == "local-primary-order"
+    assert trace.violation_step == lpo.depth == len(lpo.path)
 
 
 def test_invariant_selection_changes_what_is_found():

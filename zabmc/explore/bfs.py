@@ -113,30 +113,36 @@ def bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSER
                         table.add(pi, ei)
                 cand.clear()
 
-            for pi, s in enumerate(frontier):
-                for ei, (ev, s2, v) in enumerate(successors(s)):
-                    out.generated += 1
-                    if v is not None and record(v, depth + 1, table.path(depth, pi) + (ei,)):
-                        stop = True
-                        break
-                    fp = fingerprint(s2)
-                    if fp not in cand:
-                        cand[fp] = (s2, pi, ei)
-                if stop:
-                    break
-                if len(cand) >= CHUNK:
-                    flush()
-                now = time.perf_counter()
-                if now - last_progress >= PROGRESS_EVERY:
-                    last_progress = now
-                    observer.on_progress(Progress(depth + 1, out.generated, len(seen) + len(cand),
-                                                  len(frontier) - pi - 1 + len(nxt) + len(cand),
-                                                  now - t0))
-                    if time_limit is not None and now - t0 >= time_limit:
-                        out.stop_reason = TIME_LIMIT
-                        stop = True
-                        break
-            if cand and not (stop and out.stop_reason == TIME_LIMIT):
+            def expand_level() -> None:
+                nonlocal stop, last_progress
+                for pi, s in enumerate(frontier):
+                    for ei, (ev, s2, v) in enumerate(successors(s)):
+                        out.generated += 1
+                        if v is not None and record(v, depth + 1, table.path(depth, pi) + (ei,)):
+                            stop = True
+                            return
+                        fp = fingerprint(s2)
+                        if fp not in cand:
+                            cand[fp] = (s2, pi, ei)
+                    if len(cand) >= CHUNK:
+                        flush()
+                    now = time.perf_counter()
+                    if now - last_progress >= PROGRESS_EVERY:
+                        last_progress = now
+                        observer.on_progress(Progress(
+                            depth + 1, out.generated, len(seen) + len(cand),
+                            len(frontier) - pi - 1 + len(nxt) + len(cand), now - t0))
+                        if time_limit is not None and now - t0 >= time_limit:
+                            out.stop_reason = TIME_LIMIT
+                            stop = True
+                            return
+
+            try:
+                expand_level()
+            except KeyboardInterrupt:
+                out.stop_reason = INTERRUPTED
+                stop = True
+            if cand:  # keep what the level found so far, also when stopping early
                 flush()
             if nxt:
                 depth += 1
