@@ -62,13 +62,18 @@ def export_cmd(trace_file, fmt, output, max_runs, seeds, max_rounds, no_shrink, 
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                    TimeElapsedColumn)
 
-        bar = Progress(TextColumn("[bold]export[/] {task.description}"), BarColumn(),
-                       MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True)
-        task = bar.add_task(facts.property, total=max_runs)
+        from rich.table import Column
+
+        bar = Progress(TextColumn("[bold]export[/] {task.description}"), BarColumn(bar_width=20),
+                       MofNCompleteColumn(), TimeElapsedColumn(),
+                       TextColumn("[dim]{task.fields[detail]}",
+                                  table_column=Column(no_wrap=True, overflow="ellipsis")),
+                       console=err, transient=True)
+        task = bar.add_task(facts.property, total=max_runs, detail="")
 
         def progress(k, cfg, plan):
-            bar.update(task, completed=k, description=f"{facts.property}: seed {cfg.seed} "
-                       f"rounds {cfg.rounds} proposals {cfg.proposals} plan {plan.name}")
+            bar.update(task, completed=k, detail=f"seed {cfg.seed} {cfg.rounds}t "
+                       f"{cfg.proposals}p {plan.name}")
 
         with bar:
             result = search(facts, budget, progress)
