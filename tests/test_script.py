@@ -102,6 +102,13 @@ def test_parse_header_and_directives():
     assert s.source == "x.zps"
 
 
+def test_rounds_0_still_runs_the_start_up_at_tick_0():
+    sends, result = observe("seed 0\nnodes 2\nrounds 0\nat 0 cut 1 0\n")
+    assert sends == [(0, 0, 1, "LookForLeader", False), (0, 0, 1, "Vote", False),
+                     (0, 1, 0, "LookForLeader", True), (0, 1, 0, "Vote", True)]
+    assert (result.stats.sent, result.stats.dropped) == (4, 2)
+
+
 def test_empty_and_comment_only_scripts_are_valid():
     assert parse("", "e").directives == []
     s = parse("# nothing\n\n   # still nothing\n", "e")
@@ -158,6 +165,7 @@ BAD = [
     ("at 100 cut 0 1\nat 50 heal 0 1\n", 2,
      "tick 50 is earlier than the previous directive's tick 100"),
     ("rounds 100\nat 100 cut 0 1\n", 2, "tick 100 is never reached: the header says rounds 100"),
+    ("rounds 0\nat 1 cut 0 1\n", 2, "tick 1 is never reached: the header says rounds 0 (ticks 0..0)"),
     ("at 1 cut 0 1\nseed 4\n", 2, "header line 'seed' after the first directive"),
     ("seed 1\nseed 2\n", 2, "duplicate header key 'seed'"),
     ("seed\n", 1, "'seed' takes exactly one value: seed <value>"),

@@ -256,9 +256,9 @@ def parse(text: str, source: str = "<script>") -> Script:
             raise err(f"tick {tick} is earlier than the previous directive's tick {last_tick}; "
                       "directives must be in time order")
         r = header.get("rounds")
-        if r is not None and tick >= r:
+        if r is not None and tick >= max(r, 1):  # tick 0 (the start-up) happens even for rounds 0
             raise err(f"tick {tick} is never reached: the header says rounds {r} "
-                      f"(ticks 0..{r - 1})")
+                      f"(ticks 0..{max(r - 1, 0)})")
         last_tick = tick
         directives.append(Directive(tick, action, ids, lineno))
     return Script(header, directives, source)
@@ -318,6 +318,9 @@ def from_json(data, source: str = "<json>") -> Script:
             raise err(f"{where} names a node that does not exist with {n} nodes")
         if vals["tick"] < last:
             raise err(f"{where}: ticks must not decrease")
+        r = header.get("rounds")
+        if r is not None and vals["tick"] >= max(r, 1):
+            raise err(f"{where}: tick {vals['tick']} is never reached with rounds {r}")
         last = vals["tick"]
         directives.append(Directive(vals["tick"], action, (vals["src"], vals["dst"]), 0))
     return Script(header, directives, source)
