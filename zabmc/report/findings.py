@@ -2,7 +2,8 @@
 
 `python -m zabmc.report.findings` re-runs every search below, writes each counterexample to
 `tests/corpus/db19/<id>.trace.json` (the regression corpus the tests replay) and regenerates
-`reports/db19-findings.md`. The explanations are ours; every number and trace comes from the run.
+`reports/db19-findings.md`, keeping its "Reproducing in the simulator" section (written by
+`python benchmarks/findings_repro.py`). The explanations are ours; every number and trace comes from the run.
 """
 
 from __future__ import annotations
@@ -132,6 +133,21 @@ def _flags(cfg: dict) -> str:
     return " ".join(out)
 
 
+def _repro_section(path: str) -> str | None:
+    """The "Reproducing in the simulator" section of an existing report, if any."""
+    from zabmc.export.findings import SECTION
+
+    try:
+        text = open(path).read()
+    except FileNotFoundError:
+        return None
+    start = text.find(SECTION + "\n")
+    if start < 0:
+        return None
+    nxt = text.find("\n## ", start + len(SECTION))
+    return text[start:] if nxt < 0 else text[start : nxt + 1]
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--root", default=os.getcwd())
@@ -193,8 +209,14 @@ def main(argv=None) -> None:
             "",
         ]
     text = "\n".join(lines + [""] + sections)
-    with open(os.path.join(args.root, "reports", "db19-findings.md"), "w") as fh:
+    report = os.path.join(args.root, "reports", "db19-findings.md")
+    kept = _repro_section(report)
+    with open(report, "w") as fh:
         fh.write(text)
+    if kept:  # the simulator reproductions (python benchmarks/findings_repro.py) stay
+        from zabmc.export.findings import update_report
+
+        update_report(report, kept)
     print(json.dumps({f.id: f.prop for f in FINDINGS}, indent=1))
 
 
