@@ -192,7 +192,7 @@ def test_golden_final_states_spot_checks():
     assert [x.role for x in r.nodes] == [0, 0] and r.stats.pending_proposals == 4
     # seed 42: node 0 followed node 1 while node 2 led, missed zab-0, and later took zab-1 (C25)
     r = simulate(MODEL, _cfg(42, 3, 2000, 10))
-    assert [t.payload for t in r.nodes[0].history] == [b"zab-%d" % i for i in range(1, 10)]
+    assert [t[1] for t in r.nodes[0].history] == [b"zab-%d" % i for i in range(1, 10)]
     assert r.nodes[0].last_committed == (1, 10)
 
 
@@ -387,7 +387,7 @@ def test_pending_proposals_wait_for_a_synced_leader():
     result, obs = run_checked(SimConfig(42, 3, 20, 19))
     assert proposal_schedule(20, 19) == list(range(1, 20))
     assert obs.proposals == [(13, 2)] * 13 + [(t, 2) for t in range(14, 20)]
-    assert [t.payload for t in result.nodes[2].history] == [b"zab-%d" % i for i in range(19)]
+    assert [t[1] for t in result.nodes[2].history] == [b"zab-%d" % i for i in range(19)]
 
 
 def test_proposals_go_to_the_lowest_id_synced_leader():

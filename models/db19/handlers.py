@@ -11,6 +11,8 @@ pending_new_epoch e, `("synced", e)` when synced becomes true in current_epoch e
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from zabmc.model import EFF_TIMER, Step
 
 from .state import (
@@ -97,12 +99,17 @@ def _become_following(c: _Ctx, leader: int) -> None:
     c.node = c.node._replace(role=FOLLOWING, leader_id=leader)
 
 
+def _vote_reply(node: Node, src: int) -> Step:
+    """C13: a node that is not Looking answers a Vote or LookForLeader with its current vote,
+    unicast to the sender, and changes nothing else. Built without a `_Ctx`: by C22 these replies
+    are nearly all the messages of a long run."""
+    msg = (VOTE, node.id, last_zxid(node), node.current_epoch, node.vote_target_id)
+    return Step(node, ((src, msg),), ())
+
+
 def _on_vote(c: _Ctx, src: int, voter: int, peer_zxid: tuple, leader_chosen: int) -> None:
+    """A Vote (or, by C12, a LookForLeader) while Looking; `deliver` answers the others (C13)."""
     node = c.node
-    if node.role != LOOKING:
-        # C13: answer with our current vote, change nothing else.
-        c.send(src, (VOTE, node.id, last_zxid(node), node.current_epoch, node.vote_target_id))
-        return
     if (peer_zxid, voter) > (node.vote_target_zxid, node.vote_target_id):
         view = [None] * c.n
         view[node.id] = voter
@@ -200,18 +207,22 @@ def _on_ack_leader(c: _Ctx, src: int, e: int) -> None:
 # --- Broadcast (Phase 3) --------------------------------------------------------------------------
 
 
+# ack_set is a tuple of (zxid, mask) pairs sorted by zxid, one per zxid. It is never pruned, so it
+# holds every zxid ever proposed or acked: look-ups bisect (`(zxid,)` sorts just before
+# `(zxid, mask)`) instead of scanning, which made long runs quadratic in the proposal count.
+
+
 def _ack_entry(ack_set: tuple, zxid: tuple) -> int:
-    for z, mask in ack_set:
-        if z == zxid:
-            return mask
+    k = bisect_left(ack_set, (zxid,))
+    if k < len(ack_set) and ack_set[k][0] == zxid:
+        return ack_set[k][1]
     return 0
 
 
 def _with_ack_entry(ack_set: tuple, zxid: tuple, mask: int) -> tuple:
-    rest = [item for item in ack_set if item[0] != zxid]
-    rest.append((zxid, mask))
-    rest.sort()
-    return tuple(rest)
+    k = bisect_left(ack_set, (zxid,))
+    j = k + 1 if k < len(ack_set) and ack_set[k][0] == zxid else k
+    return ack_set[:k] + ((zxid, mask),) + ack_set[j:]
 
 
 def _try_commit(c: _Ctx, zxid: tuple) -> None:
@@ -263,8 +274,10 @@ def enter_looking(node: Node, n: int) -> Step:
 
 def deliver(node: Node, src: int, msg: tuple, n: int) -> Step:
     """Handle one RPC from `src`."""
-    c = _Ctx(node, n)
     kind = msg[0]
+    if kind <= VOTE and node.role != LOOKING:  # LookForLeader or Vote while not Looking: C13
+        return _vote_reply(node, src)
+    c = _Ctx(node, n)
     if kind == VOTE:
         _on_vote(c, src, msg[1], msg[2], msg[4])
     elif kind == LFL:
