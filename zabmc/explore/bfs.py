@@ -22,10 +22,10 @@ from .outcome import (
     NULL_OBSERVER,
     TIME_LIMIT,
     VIOLATION,
-    Found,
     Observer,
     Outcome,
     Progress,
+    recorder,
 )
 from .seen import SortedRunSet
 
@@ -71,20 +71,8 @@ def bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSER
     t0 = time.perf_counter()
     seen = SortedRunSet()
     table = ParentTable()
-    reported: set[str] = set()
 
-    def record(v, depth: int, path: tuple) -> bool:
-        """Keep the first (shortest) violation of each property; True when the search must stop."""
-        stop = False
-        for x in v.all():
-            if x.property in reported:
-                continue
-            reported.add(x.property)
-            found = Found(x, depth, path)
-            out.violations.append(found)
-            observer.on_violation(found)
-            stop = stop_at_first
-        return stop
+    record = recorder(out, observer, stop_at_first)
 
     init, v0 = env.initial()
     seen.add_batch([env.fingerprint(init)])

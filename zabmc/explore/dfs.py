@@ -11,7 +11,7 @@ import time
 
 from .env import Env
 from .outcome import (DEPTH_BOUND, EXHAUSTED, INTERRUPTED, NULL_OBSERVER, TIME_LIMIT, VIOLATION,
-                      Found, Observer, Outcome, Progress)
+                      Observer, Outcome, Progress, recorder)
 from .seen import DictSeenSet
 
 PROGRESS_EVERY = 0.5
@@ -24,21 +24,9 @@ def dfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSER
                   invariants=env.checker.names)
     t0 = last = time.perf_counter()
     seen = DictSeenSet()
-    reported: set[str] = set()
     fingerprint = env.fingerprint
 
-    def record(v, depth: int, path: tuple) -> bool:
-        """Keep the first (shortest) violation of each property; True when the search must stop."""
-        stop = False
-        for x in v.all():
-            if x.property in reported:
-                continue
-            reported.add(x.property)
-            found = Found(x, depth, path)
-            out.violations.append(found)
-            observer.on_violation(found)
-            stop = stop_at_first
-        return stop
+    record = recorder(out, observer, stop_at_first)
 
     init, v0 = env.initial()
     seen.visit(fingerprint(init), 0)

@@ -74,6 +74,27 @@ class Outcome:
         return self.stop_reason == EXHAUSTED
 
 
+def recorder(out: Outcome, observer: "Observer", stop_at_first: bool):
+    """`record(v, depth, path) -> bool`, shared by every strategy: keep the first violation of each
+    property (with BFS, its shortest) among all the properties a step violates (`v.all()`), tell
+    the observer, and answer whether the search must stop."""
+    reported = {f.violation.property for f in out.violations}
+
+    def record(v, depth: int, path: tuple) -> bool:
+        stop = False
+        for x in v.all():
+            if x.property in reported:
+                continue
+            reported.add(x.property)
+            found = Found(x, depth, path)
+            out.violations.append(found)
+            observer.on_violation(found)
+            stop = stop_at_first
+        return stop
+
+    return record
+
+
 def exit_code(outcome: Outcome) -> int:
     """0: no violation within the bounds; 10: a property violation."""
     return 10 if outcome.violations else 0
