@@ -105,9 +105,8 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
     if check and result.violation is not None:
         v = result.violation
         if not as_json:
-            if not trace:
-                sys.stdout.flush()
-                click.echo("", err=True)
+            if not trace and sys.stdout.isatty():
+                click.echo()  # the digest has no newline; keep the report off its line
             click.echo(f"violation: {v.property} at tick {result.violation_tick}: {v.message}",
                        err=True)
         return EXIT_VIOLATION
