@@ -56,6 +56,7 @@ from .worker import (
     fp_partition,
     make_codec,
     merge,
+    seed,
     successors_before,
 )
 
@@ -69,6 +70,31 @@ def env_spec(env: Env) -> EnvSpec:
     return EnvSpec(env.model.name, tuple(env.config), tuple(env.checker.names), choose_codec(env))
 
 
+def _merged(sc, keyed, J, nparts: int, acc):
+    """The next level RDD: `keyed` (a map side yielding (partition id, pickled batch) byte pairs)
+    shuffled to its partitions, next to `J`'s partitions, through `merge`.
+
+    The shuffle is PySpark's own `partitionBy` minus its per-record Python loop (the map side
+    buckets its output itself). Every level's partitioner is `PythonPartitioner(nparts,
+    id(fp_partition))`, so J and the candidates are co-partitioned and the JVM unions them with a
+    `PartitionerAwareUnionRDD`: partition i of J next to the candidates of partition i, and the
+    visited set is never shuffled. Both sides are pickled batches, which one deserializer reads."""
+    from pyspark import RDD
+    from pyspark.serializers import BatchedSerializer
+
+    keyed._bypass_serializer = True
+    jvm = sc._jvm
+    pairs = jvm.PairwiseRDD(keyed._jrdd.rdd()).asJavaPairRDD()
+    shuffled = jvm.PythonRDD.valueOfPair(
+        pairs.partitionBy(jvm.PythonPartitioner(nparts, id(fp_partition))))
+    both = shuffled if J is None else J._jrdd.union(shuffled)
+    rdd = RDD(both, sc, BatchedSerializer(sc._unbatched_serializer))
+    if rdd.getNumPartitions() != nparts:
+        raise ZabmcError("internal error: the visited set and the candidates are not "
+                         "co-partitioned")
+    return rdd.mapPartitionsWithIndex(partial(merge, acc), preservesPartitioning=True)
+
+
 def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSERVER,
               master: str = DEFAULT_MASTER, partitions: int | None = None, verbose: bool = False,
               time_limit: float | None = None) -> Outcome:
@@ -77,7 +103,7 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
     `partitions` defaults to the master's cores. Spark numbers go to `outcome.extra["spark"]`."""
     check_master(master)
     check_partitions(partitions)
-    from pyspark import RDD, StorageLevel
+    from pyspark import StorageLevel
 
     from .session import Cancelled, get_session, local_cores, run_job
 
@@ -88,18 +114,23 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
     deadline = t0 + time_limit if time_limit is not None else None
     reported: set[str] = set()
 
-    def record(found: Found) -> bool:
-        if found.violation.property in reported:
-            return False
-        reported.add(found.violation.property)
-        out.violations.append(found)
-        observer.on_violation(found)
-        return stop_at_first
+    def record(v, depth: int, path: tuple) -> bool:
+        """As in `bfs`: the first (shortest) violation of each property the step violates."""
+        stop = False
+        for x in v.all():
+            if x.property in reported:
+                continue
+            reported.add(x.property)
+            found = Found(x, depth, path)
+            out.violations.append(found)
+            observer.on_violation(found)
+            stop = stop_at_first
+        return stop
 
     init, v0 = env.initial()
     out.generated = 1
     out.per_depth.append(1)
-    stop = v0 is not None and record(Found(v0, 0, ()))
+    stop = v0 is not None and record(v0, 0, ())
     spec = env_spec(env)
 
     sess = get_session(master, partitions=partitions, verbose=verbose)
@@ -126,9 +157,8 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
         ts = time.perf_counter()
         encode, _ = make_codec(spec.codec, env)
         acc = sc.accumulator({}, StatsParam())
-        J = (sc.parallelize([(env.fingerprint(init), (b"", encode(init)))], 1)
-             .partitionBy(nparts, fp_partition)
-             .mapPartitionsWithIndex(partial(merge, acc), preservesPartitioning=True))
+        J = _merged(sc, sc.parallelize([0], 1).mapPartitions(
+            partial(seed, nparts, env.fingerprint(init), encode(init))), None, nparts, acc)
         if not stop and cfg.depth > 0:
             materialize(J, "initial state")
         extra["setup_seconds"] = round(time.perf_counter() - ts, 3)
@@ -139,17 +169,8 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
                 out.stop_reason = TIME_LIMIT
                 break
             acc = sc.accumulator({}, StatsParam())
-            cand = (J.mapPartitions(partial(expand, spec, stop_at_first))
-                    .partitionBy(nparts, fp_partition))
-            # Both sides carry the same partitioner, so the JVM builds a PartitionerAwareUnionRDD:
-            # partition i of J next to the candidates of partition i, no shuffle of J. The two
-            # sides' Python serializers differ only in batching, which reading does not care about,
-            # so the union is built directly instead of through RDD.union's re-serializing copy.
-            union = RDD(J._jrdd.union(cand._jrdd), sc, cand._jrdd_deserializer)
-            if union.getNumPartitions() != nparts:
-                raise ZabmcError("internal error: the visited set and the candidates are not "
-                                 "co-partitioned")
-            J2 = union.mapPartitionsWithIndex(partial(merge, acc), preservesPartitioning=True)
+            J2 = _merged(sc, J.mapPartitions(partial(expand, spec, stop_at_first, nparts)), J,
+                         nparts, acc)
 
             def tick(lt=lt):
                 observer.on_progress(Progress(depth + 1, out.generated, distinct, frontier,
@@ -160,25 +181,27 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
             new = sum(p[0] for p in parts)
             gen = sum(p[1] for p in parts)
             nbytes = sum(p[4] for p in parts)
-            viols: dict = {}
+            # per property, the smallest-key step violating it; in key order, these are the steps
+            # at which the in-process scan records something
+            steps: dict = {}
             for p in parts:
                 for prop, (key, v) in p[3].items():
-                    if prop not in reported and (prop not in viols or key < viols[prop][0]):
-                        viols[prop] = (key, v)
-            if viols:
-                ordered = sorted(viols.items(), key=lambda kv: kv[1][0])
+                    if prop not in reported:
+                        steps[key] = v
+            if steps:
+                ordered = sorted(steps.items())
                 if stop_at_first:
-                    prop, (vkey, v) = ordered[0]
+                    vkey, v = ordered[0]
                     vparent, vei = vkey[:-2], int.from_bytes(vkey[-2:], "big")
                     new = run_job(sess, J2.mapPartitions(partial(count_before, vkey)).sum,
                                   what="count before the violation")
                     gen = run_job(sess, J.mapPartitions(
                         partial(successors_before, spec, vparent)).sum,
                         what="count before the violation") + vei + 1
-                    stop = record(Found(v, depth + 1, key_path(vkey)))
+                    stop = record(v, depth + 1, key_path(vkey))
                 else:
-                    for prop, (vkey, v) in ordered:
-                        record(Found(v, depth + 1, key_path(vkey)))
+                    for vkey, v in ordered:
+                        record(v, depth + 1, key_path(vkey))
             out.generated += gen
             J.unpersist()
             J = J2

@@ -80,6 +80,18 @@ def check_partitions(partitions: int | None) -> int | None:
     return partitions
 
 
+def extra_conf() -> dict:
+    """Spark settings from `ZABMC_SPARK_CONF="key=value;key=value"`, applied last."""
+    out = {}
+    for item in os.environ.get("ZABMC_SPARK_CONF", "").split(";"):
+        if item.strip():
+            k, sep, v = item.partition("=")
+            if not sep or not k.strip():
+                raise UsageError(f"ZABMC_SPARK_CONF items must be key=value, got {item!r}")
+            out[k.strip()] = v.strip()
+    return out
+
+
 def _import_pyspark():
     try:
         import pyspark  # noqa: F401
@@ -157,6 +169,7 @@ def _create(master: str, partitions: int | None, verbose: bool) -> Session:
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"
         conf["spark.driver.memory"] = os.environ.get("ZABMC_SPARK_DRIVER_MEMORY", "4g")
+    conf.update(extra_conf())
     for k, v in conf.items():
         b = b.config(k, v)
 

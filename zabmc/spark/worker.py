@@ -7,9 +7,8 @@ fingerprint and property verdict comes from the code the in-process engine runs.
 
 Nothing here imports pyspark.
 
-Records of the level RDD `J` (one partition per fingerprint range, see `fp_partition`):
-- `("S", fps)`: a sorted numpy `S16` chunk of this partition's visited set;
-- `(fp, key, blob)`: a frontier state: its fingerprint, its order key and its encoded state.
+The level RDD `J` has one partition per fingerprint range (`fp_partition`), holding that range's
+visited set and frontier; the record formats are listed above `expand`.
 
 A state's order key is its event-index path from the initial state, two big-endian bytes per event.
 All keys of one level have the same length, so comparing the bytes compares the paths
@@ -26,6 +25,7 @@ from __future__ import annotations
 import gc
 import marshal
 import pickle
+import struct
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -33,8 +33,8 @@ import numpy as np
 
 FP_DTYPE = np.dtype("S16")
 EMPTY = np.empty(0, FP_DTYPE)
-CHUNK_MAP = 20_000  # distinct candidates a map task keeps before it emits them
-CHUNK_MERGE = 8_192  # candidates a merge task checks against the visited set at once
+CHUNK_MAP = 50_000  # distinct candidates a map task keeps before it emits them
+FRONTIER_BATCH = 2_048  # frontier states per record
 SEEN_CHUNK = 1 << 20  # fingerprints per visited-set record (16 MiB)
 EI = tuple(i.to_bytes(2, "big") for i in range(1 << 16))  # event index -> key bytes
 
@@ -61,28 +61,54 @@ def fp_partition(key) -> int:
 @contextmanager
 def gc_off():
     """States are acyclic tuples; the cyclic collector only burns time on the millions of tuples a
-    task decodes (measured: it doubles the cost of decoding a state)."""
+    task creates (measured: it doubles the cost of decoding a state). On the way out, the objects
+    that survived the task are frozen (they are freed by reference counting all the same), so
+    re-enabling the collector does not make it walk every one of them once."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was:
+            gc.freeze()
             gc.enable()
 
 
 # --- the state codec --------------------------------------------------------------------------------
 
 
-def _marshal_codec(node_make, state_cls):
+INTERN_LIMIT = 200_000
+
+
+def _marshal_codec(node_make, state_cls, fifo: bool):
     dumps, loads = marshal.dumps, marshal.loads
+    nodes_seen: dict = {}
+    msgs_seen: dict = {}
 
     def enc(s) -> bytes:
         return dumps((tuple(map(tuple, s.nodes)), s.net, s.budgets, s.ghost), 4)
 
     def dec(b: bytes):
+        """Equal nodes and messages decode to one object each (per worker), which gives the
+        explorer's kernel memo (keyed by object identity) its hits back: without it, decoded
+        states share nothing and the successors of a state cost ~30% more."""
         nodes, net, budgets, ghost = loads(b)
-        return state_cls(tuple(map(node_make, nodes)), net, budgets, ghost)
+        if len(nodes_seen) > INTERN_LIMIT:
+            nodes_seen.clear()
+        if len(msgs_seen) > INTERN_LIMIT:
+            msgs_seen.clear()
+        ns = []
+        for t in nodes:
+            x = nodes_seen.get(t)
+            if x is None:
+                x = nodes_seen[t] = node_make(t)
+            ns.append(x)
+        m = msgs_seen.setdefault
+        if fifo:  # n*n queues, oldest message first
+            net = tuple([tuple([m(x, x) for x in q]) if q else q for q in net])
+        else:  # sorted ((src, dst, msg), count)
+            net = tuple([((a, b, m(x, x)), c) for (a, b, x), c in net])
+        return state_cls(tuple(ns), net, budgets, ghost)
 
     return enc, dec
 
@@ -103,7 +129,7 @@ def make_codec(name: str, env):
         from zabmc.explore.env import State
 
         init, _ = env.initial()
-        return _marshal_codec(type(init.nodes[0])._make, State)
+        return _marshal_codec(type(init.nodes[0])._make, State, env.fifo)
     return _pickle_codec()
 
 
@@ -161,14 +187,44 @@ def context(spec: EnvSpec) -> Context:
 
 
 # --- one level: expand (map side) and merge (reduce side) -------------------------------------------
+#
+# Records travel in batches, so that per-state work in Python is the explorer's own and the JVM moves
+# a few large byte arrays instead of millions of small ones:
+#   ("S", fps)               a sorted numpy S16 chunk of a partition's visited set        (in J)
+#   ("F", keys, blobs)       frontier states: their keys joined (fixed length per level),
+#                            and their encoded states                                        (in J)
+#   ("C", fps, keys, blobs)  candidates for one partition: fingerprints, keys and states joined
+#   ("G", n)                 successors a map task generated
+#   ("V", prop, key, v)      the smallest-key step of a map task that violates `prop` (among
+#                            others, perhaps: `v.all()`)
+# The map side partitions its own output (`fp_partition`) and hands Spark (partition id, pickled
+# batch) pairs, as PySpark's partitionBy does internally, minus its per-record Python loop.
+
+_PACK = struct.Struct("!q").pack
+_PROTO = pickle.HIGHEST_PROTOCOL
 
 
-def expand(spec: EnvSpec, stop_first: bool, records):
-    """Map side: every frontier state's successors, deduplicated per chunk keeping the smallest key.
+def frontier_states(records):
+    """(key, blob) of every frontier state in `records`."""
+    for rec in records:
+        if rec[0] == "F":
+            _, keys, blobs = rec
+            if blobs:
+                kl = len(keys) // len(blobs)
+                for i, blob in enumerate(blobs):
+                    yield keys[i * kl:(i + 1) * kl], blob
 
-    Yields `(fp, (key, blob))` candidates, then `(0, ("G", generated))` and, per property, the
-    violation with the smallest key, `(0, ("V", property, key, violation))`. With `stop_first` a
-    violating successor is not a candidate (BFS stops before inserting it)."""
+
+def _emit(split: int, batch: list):
+    yield _PACK(split)
+    yield pickle.dumps(batch, _PROTO)
+
+
+def expand(spec: EnvSpec, stop_first: bool, nparts: int, records):
+    """Map side: every frontier state's successors, deduplicated per chunk keeping the smallest
+    key, bucketed by owning partition. Yields (partition id, pickled batch) as bytes pairs.
+
+    With `stop_first` a violating successor is not a candidate (BFS stops before inserting it)."""
     ctx = context(spec)
     successors, fingerprint, encode, decode = (ctx.env.successors, ctx.env.fingerprint,
                                                ctx.encode, ctx.decode)
@@ -176,18 +232,30 @@ def expand(spec: EnvSpec, stop_first: bool, records):
     local: dict = {}
     viol: dict = {}
     gen = 0
+
+    def flush():
+        buckets: dict = {}
+        for fp, (key, s2) in local.items():
+            b = buckets.get(split := int.from_bytes(fp[:8], "little") % nparts)
+            if b is None:
+                b = buckets[split] = ([], [], [])
+            b[0].append(fp)
+            b[1].append(key)
+            b[2].append(encode(s2))
+        local.clear()
+        for split, (fps, keys, blobs) in buckets.items():
+            yield from _emit(split, [("C", b"".join(fps), b"".join(keys), blobs)])
+
     with gc_off():
-        for rec in records:
-            if len(rec) != 3:
-                continue
-            path = rec[1]
-            for ei, (_ev, s2, v) in enumerate(successors(decode(rec[2]))):
+        for path, blob in frontier_states(records):
+            for ei, (_ev, s2, v) in enumerate(successors(decode(blob))):
                 gen += 1
                 key = path + ei_key[ei]
                 if v is not None:
-                    old = viol.get(v.property)
-                    if old is None or key < old[0]:
-                        viol[v.property] = (key, v)
+                    for x in v.all():  # every property the step violates
+                        old = viol.get(x.property)
+                        if old is None or key < old[0]:
+                            viol[x.property] = (key, v)
                     if stop_first:
                         continue
                 fp = fingerprint(s2)
@@ -195,15 +263,14 @@ def expand(spec: EnvSpec, stop_first: bool, records):
                 if old is None or key < old[0]:
                     local[fp] = (key, s2)
             if len(local) >= CHUNK_MAP:
-                for fp, (key, s2) in local.items():
-                    yield fp, (key, encode(s2))
-                local.clear()
-        for fp, (key, s2) in local.items():
-            yield fp, (key, encode(s2))
-        local.clear()
-    yield 0, ("G", gen)
-    for prop, (key, v) in viol.items():
-        yield 0, ("V", prop, key, v)
+                yield from flush()
+        yield from flush()
+    yield from _emit(0, [("G", gen)] + [("V", prop, key, v) for prop, (key, v) in viol.items()])
+
+
+def seed(nparts: int, fp: bytes, blob: bytes, _records):
+    """The initial state as a candidate batch for its partition (the map side of level 0)."""
+    yield from _emit(fp_partition(fp) % nparts, [("C", fp, b"", [blob])])
 
 
 def member(run: np.ndarray, cand: np.ndarray) -> np.ndarray:
@@ -216,56 +283,43 @@ def member(run: np.ndarray, cand: np.ndarray) -> np.ndarray:
 
 
 def merge(acc, pid: int, records):
-    """Reduce side, one partition: this partition's visited set (first, from `J`) and the
-    candidates routed here. Keeps the candidates not visited before, the smallest key per
-    fingerprint; yields the new visited set and the new frontier, and reports the partition's
-    counts and violations through the accumulator `acc` (keyed by partition, so a re-run task
-    cannot count twice)."""
+    """Reduce side, one partition: its visited set (first, from J) and the candidate batches routed
+    here. Keeps the candidates not visited before, the smallest key per fingerprint; yields the new
+    visited set and the new frontier, and reports the partition's counts and violations through
+    the accumulator `acc` (keyed by partition, so a re-run task cannot count twice)."""
     chunks: list = []
     seen = None
     cand: dict = {}
-    buf_fp: list = []
-    buf_val: list = []
     gen = 0
     viol: dict = {}
-
-    def drain():
-        fps = np.frombuffer(b"".join(buf_fp), dtype=FP_DTYPE)
-        known = member(seen, fps).tolist()
-        get = cand.get
-        for fp, val, k in zip(buf_fp, buf_val, known):
-            if not k:
-                old = get(fp)
-                if old is None or val[0] < old[0]:
-                    cand[fp] = val
-        buf_fp.clear()
-        buf_val.clear()
-
     with gc_off():
         for rec in records:
-            if len(rec) == 3:  # the previous frontier: expanded already
-                continue
-            a, b = rec
-            if a.__class__ is bytes:
-                buf_fp.append(a)
-                buf_val.append(b)
-                if len(buf_fp) >= CHUNK_MERGE:
-                    if seen is None:
-                        seen = np.concatenate(chunks) if chunks else EMPTY
-                    drain()
-            elif a == "S":
-                chunks.append(b)
+            tag = rec[0]
+            if tag == "C":
+                _, fps, keys, blobs = rec
+                if seen is None:
+                    seen = np.concatenate(chunks) if chunks else EMPTY
+                arr = np.frombuffer(fps, dtype=FP_DTYPE)
+                kl = len(keys) // len(blobs)
+                get = cand.get
+                for i in np.flatnonzero(~member(seen, arr)).tolist():
+                    fp = fps[16 * i:16 * i + 16]
+                    key = keys[i * kl:(i + 1) * kl]
+                    old = get(fp)
+                    if old is None or key < old[0]:
+                        cand[fp] = (key, blobs[i])
+            elif tag == "S":
+                chunks.append(rec[1])
                 seen = None
-            elif b[0] == "G":
-                gen += b[1]
-            elif b[0] == "V":
-                _, prop, key, v = b
+            elif tag == "G":
+                gen += rec[1]
+            elif tag == "V":
+                _, prop, key, v = rec
                 old = viol.get(prop)
                 if old is None or key < old[0]:
                     viol[prop] = (key, v)
+            # "F": the previous frontier, expanded already
         seen = np.concatenate(chunks) if chunks else EMPTY
-        if buf_fp:
-            drain()
         chunks.clear()
         fps = list(cand)
         arr = np.frombuffer(b"".join(fps), dtype=FP_DTYPE) if fps else EMPTY
@@ -281,17 +335,16 @@ def merge(acc, pid: int, records):
         acc.add({pid: (len(arr), gen, len(seen), viol, nbytes)})
         for lo in range(0, len(seen), SEEN_CHUNK):
             yield "S", seen[lo:lo + SEEN_CHUNK]
-        for fp, (key, blob) in cand.items():
-            yield fp, key, blob
+        items = list(cand.values())
+        cand.clear()
+        for lo in range(0, len(items), FRONTIER_BATCH):
+            part = items[lo:lo + FRONTIER_BATCH]
+            yield "F", b"".join([k for k, _ in part]), [b for _, b in part]
 
 
 def count_before(vkey: bytes, records):
     """Frontier states whose key is smaller than `vkey` (what BFS had inserted when it stopped)."""
-    n = 0
-    for rec in records:
-        if len(rec) == 3 and rec[1] < vkey:
-            n += 1
-    yield n
+    yield sum(1 for key, _ in frontier_states(records) if key < vkey)
 
 
 def successors_before(spec: EnvSpec, vparent: bytes, records):
@@ -300,9 +353,9 @@ def successors_before(spec: EnvSpec, vparent: bytes, records):
     successors, decode = ctx.env.successors, ctx.decode
     n = 0
     with gc_off():
-        for rec in records:
-            if len(rec) == 3 and rec[1] < vparent:
-                for _ in successors(decode(rec[2])):
+        for key, blob in frontier_states(records):
+            if key < vparent:
+                for _ in successors(decode(blob)):
                     n += 1
     yield n
 
