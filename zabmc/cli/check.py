@@ -147,7 +147,7 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
 
 
 def outcome_json(o, trace_paths: dict) -> dict:
-    return {
+    out = {
         "verdict": o.verdict,
         "stop_reason": o.stop_reason,
         "complete": o.complete,
@@ -169,6 +169,9 @@ def outcome_json(o, trace_paths: dict) -> dict:
             for f in o.violations
         ],
     }
+    if "spark" in o.extra:  # the Spark engine's run statistics (zabmc.spark.engine)
+        out["spark"] = o.extra["spark"]
+    return out
 
 
 @cli.command()

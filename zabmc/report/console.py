@@ -29,6 +29,7 @@ class ConsoleObserver(Observer):
         self._last_line = 0.0
         self._live: Live | None = None
         self._p: Progress | None = None
+        self._per_level = False
 
     def _table(self, p: Progress) -> Table:
         t = Table(box=None, show_header=True, header_style="bold")
@@ -40,6 +41,7 @@ class ConsoleObserver(Observer):
         return t
 
     def on_start(self, info: dict) -> None:
+        self._per_level = info.get("engine") == "spark"
         if self.quiet:
             return
         self.console.print(
@@ -66,7 +68,12 @@ class ConsoleObserver(Observer):
                                    f"{rate:,.0f} distinct/s, {p.elapsed:.0f}s", highlight=False)
 
     def on_level(self, depth: int, frontier: int, new: int, seconds: float) -> None:
-        pass
+        # One line per level for the Spark engine, whose levels are its unit of work (issue 6).
+        if self.quiet or not self._per_level:
+            return
+        line = (f"[dim]level {depth}: frontier {frontier:,}, new {new:,}, "
+                f"{seconds:.2f}s[/]")
+        (self._live.console if self._live is not None else self.console).print(line)
 
     def on_violation(self, found: Found) -> None:
         if self.quiet:
