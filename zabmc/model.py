@@ -77,6 +77,8 @@ class Model(Protocol):
 # Registered protocol models: name -> "module:attribute". Loaded lazily.
 MODELS = {
     "db19": "models.db19:MODEL",
+    "zab": "models.zab:MODEL",
+    "zab-omega": "models.zab:OMEGA",
 }
 
 

@@ -93,8 +93,15 @@ class SimObserver:
 class Simulator:
     def __init__(self, model: Model, cfg: SimConfig, observer: SimObserver | None = None,
                  checker: Checker | None = None,
-                 link_cut: Callable[[int, int, int], bool] | None = None):
+                 link_cut: Callable[[int, int, int], bool] | None = None,
+                 fifo: bool | None = None):
         self.model = model
+        # FIFO links (TCP): a message is never delivered before an earlier one on its directed link.
+        # By default on for models that assume it (network_assumption "fifo"); db-19 assumes "any",
+        # so its schedule, and every digest, is exactly C8's.
+        if fifo is None:
+            fifo = getattr(model, "network_assumption", "any") == "fifo"
+        self.link_free: dict | None = {} if fifo else None
         self.cfg = cfg.validate()
         self.n = cfg.nodes
         self.observer = observer
@@ -141,7 +148,12 @@ class Simulator:
                         observer.on_step(t, "drop", i, (i, dst, msg), None, None)
                     continue
                 seq += 1
-                heappush(heap, (t + delivery_delay(seed, i, dst, t), i, seq, dst, msg))
+                when = t + delivery_delay(seed, i, dst, t)
+                if self.link_free is not None:
+                    # Same time, same sender: the heap's seq tie-break keeps send order.
+                    when = max(when, self.link_free.get((i, dst), 0))
+                    self.link_free[(i, dst)] = when
+                heappush(heap, (when, i, seq, dst, msg))
             self.seq = seq
         if self.checker and self.violation is None and self._started:
             self.ghost, v = self.checker.step(self.ghost, i, step.node, step.effects, self.nodes)
