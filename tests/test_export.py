@@ -133,7 +133,7 @@ def test_corpus_counterexample_exports_to_a_script_that_reproduces_it(fid, tmp_p
     # the command line, run as a user would: the same property, at the promised tick
     code, digest, err = run(capsys, *command[1:])
     assert code == EXIT_VIOLATION
-    assert err.startswith(f"\nviolation: {prop} at tick {tick}: ")
+    assert err.startswith(f"violation: {prop} at tick {tick}: ")
     # the script alone (its header gives the parameters) runs the same
     assert run(capsys, "simulate", "--partition-script", out_path, "--check", *flags) == (
         code, digest, err)
@@ -356,4 +356,4 @@ def test_the_reports_command_lines_reproduce_their_findings(fid, capsys, monkeyp
     monkeypatch.chdir(REPO)  # the report's paths are relative to the repository root
     code, _, err = run(capsys, *argv[1:])
     assert code == EXIT_VIOLATION
-    assert err.startswith(f"\nviolation: {prop} at tick {tick}: ")
+    assert err.startswith(f"violation: {prop} at tick {tick}: ")

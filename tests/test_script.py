@@ -439,7 +439,7 @@ def test_check_reports_the_first_violation_and_its_tick(capsys, tmp_path):
     p.write_text("seed 0\nnodes 2\nrounds 30\nproposals 2\nat 11 cut 1 0\nat 20 heal 1 0\n")
     code, out, err = run(capsys, "simulate", "--partition-script", str(p), "--check")
     assert code == EXIT_VIOLATION
-    assert err == ("\nviolation: local-primary-order at tick 23: node 0 delivered 1.2:zab-1 as "
+    assert err == ("violation: local-primary-order at tick 23: node 0 delivered 1.2:zab-1 as "
                    "epoch 1's transaction number 1\n")
     # without the cut, the same run is clean
     p.write_text("seed 0\nnodes 2\nrounds 30\nproposals 2\n")
@@ -476,5 +476,5 @@ def test_script_written_by_the_writer_runs_identically(capsys, tmp_path):
     code, out, err = run(capsys, "simulate", "--partition-script", str(p), "--check")
     assert code == EXIT_VIOLATION
     assert out == "eee95ec696667eee92b46c4677ca9a358a7b16687fe1d30295a6973671ffa4ea"
-    assert err == ("\nviolation: local-primary-order at tick 367: node 2 delivered 1.2:zab-1 as "
+    assert err == ("violation: local-primary-order at tick 367: node 2 delivered 1.2:zab-1 as "
                    "epoch 1's transaction number 1\n")
