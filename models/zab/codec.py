@@ -21,7 +21,6 @@ from .state import (
     PROPOSE,
     ROLE_NAMES,
     Node,
-    Txn,
     bits,
     last_zxid,
 )
@@ -65,20 +64,15 @@ def encode_msg(msg: tuple) -> bytes:
 # --- JSON views -----------------------------------------------------------------------------------
 
 
-def _value_json(v):
-    if isinstance(v, Txn):
-        return txn_json(v)
-    if isinstance(v, tuple):
-        if v and isinstance(v[0], Txn):
-            return [txn_json(t) for t in v]
-        return list(v)
-    return v
-
-
 def msg_json(msg: tuple) -> dict:
     out = {"type": MSG_NAMES[msg[0]]}
     for name, v in zip(MSG_FIELDS[msg[0]], msg[1:]):
-        out[name] = _value_json(v)
+        if name == "txn":
+            out[name] = txn_json(v)
+        elif name == "history":
+            out[name] = [txn_json(t) for t in v]
+        else:
+            out[name] = list(v) if isinstance(v, tuple) else v
     return out
 
 
@@ -109,5 +103,5 @@ def node_json(node: Node) -> dict:
 
 
 def describe_msg(msg: tuple) -> str:
-    fields = ", ".join(f"{k}={_fmt(v)}" for k, v in zip(MSG_FIELDS[msg[0]], msg[1:]))
+    fields = ", ".join(f"{k}={_fmt(k, v)}" for k, v in zip(MSG_FIELDS[msg[0]], msg[1:]))
     return f"{MSG_NAMES[msg[0]]}({fields})"

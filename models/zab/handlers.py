@@ -65,16 +65,16 @@ class Rules:
         """l.1.2: the initial history is the one with the latest epoch, then the highest zxid."""
         return (epoch, zxid) > (best_epoch, best_zxid)
 
-    def accepts_proposal(self, node: Node, txn: Txn) -> bool:
+    def accepts_proposal(self, node: Node, txn: tuple) -> bool:
         """Invariant 1 of the paper: a proposal of epoch e only while f.a = e, and (D10) only while
         no later epoch is promised (f.p = f.a). Epoch e has one established leader, so this also
         names the sender."""
-        return txn.zxid[0] == node.current_epoch == node.accepted_epoch
+        return txn[0][0] == node.current_epoch == node.accepted_epoch
 
-    def in_zxid_order(self, node: Node, txn: Txn) -> bool:
+    def in_zxid_order(self, node: Node, txn: tuple) -> bool:
         """f.3.2: proposals are appended in zxid order with no gap (D11)."""
         le, lc = last_zxid(node)
-        e, c = txn.zxid
+        e, c = txn[0]
         return c == lc + 1 if e == le else (e > le and c == 1)
 
     def commit_ready(self, acks: int, q: int) -> bool:
@@ -212,14 +212,15 @@ def _on_vote(c: _Ctx, src: int, voter: int, peer_zxid: tuple, leader_chosen: int
         view[node.id] = voter
         node = node._replace(vote_target_id=voter, vote_target_zxid=peer_zxid, vote_view=tuple(view))
         c.node = node
-        c.broadcast((VOTE, node.id, last_zxid(node), node.current_epoch, voter))
+        # D3: the new vote goes to its target only.
+        c.send(voter, (VOTE, node.id, last_zxid(node), node.current_epoch, voter))
         switched = True
     view = list(node.vote_view)
     view[voter] = leader_chosen
     node = node._replace(vote_view=tuple(view))
     c.node = node
     if is_lfl and not switched:
-        # D3: a newcomer learns our current vote (had we switched, the broadcast told it).
+        # D3: a newcomer learns our current vote (had we switched to it, our vote told it).
         c.send(src, (VOTE, node.id, last_zxid(node), node.current_epoch, node.vote_target_id))
     _check_election(c)
 
@@ -260,18 +261,20 @@ def _on_cepoch(c: _Ctx, src: int, p: int) -> None:
         c.node = node._replace(cepochs=node.cepochs | (1 << src), cepoch_max=max(node.cepoch_max, p))
         _try_choose_epoch(c)
     elif p < node.pending_new_epoch:
-        # l.3.3 (and D8 before Phase 3): a late follower gets the epoch already proposed.
+        # l.3.3, and D8 before Phase 3: a late follower gets the epoch already proposed (unless it
+        # promised that epoch or a later one, when it could not acknowledge it anyway).
         c.send(src, (NEWEPOCH, node.pending_new_epoch))
 
 
 def _on_new_epoch(c: _Ctx, src: int, e: int) -> None:
-    """f.1.2: promise e (f.p := e) and answer ACK-E(f.a, h_f); never twice for one epoch."""
+    """f.1.2: promise e (f.p := e) and answer ACK-E(f.a, h_f); never twice for one epoch (D10)."""
     node = c.node
-    if node.role != FOLLOWING or src != node.leader_id or not c.r.acks_new_epoch(node, e):
+    if node.role != FOLLOWING or not c.r.acks_new_epoch(node, e):
         return
     node = node._replace(accepted_epoch=e)
     c.node = node
-    c.effects.append(EFF_TIMER)
+    if src == node.leader_id:
+        c.effects.append(EFF_TIMER)
     c.send(src, (ACKEPOCH, e, node.current_epoch, last_zxid(node), node.history))
 
 
@@ -311,12 +314,13 @@ def _try_finish_discovery(c: _Ctx) -> None:
 
 
 def _on_new_leader(c: _Ctx, src: int, e: int, hist: tuple) -> None:
-    """f.2.1: only for the epoch we promised (f.p = e): f.a := e, h_f := I_e, answer ACK-LD."""
+    """f.2.1: only for the epoch we promised (f.p = e, D10): f.a := e, h_f := I_e, answer ACK-LD."""
     node = c.node
-    if node.role != FOLLOWING or src != node.leader_id or e != node.accepted_epoch:
+    if node.role != FOLLOWING or e != node.accepted_epoch:
         return
     c.node = node._replace(current_epoch=e, history=hist)
-    c.effects.append(EFF_TIMER)
+    if src == node.leader_id:
+        c.effects.append(EFF_TIMER)
     c.send(src, (ACKLEADER, e))
 
 
@@ -348,9 +352,9 @@ def _try_finish_sync(c: _Ctx) -> None:
 
 def _holds(node: Node, zxid: tuple) -> bool:
     for t in reversed(node.history):
-        if t.zxid == zxid:
+        if t[0] == zxid:
             return True
-        if t.zxid < zxid:
+        if t[0] < zxid:
             return False
     return False
 
@@ -363,10 +367,12 @@ def _deliver_upto(c: _Ctx, zxid: tuple) -> None:
 
 
 def _on_commit_leader(c: _Ctx, src: int, e: int, zxid: tuple) -> None:
+    """f.2.2: the leader of our epoch (f.a = e, D10) is established; deliver I_e (D12)."""
     node = c.node
-    if node.role != FOLLOWING or src != node.leader_id or e != node.current_epoch:
+    if node.role != FOLLOWING or e != node.current_epoch:
         return
-    c.effects.append(EFF_TIMER)
+    if src == node.leader_id:
+        c.effects.append(EFF_TIMER)
     _deliver_upto(c, zxid)
 
 
@@ -378,8 +384,8 @@ def _forward(node: Node) -> int:
     return node.epoch_acks
 
 
-def _on_propose(c: _Ctx, src: int, txn: Txn) -> None:
-    """f.3.2: accept the proposal of our epoch's leader, in zxid order; answer ACK."""
+def _on_propose(c: _Ctx, src: int, txn: tuple) -> None:
+    """f.3.2: accept the proposal of our epoch's leader (D10), in zxid order (D11); answer ACK."""
     node = c.node
     if node.role != FOLLOWING or not c.r.accepts_proposal(node, txn):
         return
@@ -388,7 +394,7 @@ def _on_propose(c: _Ctx, src: int, txn: Txn) -> None:
     c.node = node._replace(history=node.history + (txn,))
     if src == node.leader_id:
         c.effects.append(EFF_TIMER)
-    c.send(src, (ACK, txn.zxid))
+    c.send(src, (ACK, txn[0]))
 
 
 def _with_ack(ack_set: tuple, zxid: tuple, bit: int) -> tuple:
@@ -427,7 +433,7 @@ def _on_ack(c: _Ctx, src: int, zxid: tuple) -> None:
 
 
 def _on_commit(c: _Ctx, src: int, e: int, zxid: tuple) -> None:
-    """f.3.3: deliver up to zxid; only from our epoch's leader (the epoch names it)."""
+    """f.3.3: deliver up to zxid; only from our epoch's leader (the epoch names it, D10, D12)."""
     node = c.node
     if node.role != FOLLOWING or e != node.current_epoch:
         return

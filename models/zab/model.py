@@ -71,6 +71,5 @@ class ZabModel:
 MODEL = ZabModel()
 OMEGA = ZabModel(
     OmegaRules(),
-    description="the zab model with a data-blind leader oracle (votes ordered by node id only), "
-    "so the history selection of Phase 1 is exercised",
+    description="zab with a data-blind leader oracle (votes ordered by node id only)",
 )

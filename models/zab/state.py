@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-# `Txn` is shared with db-19 so that both models' histories are the same kind of value.
+# A transaction is db-19's: the plain tuple `(zxid, payload)` (plain, so states marshal canonically).
 from models.db19.state import ROLE_NAMES, Txn, bits, quorum  # noqa: F401  (re-exported)
 
 LOOKING, FOLLOWING, LEADING = 0, 1, 2
@@ -68,7 +68,7 @@ class Node(NamedTuple):
     # persistent (DSN 2011 Table I)
     current_epoch: int  # f.a
     accepted_epoch: int  # f.p
-    history: tuple  # h_f, of Txn
+    history: tuple  # h_f, of (zxid, payload)
     last_committed: tuple  # zxid of the last delivered txn; the delivered sequence is the prefix <= it
     # volatile
     role: int
@@ -126,8 +126,8 @@ LEADER_RESET = dict(
 def last_zxid(node) -> tuple:
     """The zxid of the last history element, or (0, 0) for an empty history."""
     h = node.history
-    return h[-1].zxid if h else ZERO
+    return h[-1][0] if h else ZERO
 
 
 def history_last(history: tuple) -> tuple:
-    return history[-1].zxid if history else ZERO
+    return history[-1][0] if history else ZERO

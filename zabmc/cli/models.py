@@ -1,0 +1,37 @@
+"""`zabmc models`: the registered protocol models, each with a one-line description and the network
+semantics it is claimed correct under."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from zabmc.cli import EXIT_OK, cli
+
+NETWORK_MEANING = {
+    "fifo": "assumes FIFO links: check it with --network fifo",
+    "any": "assumes nothing about delivery order: bag or fifo",
+}
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def models(as_json):
+    """List the protocol models that --model accepts."""
+    from zabmc.model import MODELS, get_model
+
+    rows = []
+    for name in MODELS:  # registration order: the default model first
+        m = get_model(name)
+        rows.append({"name": m.name, "description": m.description,
+                     "network_assumption": m.network_assumption})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return EXIT_OK
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        click.echo(f"{r['name']:<{width}}  {r['description']}")
+        meaning = NETWORK_MEANING.get(r["network_assumption"], "see the model")
+        click.echo(f"{'':<{width}}  network: {r['network_assumption']} ({meaning})")
+    return EXIT_OK
