@@ -138,7 +138,7 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
     nparts = partitions or local_cores(master) or sc.defaultParallelism
     levels: list[dict] = []
     extra = {
-        "master": sess.master, "partitions": nparts, "spark_version": sc.version,
+        "master": sc.master, "partitions": nparts, "spark_version": sc.version,
         "codec": spec.codec, "startup_seconds": round(sess.startup, 3), "levels": levels,
     }
     out.extra["spark"] = extra
@@ -155,10 +155,10 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
     J = None
     try:
         ts = time.perf_counter()
-        encode, _ = make_codec(spec.codec, env)
+        codec = make_codec(spec.codec, env)
         acc = sc.accumulator({}, StatsParam())
         J = _merged(sc, sc.parallelize([0], 1).mapPartitions(
-            partial(seed, nparts, env.fingerprint(init), encode(init))), None, nparts, acc)
+            partial(seed, nparts, env.fingerprint(init), codec.encode(init))), None, nparts, acc)
         if not stop and cfg.depth > 0:
             materialize(J, "initial state")
         extra["setup_seconds"] = round(time.perf_counter() - ts, 3)

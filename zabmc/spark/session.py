@@ -161,6 +161,8 @@ def _create(master: str, partitions: int | None, verbose: bool) -> Session:
         # PySpark's shuffle batching spills by RSS; the explorer's caches alone exceed the default
         "spark.python.worker.memory": "2g",
         "spark.local.dir": os.path.join(run_dir, "local"),
+        # the engine's batches are zlib streams already; sweep's rows are small
+        "spark.shuffle.compress": "false",
     }
     if parts:
         conf["spark.sql.shuffle.partitions"] = str(parts)

@@ -241,7 +241,7 @@ def run_sweep(configs: list, seed_ranges: list, *, out: str, model: str = "db19"
     runs = sum(per_config.values())
     violating = (table.where(F.col("violation").isNotNull()).count() if summary else 0)
     elapsed = time.perf_counter() - t0
-    stats = {"master": sess.master, "tasks": len(pieces), "spark_version": sc.version,
+    stats = {"master": sc.master, "tasks": len(pieces), "spark_version": sc.version,
              "startup_seconds": round(sess.startup, 3), "run_seconds": round(run_seconds, 3),
              "runs_per_second": round(runs / run_seconds, 1) if run_seconds > 0 else 0.0}
     return SweepResult(out, runs, violating, summary, per_config, elapsed, stats)

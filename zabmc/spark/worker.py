@@ -26,6 +26,7 @@ import gc
 import marshal
 import pickle
 import struct
+import zlib
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -34,7 +35,6 @@ import numpy as np
 FP_DTYPE = np.dtype("S16")
 EMPTY = np.empty(0, FP_DTYPE)
 CHUNK_MAP = 50_000  # distinct candidates a map task keeps before it emits them
-FRONTIER_BATCH = 2_048  # frontier states per record
 SEEN_CHUNK = 1 << 20  # fingerprints per visited-set record (16 MiB)
 EI = tuple(i.to_bytes(2, "big") for i in range(1 << 16))  # event index -> key bytes
 
@@ -75,24 +75,35 @@ def gc_off():
 
 
 # --- the state codec --------------------------------------------------------------------------------
-
+#
+# "canonical": a state travels as `Env.encode(state)`, the explorer's canonical encoding (marshal
+#     version 2 of the state as plain tuples, decodable), whose xxh3-128 *is* `Env.fingerprint`: one
+#     encoding per successor serves both. Chosen only when `choose_codec` finds
+#     `xxh3_128(Env.encode(s)) == Env.fingerprint(s)` and an exact round trip on the first states.
+# "marshal": marshal version 4 of the same plain tuples; the fingerprint comes from
+#     `Env.fingerprint` (when the canonical encoding is not that).
+# "pickle": anything else.
+# Decoding rebuilds the nodes with their named-tuple class and interns nodes and messages (below).
 
 INTERN_LIMIT = 200_000
 
 
-def _marshal_codec(node_make, state_cls, fifo: bool):
-    dumps, loads = marshal.dumps, marshal.loads
+class Codec(NamedTuple):
+    encode: object  # state -> bytes
+    decode: object  # bytes -> state
+    fp_blob: object  # state -> (fingerprint, payload)
+    blob: object  # payload -> bytes
+
+
+def _interning_decoder(load_parts, node_make, state_cls, fifo: bool):
     nodes_seen: dict = {}
     msgs_seen: dict = {}
-
-    def enc(s) -> bytes:
-        return dumps((tuple(map(tuple, s.nodes)), s.net, s.budgets, s.ghost), 4)
 
     def dec(b: bytes):
         """Equal nodes and messages decode to one object each (per worker), which gives the
         explorer's kernel memo (keyed by object identity) its hits back: without it, decoded
-        states share nothing and the successors of a state cost ~30% more."""
-        nodes, net, budgets, ghost = loads(b)
+        states share nothing and the successors of a state cost ~25% more."""
+        nodes, net, budgets, ghost = load_parts(b)
         if len(nodes_seen) > INTERN_LIMIT:
             nodes_seen.clear()
         if len(msgs_seen) > INTERN_LIMIT:
@@ -110,54 +121,78 @@ def _marshal_codec(node_make, state_cls, fifo: bool):
             net = tuple([((a, b, m(x, x)), c) for (a, b, x), c in net])
         return state_cls(tuple(ns), net, budgets, ghost)
 
-    return enc, dec
+    return dec
 
 
-def _pickle_codec():
-    dumps, loads, proto = pickle.dumps, pickle.loads, pickle.HIGHEST_PROTOCOL
+def make_codec(name: str, env) -> Codec:
+    fingerprint = env.fingerprint
+    if name == "pickle":
+        dumps, proto = pickle.dumps, pickle.HIGHEST_PROTOCOL
+
+        def enc(s) -> bytes:
+            return dumps(s, proto)
+
+        return Codec(enc, pickle.loads, lambda s: (fingerprint(s), s), enc)
+
+    from xxhash import xxh3_128_digest
+
+    from zabmc.explore.env import State
+
+    init, _ = env.initial()
+    node_make = type(init.nodes[0])._make
+    loads, dumps = marshal.loads, marshal.dumps
+    if name == "canonical":
+        n = env.n
+        encode = env.encode
+
+        def parts(b: bytes):
+            a = loads(b)
+            return a[:n], a[n], a[n + 1], a[n + 2]
+
+        def fp_blob(s):
+            b = encode(s)
+            return xxh3_128_digest(b), b
+
+        return Codec(encode, _interning_decoder(parts, node_make, State, env.fifo), fp_blob,
+                     bytes)
 
     def enc(s) -> bytes:
-        return dumps(s, proto)
+        return dumps((tuple(map(tuple, s.nodes)), s.net, s.budgets, s.ghost), 4)
 
-    return enc, loads
-
-
-def make_codec(name: str, env):
-    """(encode, decode) of whole states. "marshal": the state as plain tuples in C, the nodes
-    rebuilt with their named-tuple class; "pickle": the general fallback."""
-    if name == "marshal":
-        from zabmc.explore.env import State
-
-        init, _ = env.initial()
-        return _marshal_codec(type(init.nodes[0])._make, State, env.fifo)
-    return _pickle_codec()
+    return Codec(enc, _interning_decoder(loads, node_make, State, env.fifo),
+                 lambda s: (fingerprint(s), s), enc)
 
 
 def choose_codec(env, sample: int = 300) -> str:
-    """"marshal" when it round-trips the first states of the space exactly, else "pickle".
+    """The fastest codec that round-trips the first `sample` states of the space exactly (value
+    and node type) and preserves their fingerprints: "canonical", "marshal" or "pickle".
 
-    marshal handles only built-in types, so it applies when the nodes are one named-tuple class and
-    everything else is plain data (as in db19); anything else raises or fails the check."""
-    try:
-        init, _ = env.initial()
-        cls = type(init.nodes[0])
-        if not (issubclass(cls, tuple) and hasattr(cls, "_make")):
-            return "pickle"
-        enc, dec = make_codec("marshal", env)
-        todo, seen = [init], 0
-        while todo and seen < sample:
-            s = todo.pop(0)
-            seen += 1
-            s2 = dec(enc(s))
-            if s2 != s or type(s2) is not type(s) or any(
-                    type(a) is not type(b) for a, b in zip(s2.nodes, s.nodes)):
-                return "pickle"
-            if env.fingerprint(s2) != env.fingerprint(s):
-                return "pickle"
-            todo.extend(x for _, x, _ in env.successors(s))
-        return "marshal"
-    except (ValueError, TypeError, AttributeError, IndexError):
+    marshal handles only built-in types, so the first two apply when the nodes are one
+    named-tuple class and everything else is plain data (as in db19)."""
+    init, _ = env.initial()
+    states, todo = [], [init]
+    while todo and len(states) < sample:
+        s = todo.pop(0)
+        states.append(s)
+        todo.extend(x for _, x, _ in env.successors(s))
+    cls = type(init.nodes[0])
+    if not (issubclass(cls, tuple) and hasattr(cls, "_make")):
         return "pickle"
+    for name in ("canonical", "marshal"):
+        try:
+            c = make_codec(name, env)
+            for s in states:
+                fp, payload = c.fp_blob(s)
+                s2 = c.decode(c.blob(payload))
+                if (fp != env.fingerprint(s) or s2 != s or type(s2) is not type(s)
+                        or any(type(a) is not type(b) for a, b in zip(s2.nodes, s.nodes))
+                        or env.fingerprint(s2) != fp):
+                    break
+            else:
+                return name
+        except (ValueError, TypeError, AttributeError, IndexError, EOFError):
+            continue
+    return "pickle"
 
 
 # --- the executor-side environment -------------------------------------------------------------------
@@ -165,8 +200,7 @@ def choose_codec(env, sample: int = 300) -> str:
 
 class Context(NamedTuple):
     env: object
-    encode: object
-    decode: object
+    codec: Codec
 
 
 _CONTEXTS: dict = {}
@@ -181,38 +215,60 @@ def context(spec: EnvSpec) -> Context:
         from zabmc.model import get_model
 
         env = Env(get_model(spec.model), ExploreConfig(*spec.config), Checker(spec.invariants))
-        enc, dec = make_codec(spec.codec, env)
-        ctx = _CONTEXTS[spec] = Context(env, enc, dec)
+        ctx = _CONTEXTS[spec] = Context(env, make_codec(spec.codec, env))
     return ctx
 
 
 # --- one level: expand (map side) and merge (reduce side) -------------------------------------------
 #
 # Records travel in batches, so that per-state work in Python is the explorer's own and the JVM moves
-# a few large byte arrays instead of millions of small ones:
-#   ("S", fps)               a sorted numpy S16 chunk of a partition's visited set        (in J)
-#   ("F", keys, blobs)       frontier states: their keys joined (fixed length per level),
-#                            and their encoded states                                        (in J)
-#   ("C", fps, keys, blobs)  candidates for one partition: fingerprints, keys and states joined
-#   ("G", n)                 successors a map task generated
-#   ("V", prop, key, v)      the smallest-key step of a map task that violates `prop` (among
-#                            others, perhaps: `v.all()`)
+# a few large byte arrays instead of millions of small ones. A batch of states is one zlib stream of
+# their encodings (`pack_states`): states share most of their structure, so a batch compresses about
+# 7x (620 -> 90 bytes a state on 3-node db19) for 3 us a state, which more than pays for itself in
+# the JVM (shuffle, block store, sockets) and lets far larger levels fit in memory.
+#   ("S", fps)                      a sorted numpy S16 chunk of a partition's visited set  (in J)
+#   ("C", fps, keys, lens, z)       candidates for one partition: fingerprints and keys joined
+#                                   (keys have one length per level), the states' encoded
+#                                   lengths (int32) and the zlib batch of their encodings
+#   ("F", keys, idx, lens, z)       frontier states: the candidate batch `lens, z` the merge
+#                                   kept some states of, their indices (int32) and keys   (in J)
+#   ("G", n)                        successors a map task generated
+#   ("V", prop, key, v)             the smallest-key step of a map task that violates `prop`
+#                                   (perhaps among others: `v.all()`)
+# The merge never decompresses: it forwards each candidate batch with the indices it keeps.
 # The map side partitions its own output (`fp_partition`) and hands Spark (partition id, pickled
 # batch) pairs, as PySpark's partitionBy does internally, minus its per-record Python loop.
 
 _PACK = struct.Struct("!q").pack
 _PROTO = pickle.HIGHEST_PROTOCOL
+I32 = np.dtype("<i4")
+
+
+def pack_states(blobs: list) -> tuple[bytes, bytes]:
+    """(lengths as int32 bytes, zlib of the concatenation)."""
+    return (np.fromiter(map(len, blobs), I32, len(blobs)).tobytes(),
+            zlib.compress(b"".join(blobs), 1))
+
+
+def unpack_states(lens: bytes, z: bytes, idx=None) -> list:
+    """The encoded states of a batch, or those at `idx`."""
+    raw = zlib.decompress(z)
+    ends = np.cumsum(np.frombuffer(lens, I32)).tolist()
+    if idx is None:
+        idx = range(len(ends))
+    return [raw[(ends[i - 1] if i else 0):ends[i]] for i in idx]
 
 
 def frontier_states(records):
-    """(key, blob) of every frontier state in `records`."""
+    """(key, encoded state) of every frontier state in `records`."""
     for rec in records:
         if rec[0] == "F":
-            _, keys, blobs = rec
-            if blobs:
-                kl = len(keys) // len(blobs)
-                for i, blob in enumerate(blobs):
-                    yield keys[i * kl:(i + 1) * kl], blob
+            _, keys, idx, lens, z = rec
+            idx = np.frombuffer(idx, I32).tolist()
+            if idx:
+                kl = len(keys) // len(idx)
+                for j, blob in enumerate(unpack_states(lens, z, idx)):
+                    yield keys[j * kl:(j + 1) * kl], blob
 
 
 def _emit(split: int, batch: list):
@@ -226,8 +282,8 @@ def expand(spec: EnvSpec, stop_first: bool, nparts: int, records):
 
     With `stop_first` a violating successor is not a candidate (BFS stops before inserting it)."""
     ctx = context(spec)
-    successors, fingerprint, encode, decode = (ctx.env.successors, ctx.env.fingerprint,
-                                               ctx.encode, ctx.decode)
+    successors = ctx.env.successors
+    fp_blob, blob_of, decode = ctx.codec.fp_blob, ctx.codec.blob, ctx.codec.decode
     ei_key = EI
     local: dict = {}
     viol: dict = {}
@@ -235,16 +291,16 @@ def expand(spec: EnvSpec, stop_first: bool, nparts: int, records):
 
     def flush():
         buckets: dict = {}
-        for fp, (key, s2) in local.items():
+        for fp, (key, payload) in local.items():
             b = buckets.get(split := int.from_bytes(fp[:8], "little") % nparts)
             if b is None:
                 b = buckets[split] = ([], [], [])
             b[0].append(fp)
             b[1].append(key)
-            b[2].append(encode(s2))
+            b[2].append(blob_of(payload))
         local.clear()
         for split, (fps, keys, blobs) in buckets.items():
-            yield from _emit(split, [("C", b"".join(fps), b"".join(keys), blobs)])
+            yield from _emit(split, [("C", b"".join(fps), b"".join(keys), *pack_states(blobs))])
 
     with gc_off():
         for path, blob in frontier_states(records):
@@ -258,10 +314,10 @@ def expand(spec: EnvSpec, stop_first: bool, nparts: int, records):
                             viol[x.property] = (key, v)
                     if stop_first:
                         continue
-                fp = fingerprint(s2)
+                fp, payload = fp_blob(s2)  # Env.fingerprint (and the encoding, if the same)
                 old = local.get(fp)
                 if old is None or key < old[0]:
-                    local[fp] = (key, s2)
+                    local[fp] = (key, payload)
             if len(local) >= CHUNK_MAP:
                 yield from flush()
         yield from flush()
@@ -270,7 +326,7 @@ def expand(spec: EnvSpec, stop_first: bool, nparts: int, records):
 
 def seed(nparts: int, fp: bytes, blob: bytes, _records):
     """The initial state as a candidate batch for its partition (the map side of level 0)."""
-    yield from _emit(fp_partition(fp) % nparts, [("C", fp, b"", [blob])])
+    yield from _emit(fp_partition(fp) % nparts, [("C", fp, b"", *pack_states([blob]))])
 
 
 def member(run: np.ndarray, cand: np.ndarray) -> np.ndarray:
@@ -289,25 +345,30 @@ def merge(acc, pid: int, records):
     the accumulator `acc` (keyed by partition, so a re-run task cannot count twice)."""
     chunks: list = []
     seen = None
-    cand: dict = {}
+    cand: dict = {}  # fp -> (key, batch number, index in the batch)
+    batches: list = []  # (lens, z) of the candidate batches
     gen = 0
     viol: dict = {}
     with gc_off():
         for rec in records:
             tag = rec[0]
             if tag == "C":
-                _, fps, keys, blobs = rec
+                _, fps, keys, lens, z = rec
                 if seen is None:
                     seen = np.concatenate(chunks) if chunks else EMPTY
                 arr = np.frombuffer(fps, dtype=FP_DTYPE)
-                kl = len(keys) // len(blobs)
+                kl = len(keys) // len(arr)
+                bn = len(batches)
+                kept = False
                 get = cand.get
                 for i in np.flatnonzero(~member(seen, arr)).tolist():
                     fp = fps[16 * i:16 * i + 16]
                     key = keys[i * kl:(i + 1) * kl]
                     old = get(fp)
                     if old is None or key < old[0]:
-                        cand[fp] = (key, blobs[i])
+                        cand[fp] = (key, bn, i)
+                        kept = True
+                batches.append((lens, z) if kept else None)
             elif tag == "S":
                 chunks.append(rec[1])
                 seen = None
@@ -331,15 +392,19 @@ def merge(acc, pid: int, records):
             arr = arr[new]
         arr = np.sort(arr)
         seen = np.insert(seen, np.searchsorted(seen, arr), arr) if len(seen) else arr
-        nbytes = sum(len(blob) for _, blob in cand.values())
+        per_batch: dict = {}
+        for key, bn, i in cand.values():
+            per_batch.setdefault(bn, []).append((i, key))
+        nbytes = sum(len(batches[bn][1]) for bn in per_batch)
         acc.add({pid: (len(arr), gen, len(seen), viol, nbytes)})
         for lo in range(0, len(seen), SEEN_CHUNK):
             yield "S", seen[lo:lo + SEEN_CHUNK]
-        items = list(cand.values())
         cand.clear()
-        for lo in range(0, len(items), FRONTIER_BATCH):
-            part = items[lo:lo + FRONTIER_BATCH]
-            yield "F", b"".join([k for k, _ in part]), [b for _, b in part]
+        for bn, kept in per_batch.items():
+            kept.sort()
+            lens, z = batches[bn]
+            yield ("F", b"".join([k for _, k in kept]),
+                   np.fromiter((i for i, _ in kept), I32, len(kept)).tobytes(), lens, z)
 
 
 def count_before(vkey: bytes, records):
@@ -350,7 +415,7 @@ def count_before(vkey: bytes, records):
 def successors_before(spec: EnvSpec, vparent: bytes, records):
     """Successors of the frontier states ordered before `vparent` (BFS's count when it stopped)."""
     ctx = context(spec)
-    successors, decode = ctx.env.successors, ctx.decode
+    successors, decode = ctx.env.successors, ctx.codec.decode
     n = 0
     with gc_off():
         for key, blob in frontier_states(records):
