@@ -168,6 +168,7 @@ def _create(master: str, partitions: int | None, verbose: bool) -> Session:
         conf["spark.sql.shuffle.partitions"] = str(parts)
         conf["spark.default.parallelism"] = str(parts)
     if cores is not None:
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"
         conf["spark.driver.memory"] = os.environ.get("ZABMC_SPARK_DRIVER_MEMORY", "4g")
