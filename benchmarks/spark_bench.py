@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Spark engine against the in-process BFS (issue 6, point 6), written into reports/benchmarks.md.
+"""The Spark engine against the in-process BFS (issue 6, point 6), into reports/benchmarks.md.
 
     python benchmarks/spark_bench.py               # depth 24 (~1.75M states); rewrites `## Spark`
     python benchmarks/spark_bench.py --depth 23    # ~1.08M states
@@ -15,8 +15,9 @@ Measured per run: wall time (with and without Spark's session start-up), CPU sec
 whole process tree (driver, JVM, Python workers; from /proc), CPU microseconds per distinct state,
 and for Spark the session start-up and the per-level fixed cost: the median level time of a
 search whose frontiers hold at most 8 states (2 nodes, FIFO: 25 levels), run in the same session
-first (after a warm-up run of the same search). The machine's load average is recorded next to each run, because this machine is shared:
-wall times move with other people's jobs, CPU seconds much less.
+first (after a warm-up run of the same search). The machine's load average is recorded next to
+each run, because this machine is shared: wall times move with other people's jobs, CPU seconds
+much less.
 """
 
 from __future__ import annotations
@@ -153,11 +154,11 @@ def commit() -> str:
 
 
 def spark_version() -> str:
-    try:
-        import pyspark
+    from importlib.metadata import PackageNotFoundError, version
 
-        return pyspark.__version__
-    except ImportError:
+    try:
+        return version("pyspark")
+    except PackageNotFoundError:
         return "?"
 
 

@@ -1,18 +1,18 @@
 """`zabmc check --engine spark`: the level-synchronous BFS of `zabmc.explore.bfs` on Apache Spark.
 
 Pipeline (chosen by measurement; reports/spark.md has the numbers). One RDD `J` holds, per
-partition, that fingerprint range's visited set (sorted numpy `S16` chunks) and its frontier states
-(fingerprint, order key, encoded state); see `zabmc.spark.worker` for the records. One level is one
-Spark job:
+partition, that fingerprint range's visited set (sorted numpy `S16` chunks) and its frontier
+(compressed batches of encoded states with their order keys); `zabmc.spark.worker` lists the
+records. One level is one Spark job:
 
 1. map: `J.mapPartitions(expand)` runs `Env.successors` and `Env.fingerprint` over the frontier,
-   deduplicates per chunk keeping the smallest order key, and `partitionBy(fp_partition)` sends
-   each candidate to the partition owning its fingerprint;
+   deduplicates per chunk keeping the smallest order key, and sends each candidate, in batches,
+   to the partition owning its fingerprint (`fp_partition`);
 2. reduce: the union of `J` with the candidates is partition-aware (same partitioner, so no
    shuffle of the visited set); `mapPartitions(merge, preservesPartitioning=True)` drops the
    visited candidates with `searchsorted`, keeps the smallest key per fingerprint and inserts the
-   rest. The result is the next `J`, persisted (memory and disk) and locally checkpointed every
-   level, so lineage never grows.
+   rest. The result is the next `J`, persisted (memory and disk, so it may spill) and locally
+   checkpointed every level, so lineage never grows.
 
 The driver sees only per-partition counts and the smallest-key violation per property (an
 accumulator keyed by partition). The order key is the event-index path itself, which makes the
@@ -103,9 +103,10 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
     `partitions` defaults to the master's cores. Spark numbers go to `outcome.extra["spark"]`."""
     check_master(master)
     check_partitions(partitions)
-    from pyspark import StorageLevel
+    from .session import Cancelled, get_session, local_cores, require_pyspark, run_job
 
-    from .session import Cancelled, get_session, local_cores, run_job
+    require_pyspark()
+    from pyspark import StorageLevel
 
     cfg = env.config
     out = Outcome(strategy="bfs", engine="spark", model=env.model.name, config=cfg,
@@ -181,6 +182,7 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
             new = sum(p[0] for p in parts)
             gen = sum(p[1] for p in parts)
             nbytes = sum(p[4] for p in parts)
+            ncand = sum(p[5] for p in parts)
             # per property, the smallest-key step violating it; in key order, these are the steps
             # at which the in-process scan records something
             steps: dict = {}
@@ -211,7 +213,8 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
                 distinct += new
             seconds = time.perf_counter() - lt
             levels.append({"depth": depth, "frontier": frontier, "new": new, "generated": gen,
-                           "frontier_bytes": nbytes, "seconds": round(seconds, 4)})
+                           "candidates": ncand, "frontier_bytes": nbytes,
+                           "seconds": round(seconds, 4)})
             observer.on_level(depth, frontier, new, seconds)
             frontier = new
             observer.on_progress(Progress(depth, out.generated, distinct, frontier,

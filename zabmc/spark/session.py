@@ -1,9 +1,11 @@
 """The one SparkSession of a zabmc process: created lazily on first use, reused afterwards.
 
-Settings (measured on a 2-core machine, issue 6): JVM flags `-XX:+UseSerialGC -XX:TieredStopAtLevel=1`
-(35-40% less CPU), UI and console progress bar off, adaptive query execution off, shuffle partitions
-and default parallelism equal to the partitions the engine uses, the driver bound to 127.0.0.1 for
-local masters, and `PYSPARK_PYTHON` set to the running interpreter so workers import the same zabmc.
+Settings (measured on a 2-core machine, issue 6): JVM flags `-XX:+UseSerialGC
+-XX:TieredStopAtLevel=1` (35-40% less CPU), UI and console progress bar off, adaptive query
+execution off, shuffle partitions and default parallelism equal to the partitions the engine uses,
+the driver bound to 127.0.0.1 for local masters, and `PYSPARK_PYTHON` set to the running
+interpreter so workers import the same zabmc. `ZABMC_SPARK_CONF="key=value;..."` adds or overrides
+settings; `ZABMC_SPARK_DRIVER_MEMORY` sets a local master's memory (default 4g).
 
 Start-up noise stays out of the terminal: unless `verbose`, the JVM is launched with its stdout and
 stderr redirected to `spark.log` in a run directory, and Spark's log level is ERROR. The run
@@ -92,9 +94,9 @@ def extra_conf() -> dict:
     return out
 
 
-def _import_pyspark():
+def require_pyspark():
+    """pyspark's SparkSession class, or a one-line UsageError saying how to install it."""
     try:
-        import pyspark  # noqa: F401
         from pyspark.sql import SparkSession
     except ImportError:
         raise UsageError("the Spark engine needs pyspark: pip install 'zabmc[spark]' "
@@ -134,7 +136,7 @@ def stop_session() -> None:
 
 
 def _create(master: str, partitions: int | None, verbose: bool) -> Session:
-    SparkSession = _import_pyspark()
+    SparkSession = require_pyspark()
     from pyspark import SparkContext
 
     t0 = time.perf_counter()

@@ -179,10 +179,12 @@ def run_sweep(configs: list, seed_ranges: list, *, out: str, model: str = "db19"
     `progress(done_tasks, total_tasks, elapsed)` is called about every 0.25 s."""
     from functools import partial
 
-    from .session import check_master, check_partitions, get_session, local_cores, run_job
+    from .session import (check_master, check_partitions, get_session, local_cores,
+                          require_pyspark, run_job)
 
     check_master(master)
     check_partitions(partitions)
+    require_pyspark()
     out = check_output(out, overwrite)
     t0 = time.perf_counter()
     sess = get_session(master, partitions=partitions, verbose=verbose)

@@ -1,4 +1,5 @@
-"""What Spark executors run: the explorer's own functions, and the two per-partition steps of a level.
+"""What Spark executors run: the explorer's own functions, and the two per-partition steps of a
+level.
 
 Executors never receive an `Env`: they receive an `EnvSpec` (model name, `ExploreConfig`, property
 names, state codec) and rebuild the very same `Env` with `zabmc.model.get_model`, `Env` and
@@ -74,7 +75,7 @@ def gc_off():
             gc.enable()
 
 
-# --- the state codec --------------------------------------------------------------------------------
+# --- the state codec ------------------------------------------------------------------------------
 #
 # "canonical": a state travels as `Env.encode(state)`, the explorer's canonical encoding (marshal
 #     version 2 of the state as plain tuples, decodable), whose xxh3-128 *is* `Env.fingerprint`: one
@@ -195,7 +196,7 @@ def choose_codec(env, sample: int = 300) -> str:
     return "pickle"
 
 
-# --- the executor-side environment -------------------------------------------------------------------
+# --- the executor-side environment ----------------------------------------------------------------
 
 
 class Context(NamedTuple):
@@ -219,13 +220,14 @@ def context(spec: EnvSpec) -> Context:
     return ctx
 
 
-# --- one level: expand (map side) and merge (reduce side) -------------------------------------------
+# --- one level: expand (map side) and merge (reduce side) -----------------------------------------
 #
-# Records travel in batches, so that per-state work in Python is the explorer's own and the JVM moves
-# a few large byte arrays instead of millions of small ones. A batch of states is one zlib stream of
-# their encodings (`pack_states`): states share most of their structure, so a batch compresses about
-# 7x (620 -> 90 bytes a state on 3-node db19) for 3 us a state, which more than pays for itself in
-# the JVM (shuffle, block store, sockets) and lets far larger levels fit in memory.
+# Records travel in batches, so that per-state work in Python is the explorer's own and the JVM
+# moves a few large byte arrays instead of millions of small ones. A batch of states is one zlib
+# stream of their encodings (`pack_states`): states share most of their structure, so a batch
+# compresses about 7x (620 -> 90 bytes a state on 3-node db19) for 3 us a state, which more than
+# pays for itself in the JVM (shuffle, block store, sockets) and lets far larger levels fit in
+# memory.
 #   ("S", fps)                      a sorted numpy S16 chunk of a partition's visited set  (in J)
 #   ("C", fps, keys, lens, z)       candidates for one partition: fingerprints and keys joined
 #                                   (keys have one length per level), the states' encoded
@@ -347,7 +349,7 @@ def merge(acc, pid: int, records):
     seen = None
     cand: dict = {}  # fp -> (key, batch number, index in the batch)
     batches: list = []  # (lens, z) of the candidate batches
-    gen = 0
+    gen = ncand = 0
     viol: dict = {}
     with gc_off():
         for rec in records:
@@ -357,6 +359,7 @@ def merge(acc, pid: int, records):
                 if seen is None:
                     seen = np.concatenate(chunks) if chunks else EMPTY
                 arr = np.frombuffer(fps, dtype=FP_DTYPE)
+                ncand += len(arr)
                 kl = len(keys) // len(arr)
                 bn = len(batches)
                 kept = False
@@ -396,7 +399,7 @@ def merge(acc, pid: int, records):
         for key, bn, i in cand.values():
             per_batch.setdefault(bn, []).append((i, key))
         nbytes = sum(len(batches[bn][1]) for bn in per_batch)
-        acc.add({pid: (len(arr), gen, len(seen), viol, nbytes)})
+        acc.add({pid: (len(arr), gen, len(seen), viol, nbytes, ncand)})
         for lo in range(0, len(seen), SEEN_CHUNK):
             yield "S", seen[lo:lo + SEEN_CHUNK]
         cand.clear()
