@@ -1,4 +1,4 @@
-"""`zabmc sweep`: `zabmc simulate --check` over a seed range and a set of configurations, on Spark."""
+"""`zabmc sweep`: `zabmc simulate --check` over seeds and a set of configurations, on Spark."""
 
 from __future__ import annotations
 
