@@ -516,15 +516,53 @@ def explore(model, nodes, **bounds):
     return bfs(Env(model, cfg, Checker(DEFAULT_PROPERTIES)), stop_at_first=False)
 
 
+def _clean(model, nodes, p, t=0, d=0, h=0, distinct=0, diameter=0, slow=False):
+    bounds = dict(proposals=p, max_timeouts=t, max_drops=d, max_heartbeats=h)
+    return pytest.param(model, nodes, bounds, distinct, diameter, marks=[pytest.mark.slow] * slow,
+                        id=f"{model.name}-n{nodes}-p{p}-t{t}-d{d}-h{h}")
+
+
+# The same figures are in reports/verification.md (benchmarks/verify_zab.py, tier "quick" and the
+# gate's exhaustive runs).
 CLEAN = [
-    # (model, nodes, bounds, distinct states)
-    (MODEL, 2, dict(proposals=2, max_timeouts=0, max_drops=0, max_heartbeats=0), 31),
+    _clean(MODEL, 2, 2, distinct=31, diameter=18),
+    _clean(MODEL, 2, 2, 1, 1, 1, distinct=3_007, diameter=31),
+    _clean(OMEGA, 2, 2, 1, 1, 1, distinct=3_007, diameter=31),
+    _clean(MODEL, 2, 2, 2, 1, 1, distinct=23_274, diameter=42),
+    _clean(MODEL, 3, 0, distinct=4_681, diameter=24),
+    _clean(MODEL, 3, 1, distinct=18_391, diameter=30),
+    _clean(OMEGA, 3, 1, distinct=16_772, diameter=30),
+    # the gate's exhaustive runs (make gate)
+    _clean(MODEL, 3, 2, distinct=129_932, diameter=36, slow=True),
+    _clean(MODEL, 2, 2, 3, 2, 2, distinct=464_387, diameter=55, slow=True),
+    _clean(OMEGA, 3, 2, distinct=112_110, diameter=36, slow=True),
 ]
 
 
-@pytest.mark.parametrize("model, nodes, bounds, distinct", CLEAN)
-def test_verified_clean(model, nodes, bounds, distinct):
+@pytest.mark.parametrize("model, nodes, bounds, distinct, diameter", CLEAN)
+def test_verified_clean(model, nodes, bounds, distinct, diameter):
+    """Every reachable state within the bounds, every default property: no violation."""
     out = explore(model, nodes, **bounds)
     assert out.stop_reason == "exhausted"
     assert out.violations == []
-    assert out.distinct == distinct
+    assert (out.distinct, out.depth_reached) == (distinct, diameter)
+
+
+def test_make_gate_runs_the_gate_of_the_verification_report():
+    """`make gate` and reports/verification.md (benchmarks/verify_zab.py) name the same runs."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("verify_zab", root / "benchmarks/verify_zab.py")
+    verify = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(verify)
+    makefile = (root / "Makefile").read_text().splitlines()
+    start = makefile.index("gate: install") + 1
+    recipe = []
+    for line in makefile[start:]:
+        if not line.startswith("\t"):
+            break
+        recipe.append(line.strip())
+    assert recipe == [verify.gate_command(g) for g in verify.GATE]
+    assert [(g.model, g.depth) for g in verify.GATE] == [("zab", 0), ("zab", 0), ("zab", 23)]

@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""Exhaustive verification runs of the zab model; writes reports/verification.md.
+
+Each run is a breadth-first search of every reachable state of a bounded configuration (FIFO links,
+every default property, no depth bound that could cut it short), in the manner of apache/zookeeper's
+zookeeper-specifications/protocol-spec/verification-statistics.md: bounds, distinct states,
+diameter, time and engine. A run that stops for any reason other than exhausting its space, or that
+finds a violation, is reported as such and makes the script exit 1.
+
+With `--mutations` it also runs the seeded mutations of tests/test_zab_mutations.py and reports the
+shortest counterexample the same search finds for each.
+
+    python benchmarks/verify_zab.py --mutations     # what reports/verification.md holds (~20 min)
+    python benchmarks/verify_zab.py                 # the runs only (about 15 minutes)
+    python benchmarks/verify_zab.py --tier quick    # the runs pinned in tests/test_zab_model.py
+
+The report is produced by this script; do not edit it by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from zabmc.explore.bfs import bfs  # noqa: E402
+from zabmc.explore.env import Env, ExploreConfig  # noqa: E402
+from zabmc.invariants import DEFAULT_PROPERTIES, Checker  # noqa: E402
+from zabmc.model import get_model  # noqa: E402
+
+ENGINE = "bfs, in-process"
+NO_DEPTH_BOUND = 10_000  # far beyond any diameter: the search ends by exhausting the space
+
+
+def bounds_text(nodes, proposals, timeouts, drops, heartbeats, depth=0) -> str:
+    return (f"{nodes} nodes; proposals {proposals}, timeouts {timeouts}, drops {drops}, "
+            f"heartbeats {heartbeats}" + (f"; depth {depth}" if depth else ""))
+
+
+class Run(NamedTuple):
+    model: str
+    nodes: int
+    proposals: int
+    timeouts: int = 0
+    drops: int = 0
+    heartbeats: int = 0
+    depth: int = 0  # 0: no depth bound (exhaustive); else every path of up to this many events
+    tier: str = "standard"  # quick: also pinned in tests/test_zab_model.py
+    gate: bool = False  # one of the runs of `make gate`
+
+    def config(self) -> ExploreConfig:
+        return ExploreConfig(nodes=self.nodes, network="fifo", max_drops=self.drops,
+                             max_timeouts=self.timeouts, max_heartbeats=self.heartbeats,
+                             proposals=self.proposals, depth=self.depth or NO_DEPTH_BOUND)
+
+    @property
+    def bounds(self) -> str:
+        return bounds_text(self.nodes, self.proposals, self.timeouts, self.drops, self.heartbeats,
+                           self.depth)
+
+    def covers(self, model: str, cfg: ExploreConfig, depth: int) -> bool:
+        """Whether a counterexample of `depth` events found with `cfg` lies within this run's
+        bounds (budgets only enable more paths, so the same path is one of this run's)."""
+        return (model == self.model and cfg.nodes == self.nodes and cfg.proposals <= self.proposals
+                and cfg.max_timeouts <= self.timeouts and cfg.max_drops <= self.drops
+                and cfg.max_heartbeats <= self.heartbeats
+                and (not self.depth or depth <= self.depth))
+
+
+RUNS = [
+    Run("zab", 2, 2, tier="quick"),
+    Run("zab", 2, 2, 1, 1, 1, tier="quick"),
+    Run("zab-omega", 2, 2, 1, 1, 1, tier="quick"),
+    Run("zab", 2, 2, 2, 1, 1, tier="quick"),
+    Run("zab", 3, 0, tier="quick"),
+    Run("zab", 3, 1, tier="quick"),
+    Run("zab-omega", 3, 1, tier="quick"),
+    Run("zab", 3, 2, tier="quick", gate=True),
+    Run("zab", 2, 2, 3, 2, 2, tier="quick", gate=True),
+    Run("zab-omega", 3, 2, tier="quick"),
+    Run("zab", 3, 2, 1, depth=23, gate=True),
+    Run("zab", 2, 3, 2, 1, 1),
+    Run("zab-omega", 2, 3, 2, 1, 1),
+    Run("zab", 3, 0, 1),
+    Run("zab", 3, 3),
+    Run("zab-omega", 3, 3),
+    Run("zab", 3, 1, 0, 1, 0),
+    Run("zab", 3, 1, 0, 0, 1),
+    Run("zab", 3, 2, 0, 1, 1),
+]
+GATE = [r for r in RUNS if r.gate]
+
+
+def gate_command(run: Run) -> str:
+    cmd = (f"zabmc check --model {run.model} --network fifo --nodes {run.nodes} "
+           f"--proposals {run.proposals}")
+    for flag, v in (("--max-timeouts", run.timeouts), ("--max-drops", run.drops),
+                    ("--max-heartbeats", run.heartbeats)):
+        if v:
+            cmd += f" {flag} {v}"
+    return cmd + f" --depth {run.depth or 100} -q"
+
+
+def explore(run: Run):
+    env = Env(get_model(run.model), run.config(), Checker(DEFAULT_PROPERTIES))
+    return bfs(env, stop_at_first=False)
+
+
+def hms(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = f", {int(line.split()[1]) // (1024 * 1024)} GB memory"
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores{mem}; CPython {platform.python_version()}, one process"
+
+
+def commit() -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, check=True)
+        return out.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def run_all(runs: list[Run], log) -> list[dict]:
+    rows = []
+    for run in runs:
+        log(f"{run.model} ({run.bounds}) ...")
+        out = explore(run)
+        row = dict(run._asdict(), stop_reason=out.stop_reason, distinct=out.distinct,
+                   generated=out.generated, diameter=out.depth_reached, seconds=out.elapsed,
+                   violations=[f.violation.property for f in out.violations])
+        log(f"  {out.stop_reason}: {out.distinct:,} distinct states, diameter "
+            f"{out.depth_reached}, {hms(out.elapsed)}")
+        rows.append(row)
+    return rows
+
+
+def run_mutations(log) -> list[dict]:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_zab_mutations import MUTATIONS  # noqa: E402
+
+    from models.zab import OmegaRules, ZabModel
+
+    rows = []
+    for name, m in MUTATIONS.items():
+        log(f"mutation {name} ...")
+        model = ZabModel(m.rules())
+        t0 = time.perf_counter()
+        out = bfs(Env(model, m.config, Checker(DEFAULT_PROPERTIES)), stop_at_first=True)
+        first = out.violations[0] if out.violations else None
+        base = "zab-omega" if issubclass(m.rules, OmegaRules) else "zab"
+        depth = first.depth if first else None
+        rows.append(dict(
+            mutation=name, base=base,
+            gate=bool(first) and any(g.covers(base, m.config, depth) for g in GATE),
+            doc=(m.rules.__doc__ or "").strip(), nodes=m.config.nodes,
+            proposals=m.config.proposals, timeouts=m.config.max_timeouts,
+            drops=m.config.max_drops, property=first.violation.property if first else None,
+            message=first.violation.message if first else None,
+            depth=depth, distinct=out.distinct,
+            seconds=time.perf_counter() - t0))
+        log(f"  {rows[-1]['property']} at depth {rows[-1]['depth']}, {out.distinct:,} states, "
+            f"{hms(rows[-1]['seconds'])}")
+    return rows
+
+
+def render(rows: list[dict], mutations: list[dict] | None) -> str:
+    lines = [
+        "# Verification statistics: the zab model",
+        "",
+        "Produced by `python benchmarks/verify_zab.py"
+        + (" --mutations" if mutations is not None else "") + "`; do not edit by hand.",
+        f"Commit `{commit()}`, {datetime.date.today().isoformat()}.",
+        "",
+        "## Experiment configuration",
+        "",
+        "Every run is a breadth-first search (zabmc's level-synchronous BFS, in-process) of every",
+        "state reachable within the bounds, on FIFO links (the model's network assumption), checking",
+        "every default property after every step: " + ", ".join(f"`{p}`" for p in DEFAULT_PROPERTIES)
+        + ". Unless a depth is given, no depth bound applies: the search ends when no new state is",
+        "left.",
+        "",
+        "A state is the whole cluster: every node's fields, the messages in flight on every link in",
+        "order, the remaining budgets and the ghost state the properties read (CLARIFICATIONS E1,",
+        "E6). Bounds are the explorer's budgets (E4): client proposals, election timeouts (any node,",
+        "a leader included, may time out), message drops and heartbeats. `zab` elects with db-19's",
+        "zxid-ordered votes; `zab-omega` with votes ordered by node id only, so that the elected",
+        "node may lack committed transactions and Phase 1 must recover them (models/zab/README.md).",
+        "",
+        f"Machine: {machine()}.",
+        "",
+        "## Verification statistics of model checking",
+        "",
+        "| Mode | Model | Bounds | Diameter | Distinct states | Transitions | "
+        "Time (hh:mm:ss) | Engine | Result |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |",
+    ]
+    for r in rows:
+        run = Run(**{k: r[k] for k in Run._fields})
+        if r["violations"]:
+            result = "violation: " + ", ".join(r["violations"])
+        elif r["stop_reason"] == "exhausted":
+            result = "every property holds"
+        elif r["stop_reason"] == "depth-bound" and run.depth:
+            result = f"every property holds to depth {run.depth}"
+        else:
+            result = f"incomplete ({r['stop_reason']})"
+        if run.gate:
+            result += "; **gate**"
+        mode = "BFS" if not run.depth else "BFS, depth-bounded"
+        lines.append(
+            f"| {mode} | `{r['model']}` | ({run.bounds}) | {r['diameter']} | {r['distinct']:,} | "
+            f"{r['generated']:,} | {hms(r['seconds'])} | {ENGINE} | {result} |")
+    lines += [
+        "",
+        "Diameter is the length, in events, of the longest shortest path from the initial state:",
+        "the depth of the last BFS level. Transitions counts every successor computed, duplicates",
+        "included. A depth-bounded run explores every path of up to that many events and expands",
+        "no state at the bound. Runs of the quick tier are also pinned, state counts included, in",
+        "`tests/test_zab_model.py`; the runs marked **gate** are `make gate`:",
+        "",
+        "```",
+        *[gate_command(g) for g in GATE],
+        "```",
+    ]
+    if mutations is not None:
+        lines += [
+            "",
+            "## Seeded mutations: the gate can fail",
+            "",
+            "Each mutation (`tests/test_zab_mutations.py`) changes one decision of the protocol by",
+            "one line. The same search, stopping at the first violation, finds the shortest",
+            "counterexample within the given bounds and names the property it breaks first. The last",
+            "column says whether that counterexample lies within the bounds of a gate run (then",
+            "`make gate` fails on the mutant too).",
+            "",
+            "| Mutation | Model | Bounds | Property | Depth | Distinct states | Time (hh:mm:ss) | "
+            "Within the gate |",
+            "| --- | --- | --- | --- | ---: | ---: | ---: | --- |",
+        ]
+        for m in mutations:
+            bounds = bounds_text(m["nodes"], m["proposals"], m["timeouts"], m["drops"], 0)
+            lines.append(
+                f"| {m['mutation']}: {m['doc']} | `{m['base']}` | ({bounds}) | `{m['property']}` | "
+                f"{m['depth']} | {m['distinct']:,} | {hms(m['seconds'])} | "
+                f"{'yes' if m['gate'] else 'no'} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tier", choices=("quick", "standard"), default="standard",
+                    help="quick: only the runs pinned in the tests; standard: all (default)")
+    ap.add_argument("--mutations", action="store_true", help="also run the seeded mutations")
+    ap.add_argument("--out", default=str(ROOT / "reports" / "verification.md"))
+    ap.add_argument("--json", dest="json_out", default=None, help="also write the raw figures")
+    args = ap.parse_args(argv)
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    runs = [r for r in RUNS if args.tier == "standard" or r.tier == "quick"]
+    rows = run_all(runs, log)
+    mutations = run_mutations(log) if args.mutations else None
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(render(rows, mutations))
+    log(f"wrote {args.out}")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps({"runs": rows, "mutations": mutations}, indent=2))
+    bad = [r for r in rows if r["violations"] or r["stop_reason"] != (
+        "depth-bound" if r["depth"] else "exhausted")]
+    missed = [m for m in mutations or () if m["property"] is None]
+    return 1 if bad or missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
