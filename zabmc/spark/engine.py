@@ -40,10 +40,10 @@ from zabmc.explore.outcome import (
     NULL_OBSERVER,
     TIME_LIMIT,
     VIOLATION,
-    Found,
     Observer,
     Outcome,
     Progress,
+    recorder,
 )
 
 from .session import DEFAULT_MASTER, check_master, check_partitions
@@ -113,20 +113,7 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
                   invariants=env.checker.names)
     t0 = time.perf_counter()
     deadline = t0 + time_limit if time_limit is not None else None
-    reported: set[str] = set()
-
-    def record(v, depth: int, path: tuple) -> bool:
-        """As in `bfs`: the first (shortest) violation of each property the step violates."""
-        stop = False
-        for x in v.all():
-            if x.property in reported:
-                continue
-            reported.add(x.property)
-            found = Found(x, depth, path)
-            out.violations.append(found)
-            observer.on_violation(found)
-            stop = stop_at_first
-        return stop
+    record = recorder(out, observer, stop_at_first)
 
     init, v0 = env.initial()
     out.generated = 1
@@ -186,6 +173,7 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
             # per property, the smallest-key step violating it; in key order, these are the steps
             # at which the in-process scan records something
             steps: dict = {}
+            reported = {f.violation.property for f in out.violations}
             for p in parts:
                 for prop, (key, v) in p[3].items():
                     if prop not in reported:
