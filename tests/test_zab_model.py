@@ -548,8 +548,19 @@ def test_verified_clean(model, nodes, bounds, distinct, diameter):
     assert (out.distinct, out.depth_reached) == (distinct, diameter)
 
 
+def _recipe(makefile: list[str], target: str) -> list[str]:
+    start = makefile.index(target) + 1
+    recipe = []
+    for line in makefile[start:]:
+        if not line.startswith("\t"):
+            break
+        recipe.append(line.strip())
+    return recipe
+
+
 def test_make_gate_runs_the_gate_of_the_verification_report():
-    """`make gate` and reports/verification.md (benchmarks/verify_zab.py) name the same runs."""
+    """`make gate` and reports/verification.md (benchmarks/verify_zab.py) name the same runs, and
+    CI runs them: `.ci/run` is `make test`, which runs the test suite and then the gate."""
     import importlib.util
     from pathlib import Path
 
@@ -558,11 +569,11 @@ def test_make_gate_runs_the_gate_of_the_verification_report():
     verify = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(verify)
     makefile = (root / "Makefile").read_text().splitlines()
-    start = makefile.index("gate: install") + 1
-    recipe = []
-    for line in makefile[start:]:
-        if not line.startswith("\t"):
-            break
-        recipe.append(line.strip())
-    assert recipe == [verify.gate_command(g) for g in verify.GATE]
+    start, end = makefile.index("define GATE") + 1, makefile.index("endef")
+    assert makefile[start:end] == [verify.gate_command(g) for g in verify.GATE]
+    assert _recipe(makefile, "gate: install") == ["$(GATE)"]
+    assert _recipe(makefile, "test: install-test") == ["$(PY) -m pytest -q -p no:cacheprovider",
+                                                       "$(GATE)"]
+    ci = (root / ".ci/run").read_text().splitlines()
+    assert ci[-1] == "make test"
     assert [(g.model, g.depth) for g in verify.GATE] == [("zab", 0), ("zab", 0), ("zab", 23)]
