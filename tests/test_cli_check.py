@@ -38,6 +38,9 @@ def test_violation_exit_code_json_and_trace_file(tmp_path, capsys):
     assert data["format"] == "zabmc-trace" and data["version"] == 1
     assert len(data["events"]) == 11 and len(data["states"]) == 12
     assert data["violation"]["step"] == 11
+    # the counterexamples go to stderr, so a CI log shows them; stdout is the JSON alone
+    assert "counterexample: local-primary-order (11 steps" in err
+    assert " 11 deliver 1->0 Commit(zxid=1.2)" in err
 
 
 def test_no_violation_exit_zero(capsys):

@@ -134,11 +134,13 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
         trace_paths[found.violation.property] = path
         traces.append(trace)
 
+    # Each counterexample is printed (to stderr with --json, so that a CI log shows it while
+    # stdout stays one JSON document).
+    for trace in traces:
+        print_trace(out_console, trace)
     if as_json:
         click.echo(json.dumps(outcome_json(outcome, trace_paths), indent=2))
     else:
-        for trace in traces:
-            print_trace(out_console, trace)
         if traces:
             out_console.print()
         print_summary(out_console, outcome, trace_paths)
