@@ -8,11 +8,16 @@ diameter, time and engine. A run that stops for any reason other than exhausting
 finds a violation, is reported as such and makes the script exit 1.
 
 With `--mutations` it also runs the seeded mutations of tests/test_zab_mutations.py and reports the
-shortest counterexample the same search finds for each.
+shortest counterexample the same search finds for each. With `--corpus` it also runs the db-19
+regression corpus (tests/corpus/db19): each finding's own search in `db19`, which must find the
+recorded counterexample again, and the same bounds in `zab` on FIFO links, which must show no
+violation (the runs tests/test_regression_corpus.py pins).
 
-    python benchmarks/verify_zab.py --mutations     # what reports/verification.md holds (~20 min)
-    python benchmarks/verify_zab.py                 # the runs only (about 15 minutes)
-    python benchmarks/verify_zab.py --tier quick    # the runs pinned in tests/test_zab_model.py
+    python benchmarks/verify_zab.py --mutations --corpus  # what reports/verification.md holds (~22 min)
+    python benchmarks/verify_zab.py                       # the runs only (about 15 minutes)
+    python benchmarks/verify_zab.py --tier quick          # the runs pinned in tests/test_zab_model.py
+    python benchmarks/verify_zab.py --corpus-only         # the corpus section alone (~2 min), merged
+                                                          # into the existing report
 
 The report is produced by this script; do not edit it by hand.
 """
@@ -24,6 +29,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -99,6 +105,51 @@ RUNS = [
     Run("zab", 3, 2, 0, 1, 1),
 ]
 GATE = [r for r in RUNS if r.gate]
+
+CORPUS_DIR = ROOT / "tests" / "corpus" / "db19"
+# Findings whose bounds cost the zab model far more than a CI test may take, and the depth bound used
+# instead: every path of up to that many events (longer than the db-19 counterexample). With 3
+# nodes, no proposal and 2 timeouts, depth 15 takes about 1.5 minutes here, depth 16 2.5 minutes,
+# and every further level about 1.5 times the one before.
+CORPUS_DEPTH_CAP = {"bag-two-established-leaders": 15}
+CORPUS_SECTION = "## Regression corpus: the db-19 findings in zab"
+
+
+class CorpusRun(NamedTuple):
+    finding: str  # tests/corpus/db19/<finding>.trace.json
+    network: str  # the db-19 finding's network; zab assumes FIFO links and is run on fifo
+    nodes: int
+    proposals: int
+    timeouts: int
+    drops: int
+    heartbeats: int
+    depth: int  # the finding's depth bound
+    zab_depth: int  # the zab run's depth bound: the finding's, unless CORPUS_DEPTH_CAP lowers it
+    prop: str  # the property the db-19 counterexample violates
+    step: int  # at this step
+
+    @property
+    def capped(self) -> bool:
+        return self.zab_depth < self.depth
+
+    def config(self, depth: int | None = None) -> ExploreConfig:
+        return ExploreConfig(nodes=self.nodes, network="fifo", max_drops=self.drops,
+                             max_timeouts=self.timeouts, max_heartbeats=self.heartbeats,
+                             proposals=self.proposals, depth=depth or self.zab_depth)
+
+
+def corpus_runs(corpus: Path = CORPUS_DIR) -> list[CorpusRun]:
+    """One zab run per corpus file, with the finding's bounds (FIFO links; the depth capped where
+    CORPUS_DEPTH_CAP says)."""
+    runs = []
+    for path in sorted(corpus.glob("*.trace.json")):
+        data = json.loads(path.read_text())
+        c, finding = data["config"], path.name.removesuffix(".trace.json")
+        runs.append(CorpusRun(
+            finding, c["network"], c["nodes"], c["proposals"], c["max_timeouts"], c["max_drops"],
+            c["max_heartbeats"], c["depth"], min(c["depth"], CORPUS_DEPTH_CAP.get(finding, c["depth"])),
+            data["violation"]["property"], data["violation"]["step"]))
+    return runs
 
 
 def gate_command(run: Run) -> str:
@@ -193,12 +244,119 @@ def run_mutations(log) -> list[dict]:
     return rows
 
 
-def render(rows: list[dict], mutations: list[dict] | None) -> str:
+def run_corpus(log) -> list[dict]:
+    from zabmc.report.findings import FINDINGS, run_finding
+
+    findings = {f.id: f for f in FINDINGS}
+    rows = []
+    for run in corpus_runs():
+        log(f"corpus {run.finding}: db19 search ...")
+        recorded = json.loads((CORPUS_DIR / f"{run.finding}.trace.json").read_text())["events"]
+        try:
+            env, _, _, trace, _, db19_seconds = run_finding(findings[run.finding])
+            again = [env.event_json(e) for e in trace.events] == recorded
+        except (KeyError, RuntimeError):
+            again, db19_seconds = False, 0.0
+        log(f"  found again: {again}; zab, depth {run.zab_depth} ...")
+        out = bfs(Env(get_model("zab"), run.config(), Checker(DEFAULT_PROPERTIES)),
+                  stop_at_first=False)
+        row = dict(run._asdict(), db19_found=again, db19_seconds=db19_seconds,
+                   stop_reason=out.stop_reason, distinct=out.distinct, generated=out.generated,
+                   depth_reached=out.depth_reached, seconds=out.elapsed,
+                   violations=[f.violation.property for f in out.violations], unbounded=None)
+        log(f"  {out.stop_reason}: {out.distinct:,} distinct states, depth {out.depth_reached}, "
+            f"{hms(out.elapsed)}")
+        if out.stop_reason == "depth-bound" and not run.capped:
+            # Did the finding's bound cut anything off? The same budgets with no depth bound.
+            unb = bfs(Env(get_model("zab"), run.config(NO_DEPTH_BOUND), Checker(DEFAULT_PROPERTIES)),
+                      stop_at_first=False, time_limit=120)
+            row["unbounded"] = dict(stop_reason=unb.stop_reason, distinct=unb.distinct,
+                                    diameter=unb.depth_reached, violations=len(unb.violations))
+            log(f"  without the depth bound: {unb.stop_reason}, {unb.distinct:,} distinct states")
+        rows.append(row)
+    return rows
+
+
+def render_corpus(rows: list[dict]) -> list[str]:
+    lines = [
+        CORPUS_SECTION,
+        "",
+        f"Commit `{commit()}`, {datetime.date.today().isoformat()}; "
+        "`python benchmarks/verify_zab.py --corpus-only` re-runs this section alone.",
+        "",
+        "Every db-19 counterexample of `tests/corpus/db19` (reports/db19-findings.md) is a regression",
+        "test (`tests/test_regression_corpus.py`): the finding's own search in `db19` must find the",
+        "recorded counterexample again, event for event, and `zab` explored with the same budgets",
+        "(nodes, proposals, timeouts, drops, heartbeats) and depth bound, checking every default",
+        "property, must show no violation. `zab` assumes FIFO links (the paper's TCP) and refuses",
+        "`--network bag`, so the findings made on `bag` links are explored on FIFO links in `zab`:",
+        "the reordering they rely on is outside the model's assumption, and what they check there is",
+        "that the same budgets on the links ZAB assumes break nothing.",
+        "",
+        "| Finding | db19: network, bounds | db19: property, step | Found again in db19 | "
+        "zab: bounds (fifo) | Depth reached | Distinct states | Transitions | Time (hh:mm:ss) | "
+        "Result |",
+        "| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for r in rows:
+        run = CorpusRun(**{k: r[k] for k in CorpusRun._fields})
+        budgets = bounds_text(run.nodes, run.proposals, run.timeouts, run.drops, run.heartbeats)
+        if r["violations"]:
+            result = "violation: " + ", ".join(r["violations"])
+        elif r["stop_reason"] == "exhausted":
+            result = "every property holds; state space exhausted"
+        elif r["stop_reason"] == "depth-bound":
+            result = f"every property holds to depth {run.zab_depth}"
+        else:
+            result = f"incomplete ({r['stop_reason']})"
+        if run.capped:
+            result += (f"; **depth capped at {run.zab_depth}** (the finding's bound is "
+                       f"{run.depth}; its db-19 counterexample has {run.step} events)")
+        u = r.get("unbounded")
+        if u and u["stop_reason"] == "exhausted" and not u["violations"]:
+            cut = ("the bound cut nothing off" if u["distinct"] == r["distinct"]
+                   else "a deeper space, clean too")
+            result += (f"; without the depth bound: exhausted, {u['distinct']:,} states, diameter "
+                       f"{u['diameter']} ({cut})")
+        elif u:
+            result += f"; without the depth bound: {u['stop_reason']}"
+        lines.append(
+            f"| {run.finding} | {run.network}, ({budgets}; depth {run.depth}) | `{run.prop}`, "
+            f"step {run.step} | {'yes' if r['db19_found'] else '**no**'} | "
+            f"({budgets}; depth {run.zab_depth}) | {r['depth_reached']} | {r['distinct']:,} | "
+            f"{r['generated']:,} | {hms(r['seconds'])} | {result} |")
+    lines += [
+        "",
+        "Depth reached is the deepest BFS level; a run that stops at its depth bound has not",
+        "expanded the states at the bound. The capped run is marked `slow` in the tests (CI runs it).",
+        "",
+    ]
+    return lines
+
+
+def merge_corpus(text: str, section: list[str]) -> str:
+    """The report `text` with its corpus section replaced by (or extended with) `section`, and its
+    "Produced by" line naming `--corpus`."""
+    start = text.find(CORPUS_SECTION + "\n")
+    if start >= 0:
+        nxt = text.find("\n## ", start + len(CORPUS_SECTION))
+        text = text[:start] + (text[nxt + 1:] if nxt >= 0 else "")
+    text = text.rstrip("\n") + "\n\n" + "\n".join(section)
+
+    def flags(m: re.Match) -> str:
+        f = m.group(1)
+        return m.group(0) if "--corpus" in f.split() else f"{m.group(0)[:-1]} --corpus`"
+
+    return re.sub(r"Produced by `python benchmarks/verify_zab\.py([^`]*)`", flags, text, count=1)
+
+
+def render(rows: list[dict], mutations: list[dict] | None, corpus: list[dict] | None = None) -> str:
     lines = [
         "# Verification statistics: the zab model",
         "",
         "Produced by `python benchmarks/verify_zab.py"
-        + (" --mutations" if mutations is not None else "") + "`; do not edit by hand.",
+        + (" --mutations" if mutations is not None else "")
+        + (" --corpus" if corpus is not None else "") + "`; do not edit by hand.",
         f"Commit `{commit()}`, {datetime.date.today().isoformat()}.",
         "",
         "## Experiment configuration",
@@ -274,6 +432,8 @@ def render(rows: list[dict], mutations: list[dict] | None) -> str:
                 f"{m['depth']} | {m['distinct']:,} | {hms(m['seconds'])} | "
                 f"{'yes' if m['gate'] else 'no'} |")
     lines.append("")
+    if corpus is not None:
+        lines += render_corpus(corpus)
     return "\n".join(lines)
 
 
@@ -282,6 +442,10 @@ def main(argv=None) -> int:
     ap.add_argument("--tier", choices=("quick", "standard"), default="standard",
                     help="quick: only the runs pinned in the tests; standard: all (default)")
     ap.add_argument("--mutations", action="store_true", help="also run the seeded mutations")
+    ap.add_argument("--corpus", action="store_true",
+                    help="also run the db-19 regression corpus in db19 and zab")
+    ap.add_argument("--corpus-only", action="store_true",
+                    help="run only the regression corpus and merge its section into --out")
     ap.add_argument("--out", default=str(ROOT / "reports" / "verification.md"))
     ap.add_argument("--json", dest="json_out", default=None, help="also write the raw figures")
     args = ap.parse_args(argv)
@@ -289,18 +453,28 @@ def main(argv=None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    runs = [r for r in RUNS if args.tier == "standard" or r.tier == "quick"]
-    rows = run_all(runs, log)
-    mutations = run_mutations(log) if args.mutations else None
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(render(rows, mutations))
+    if args.corpus_only:
+        rows, mutations = [], None
+        corpus = run_corpus(log)
+        out = Path(args.out)
+        out.write_text(merge_corpus(out.read_text(), render_corpus(corpus)))
+    else:
+        runs = [r for r in RUNS if args.tier == "standard" or r.tier == "quick"]
+        rows = run_all(runs, log)
+        mutations = run_mutations(log) if args.mutations else None
+        corpus = run_corpus(log) if args.corpus else None
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(render(rows, mutations, corpus))
     log(f"wrote {args.out}")
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps({"runs": rows, "mutations": mutations}, indent=2))
+        Path(args.json_out).write_text(json.dumps(
+            {"runs": rows, "mutations": mutations, "corpus": corpus}, indent=2))
     bad = [r for r in rows if r["violations"] or r["stop_reason"] != (
         "depth-bound" if r["depth"] else "exhausted")]
     missed = [m for m in mutations or () if m["property"] is None]
-    return 1 if bad or missed else 0
+    corpus_bad = [c for c in corpus or () if c["violations"] or not c["db19_found"]
+                  or c["stop_reason"] not in ("exhausted", "depth-bound")]
+    return 1 if bad or missed or corpus_bad else 0
 
 
 if __name__ == "__main__":
