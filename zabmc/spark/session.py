@@ -97,10 +97,11 @@ def extra_conf() -> dict:
 def require_pyspark():
     """pyspark's SparkSession class, or a one-line UsageError saying how to install it."""
     try:
+        import zstandard  # noqa: F401 - the engine's batch codec (zabmc.spark.worker)
         from pyspark.sql import SparkSession
-    except ImportError:
-        raise UsageError("the Spark engine needs pyspark: pip install 'zabmc[spark]' "
-                         "(and Java 17)") from None
+    except ImportError as e:
+        raise UsageError(f"the Spark engine needs pyspark and zstandard ({e.name} is missing): "
+                         "pip install 'zabmc[spark]' (and Java 17)") from None
     return SparkSession
 
 
@@ -163,7 +164,7 @@ def _create(master: str, partitions: int | None, verbose: bool) -> Session:
         # PySpark's shuffle batching spills by RSS; the explorer's caches alone exceed the default
         "spark.python.worker.memory": "2g",
         "spark.local.dir": os.path.join(run_dir, "local"),
-        # the engine's batches are zlib streams already; sweep's rows are small
+        # the engine's batches are zstd frames already; sweep's rows are small
         "spark.shuffle.compress": "false",
     }
     if parts:
