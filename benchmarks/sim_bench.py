@@ -23,11 +23,8 @@ import cProfile
 import datetime as _dt
 import hashlib
 import io
-import os
 import platform
 import pstats
-import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -36,6 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import commit, cpu_model, logical_cpus  # noqa: E402
+from benchmarks.common import update_section as common_update_section  # noqa: E402
 from models.db19 import MODEL  # noqa: E402
 from zabmc.invariants import Checker  # noqa: E402
 from zabmc.sim import SimConfig, Simulator  # noqa: E402
@@ -123,25 +122,8 @@ def _where(filename: str, line: int, func: str) -> str:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (f"{cpu}, {os.cpu_count()} logical CPUs; Python {platform.python_version()} "
+    return (f"{cpu_model()}, {logical_cpus()} logical CPUs; Python {platform.python_version()} "
             f"({platform.python_implementation()}) on {platform.system()} {platform.release()}")
-
-
-def commit() -> str:
-    try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or "unknown"
-    except OSError:
-        return "unknown"
 
 
 def fmt_int(x: float) -> str:
@@ -227,18 +209,8 @@ def render(results, prof, dump_s, repeat: int, quick: bool) -> str:
 
 
 def update_section(text: str, section: str) -> str:
-    """Replace the `## Simulator` section of `text` (up to the next `## ` heading) by `section`,
-    or append it; create the title when the file is empty. Other sections stay byte-identical."""
-    if not text.strip():
-        return f"{TITLE}\n\n{section}"
-    pattern = re.compile(rf"^{re.escape(SECTION)}[ \t]*\n.*?(?=^## |\Z)", re.M | re.S)
-    m = pattern.search(text)
-    if m:
-        tail = text[m.end():]
-        return text[: m.start()] + section + ("\n" + tail if tail else "")
-    if not text.endswith("\n"):
-        text += "\n"
-    return text + "\n" + section
+    """Replace the `## Simulator` section of `text` by `section` (benchmarks.common)."""
+    return common_update_section(text, SECTION, section, TITLE)
 
 
 def main(argv=None) -> int:

@@ -30,7 +30,6 @@ import datetime as _dt
 import json
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -41,6 +40,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import commit, cpu_model, logical_cpus  # noqa: E402
+from benchmarks.common import update_section as common_update_section  # noqa: E402
 
 REPORT = ROOT / "reports" / "benchmarks.md"
 TITLE = "# zabmc benchmarks"
@@ -136,25 +138,8 @@ def run_child(engine: str, master: str | None, depth: int) -> dict:
 
 
 def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (f"{cpu}, {os.cpu_count()} logical CPUs; Python {platform.python_version()}, "
+    return (f"{cpu_model()}, {logical_cpus()} logical CPUs; Python {platform.python_version()}, "
             f"Linux {platform.release()}")
-
-
-def commit() -> str:
-    try:
-        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def spark_version() -> str:
@@ -251,12 +236,7 @@ def render(res: list[dict], depth: int) -> str:
 
 
 def update_section(text: str, section: str) -> str:
-    if not text.strip():
-        return f"{TITLE}\n\n{section}"
-    pattern = re.compile(rf"^{re.escape(SECTION)}[ \t]*\n.*?(?=^## |\Z)", re.M | re.S)
-    if pattern.search(text):
-        return pattern.sub(lambda _: section + "\n", text, count=1)
-    return text.rstrip("\n") + "\n\n\n" + section
+    return common_update_section(text, SECTION, section, TITLE)
 
 
 def main(argv=None) -> int:

@@ -27,10 +27,8 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import platform
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,6 +37,7 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import commit, cpu_model, logical_cpus, memory_gb  # noqa: E402
 from zabmc.explore.bfs import bfs  # noqa: E402
 from zabmc.explore.env import Env, ExploreConfig  # noqa: E402
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker  # noqa: E402
@@ -173,32 +172,10 @@ def hms(seconds: float) -> str:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal"):
-                mem = f", {int(line.split()[1]) // (1024 * 1024)} GB memory"
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores{mem}; CPython {platform.python_version()}, one process"
-
-
-def commit() -> str:
-    try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, check=True)
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+    mem = memory_gb()
+    mem = f", {mem} GB memory" if mem is not None else ""
+    return (f"{cpu_model()}, {logical_cpus()} cores{mem}; CPython {platform.python_version()}, "
+            "one process")
 
 
 def run_all(runs: list[Run], log) -> list[dict]:

@@ -1,0 +1,62 @@
+"""What the benchmark scripts share: this machine's CPU and memory, the commit a report was made
+at, and rewriting one `## ` section of a report while leaving the others byte-identical."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cpu_model() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return cpu
+
+
+def memory_gb() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                return int(line.split()[1]) // (1024 * 1024)
+    except OSError:
+        pass
+    return None
+
+
+def logical_cpus() -> int:
+    return os.cpu_count() or 1
+
+
+def commit() -> str:
+    """The short commit, with `-dirty` when the work tree has uncommitted changes."""
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def update_section(text: str, heading: str, section: str, title: str) -> str:
+    """Replace the `heading` section of `text` (up to the next `## ` heading) by `section`, or
+    append it; start with `title` when the file is empty. Other sections stay byte-identical."""
+    if not text.strip():
+        return f"{title}\n\n{section}"
+    pattern = re.compile(rf"^{re.escape(heading)}[ \t]*\n.*?(?=^## |\Z)", re.M | re.S)
+    m = pattern.search(text)
+    if m:
+        tail = text[m.end():]
+        return text[: m.start()] + section + ("\n" + tail if tail else "")
+    if not text.endswith("\n"):
+        text += "\n"
+    return text + "\n" + section
