@@ -250,6 +250,10 @@ def main(argv=None) -> int:
     ap.add_argument("--master", help=argparse.SUPPRESS)
     ap.add_argument("--child-out", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    if a.rounds < 1:
+        ap.error(f"--rounds must be at least 1, got {a.rounds}")
+    if a.depth < 1:
+        ap.error(f"--depth must be at least 1, got {a.depth}")
     if a.child:
         res = child(a.child, None if a.master == "-" else a.master, a.depth)
         with open(a.child_out, "w") as f:
