@@ -23,12 +23,43 @@ def as_array(fps) -> np.ndarray:
     return np.frombuffer(b"".join(fps), dtype=FP_DTYPE) if fps else np.empty(0, FP_DTYPE)
 
 
-def _member(run: np.ndarray, cand: np.ndarray) -> np.ndarray:
-    if len(run) == 0:
+def prefix64(a: np.ndarray) -> np.ndarray:
+    """The first 8 bytes of each S16 fingerprint as a native unsigned integer: the same order as the
+    bytes (big-endian), and searchable several times faster than 16-byte strings."""
+    return np.ascontiguousarray(a).view(">u8")[::2].astype(np.uint64)
+
+
+def member(run: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """Which of `cand` are in `run` (sorted, distinct), exactly.
+
+    The search runs on the 64-bit prefixes; the answer compares all 16 bytes. That is exact unless
+    two fingerprints of `run` share their prefix (then the search may land on the wrong one of
+    them), and in that case the 16-byte search runs instead."""
+    if len(run) == 0 or len(cand) == 0:
         return np.zeros(len(cand), dtype=bool)
-    idx = np.searchsorted(run, cand)
+    rp = prefix64(run)
+    if len(rp) > 1 and not (rp[1:] != rp[:-1]).all():
+        idx = np.searchsorted(run, cand)
+    else:
+        idx = np.searchsorted(rp, prefix64(cand))
     idx[idx == len(run)] = len(run) - 1
     return run[idx] == cand
+
+
+def insert_sorted(run: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """`run` and `new` (both sorted, distinct, disjoint) merged into one sorted array.
+
+    Insertion points come from the 64-bit prefixes unless a prefix of `new` occurs in `run` (then
+    the prefix alone cannot order them, and the 16-byte search runs)."""
+    if len(run) == 0:
+        return new
+    if len(new) == 0:
+        return run
+    rp, np_ = prefix64(run), prefix64(new)
+    pos = np.searchsorted(rp, np_)
+    if (rp[np.minimum(pos, len(rp) - 1)] == np_).any():
+        pos = np.searchsorted(run, new)
+    return np.insert(run, pos, new)
 
 
 class SortedRunSet:
@@ -49,7 +80,7 @@ class SortedRunSet:
         cand = as_array(fps)
         found = np.zeros(len(cand), dtype=bool)
         for run in self.runs:
-            found |= _member(run, cand)
+            found |= member(run, cand)
         return found
 
     def add_batch(self, fps) -> np.ndarray:

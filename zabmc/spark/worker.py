@@ -32,6 +32,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from zabmc.explore.seen import insert_sorted, member
+
 FP_DTYPE = np.dtype("S16")
 EMPTY = np.empty(0, FP_DTYPE)
 CHUNK_MAP = 50_000  # distinct candidates a map task keeps before it emits them
@@ -358,50 +360,53 @@ def seed(nparts: int, fp: bytes, blob: bytes, _records):
     yield from _emit(fp_partition(fp) % nparts, [("C", fp, b"", *pack_states([blob]))])
 
 
-def member(run: np.ndarray, cand: np.ndarray) -> np.ndarray:
-    """Which of `cand` are in the sorted array `run`."""
-    if len(run) == 0 or len(cand) == 0:
-        return np.zeros(len(cand), dtype=bool)
-    idx = np.searchsorted(run, cand)
-    idx[idx == len(run)] = len(run) - 1
-    return run[idx] == cand
+def smallest_key_rows(fps: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """For each distinct fingerprint of `fps`, the row holding its smallest key (`keys` is an
+    (n, key length) uint8 matrix: keys compare as bytes); rows in fingerprint order.
+
+    One sort of the rows as (fingerprint, key) byte strings: a fingerprint's first row has its
+    smallest key. Equal (fingerprint, key) rows are one state reached by one path: any will do."""
+    n, kl = keys.shape
+    if kl:
+        rows = np.empty((n, 16 + kl), np.uint8)
+        rows[:, :16] = np.ascontiguousarray(fps).view(np.uint8).reshape(n, 16)
+        rows[:, 16:] = keys
+        order = np.argsort(rows.view(f"S{16 + kl}").ravel(), kind="stable")
+    else:
+        order = np.argsort(fps, kind="stable")
+    ordered = fps[order]
+    first = np.ones(n, dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    return order[first]
 
 
 def merge(acc, pid: int, records):
-    """Reduce side, one partition: its visited set (first, from J) and the candidate batches routed
-    here. Keeps the candidates not visited before, the smallest key per fingerprint; yields the new
+    """Reduce side, one partition: its visited set (from J) and the candidate batches routed here.
+    Keeps the candidates not visited before, the smallest key per fingerprint; yields the new
     visited set and the new frontier, and reports the partition's counts and violations through
-    the accumulator `acc` (keyed by partition, so a re-run task cannot count twice)."""
+    the accumulator `acc` (keyed by partition, so a re-run task cannot count twice).
+
+    All per-candidate work is numpy: the candidates' fingerprints and keys are gathered into
+    arrays, one sort picks the smallest key per fingerprint, one search against the visited set
+    drops the visited ones (`member`), and the kept ones are grouped back by batch."""
     chunks: list = []
-    seen = None
-    cand: dict = {}  # fp -> (key, batch number, index in the batch)
+    fps_in: list = []  # per candidate batch: fingerprints, keys, count
+    keys_in: list = []
+    counts: list = []
     batches: list = []  # (lens, z) of the candidate batches
-    gen = ncand = 0
+    gen = 0
     viol: dict = {}
     with gc_off():
         for rec in records:
             tag = rec[0]
             if tag == "C":
                 _, fps, keys, lens, z = rec
-                if seen is None:
-                    seen = np.concatenate(chunks) if chunks else EMPTY
-                arr = np.frombuffer(fps, dtype=FP_DTYPE)
-                ncand += len(arr)
-                kl = len(keys) // len(arr)
-                bn = len(batches)
-                kept = False
-                get = cand.get
-                for i in np.flatnonzero(~member(seen, arr)).tolist():
-                    fp = fps[16 * i:16 * i + 16]
-                    key = keys[i * kl:(i + 1) * kl]
-                    old = get(fp)
-                    if old is None or key < old[0]:
-                        cand[fp] = (key, bn, i)
-                        kept = True
-                batches.append((lens, z) if kept else None)
+                fps_in.append(fps)
+                keys_in.append(keys)
+                counts.append(len(fps) // 16)
+                batches.append((lens, z))
             elif tag == "S":
                 chunks.append(rec[1])
-                seen = None
             elif tag == "G":
                 gen += rec[1]
             elif tag == "V":
@@ -412,29 +417,34 @@ def merge(acc, pid: int, records):
             # "F": the previous frontier, expanded already
         seen = np.concatenate(chunks) if chunks else EMPTY
         chunks.clear()
-        fps = list(cand)
-        arr = np.frombuffer(b"".join(fps), dtype=FP_DTYPE) if fps else EMPTY
-        new = ~member(seen, arr)  # a no-op unless the visited set arrived after candidates
-        if not new.all():
-            for fp, k in zip(fps, new.tolist()):
-                if not k:
-                    del cand[fp]
-            arr = arr[new]
-        arr = np.sort(arr)
-        seen = np.insert(seen, np.searchsorted(seen, arr), arr) if len(seen) else arr
-        per_batch: dict = {}
-        for key, bn, i in cand.values():
-            per_batch.setdefault(bn, []).append((i, key))
-        nbytes = sum(len(batches[bn][1]) for bn in per_batch)
-        acc.add({pid: (len(arr), gen, len(seen), viol, nbytes, ncand)})
+        ncand = sum(counts)
+        fps = np.frombuffer(b"".join(fps_in), dtype=FP_DTYPE) if ncand else EMPTY
+        allkeys = b"".join(keys_in)
+        fps_in.clear()
+        keys_in.clear()
+        kl = len(allkeys) // ncand if ncand else 0
+        if kl * ncand != len(allkeys):
+            raise ValueError("internal error: candidate keys of different lengths in one level")
+        keys = np.frombuffer(allkeys, np.uint8).reshape(ncand, kl)
+        rows = smallest_key_rows(fps, keys) if ncand else np.empty(0, np.intp)
+        rows = rows[~member(seen, fps[rows])]  # fingerprint order, so `new` is sorted
+        new = fps[rows]
+        seen = insert_sorted(seen, new)
+        # back to (batch, index in the batch) order
+        starts = np.cumsum([0] + counts)
+        bn = np.searchsorted(starts, rows, side="right") - 1
+        order = np.lexsort((rows, bn))
+        rows, bn = rows[order], bn[order]
+        cut = np.flatnonzero(bn[1:] != bn[:-1]) + 1 if len(bn) else bn
+        groups = [(int(bn[lo]), rows[lo:hi]) for lo, hi in
+                  zip([0, *cut.tolist()], [*cut.tolist(), len(rows)]) if hi > lo]
+        nbytes = sum(len(batches[b][1]) for b, _ in groups)
+        acc.add({pid: (len(new), gen, len(seen), viol, nbytes, ncand)})
         for lo in range(0, len(seen), SEEN_CHUNK):
             yield "S", seen[lo:lo + SEEN_CHUNK]
-        cand.clear()
-        for bn, kept in per_batch.items():
-            kept.sort()
-            lens, z = batches[bn]
-            yield ("F", b"".join([k for _, k in kept]),
-                   np.fromiter((i for i, _ in kept), I32, len(kept)).tobytes(), lens, z)
+        for b, r in groups:
+            lens, z = batches[b]
+            yield "F", keys[r].tobytes(), (r - starts[b]).astype(I32).tobytes(), lens, z
 
 
 def count_before(vkey: bytes, records):

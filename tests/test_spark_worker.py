@@ -1,0 +1,128 @@
+"""The Spark engine's per-partition merge and the fingerprint-set helpers it shares with the
+in-process BFS, against plain Python sets and dicts.
+
+No JVM: these run the worker functions directly. Fingerprints are drawn from a few 8-byte prefixes,
+so that many of them share a prefix and the exact fallbacks of `member` and `insert_sorted` (which
+search on 64-bit prefixes) run too.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zabmc.explore.seen import FP_DTYPE, insert_sorted, member
+
+pytest.importorskip("zstandard")
+
+from zabmc.spark import worker  # noqa: E402  (needs zstandard)
+
+PREFIXES = [b"\x00" * 8, b"\x00" * 7 + b"\x01", b"\x7f" * 8, b"\xff" * 8]
+fingerprints = st.builds(lambda p, s: p + s, st.sampled_from(PREFIXES),
+                         st.binary(min_size=8, max_size=8) | st.sampled_from([b"\x00" * 8,
+                                                                             b"\x01" * 8]))
+
+
+def arr(fps) -> np.ndarray:
+    return np.frombuffer(b"".join(fps), FP_DTYPE) if fps else np.empty(0, FP_DTYPE)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sets(fingerprints), st.lists(fingerprints))
+def test_member_is_set_membership(run, cand):
+    got = member(arr(sorted(run)), arr(cand))
+    assert got.tolist() == [c in run for c in cand]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sets(fingerprints), st.sets(fingerprints))
+def test_insert_sorted_is_the_sorted_union(run, new):
+    new -= run
+    got = insert_sorted(arr(sorted(run)), arr(sorted(new)))
+    assert got.tobytes() == b"".join(sorted(run | new))
+
+
+def test_a_prefix_shared_by_visited_fingerprints_does_not_hide_one():
+    """Two visited fingerprints with one 64-bit prefix: the prefix search alone would land on the
+    first of them and miss the second."""
+    a, b = b"\x05" * 8 + b"\x01" * 8, b"\x05" * 8 + b"\x02" * 8
+    assert member(arr([a, b]), arr([b, a])).tolist() == [True, True]
+    c = b"\x05" * 8 + b"\x00" * 8  # belongs before both
+    assert insert_sorted(arr([a, b]), arr([c])).tobytes() == c + a + b
+
+
+class Acc:
+    def __init__(self):
+        self.value = {}
+
+    def add(self, x):
+        self.value.update(x)
+
+
+KL = 4  # key length of the level in these tests
+keys = st.binary(min_size=KL, max_size=KL).map(lambda k: bytes(b % 3 for b in k))
+batch = st.lists(st.tuples(fingerprints, keys), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(visited=st.sets(fingerprints, max_size=10), batches=st.lists(batch, max_size=5),
+       gens=st.lists(st.integers(0, 50), max_size=3),
+       viols=st.lists(st.tuples(st.sampled_from(["p", "q"]), keys), max_size=4),
+       pid=st.integers(0, 3))
+def test_merge_keeps_the_smallest_key_of_each_unvisited_fingerprint(visited, batches, gens,
+                                                                     viols, pid):
+    """What `merge` yields and counts is what a dict keeping the smallest key per fingerprint gives:
+    the new visited set (sorted), the frontier as (key, encoded state) with the chosen candidate's
+    own encoding, and the partition's statistics."""
+    records = [("F", b"", b"", *worker.pack_states([]))]  # last level's frontier: ignored
+    records += [("S", chunk) for chunk in np.array_split(arr(sorted(visited)), 2)]
+    want: dict = {}
+    for b in batches:
+        # a candidate's encoded state names it: fingerprint and key
+        enc = [fp + k for fp, k in b]
+        records.append(("C", b"".join(fp for fp, _ in b), b"".join(k for _, k in b),
+                        *worker.pack_states(enc)))
+        for fp, k in b:
+            if fp not in visited and (fp not in want or k < want[fp]):
+                want[fp] = k
+    records += [("G", g) for g in gens]
+    records += [("V", prop, k, (prop, k)) for prop, k in viols]
+    acc = Acc()
+    out = list(worker.merge(acc, pid, iter(records)))
+
+    seen = b"".join(r[1].tobytes() for r in out if r[0] == "S")
+    assert seen == b"".join(sorted(visited | set(want)))
+    frontier = sorted(worker.frontier_states(out))
+    assert frontier == sorted((k, fp + k) for fp, k in want.items())
+    kept_batches = {r[4] for r in out if r[0] == "F"}
+    new, gen, nseen, viol, nbytes, ncand = acc.value[pid]
+    assert (new, gen, nseen, ncand) == (len(want), sum(gens), len(visited | set(want)),
+                                        sum(len(b) for b in batches))
+    assert nbytes == sum(len(z) for z in kept_batches)
+    best: dict = {}
+    for prop, k in viols:
+        best[prop] = min(best.get(prop, k), k)
+    assert viol == {prop: (k, (prop, k)) for prop, k in best.items()}
+
+
+def test_merge_of_the_initial_state_has_an_empty_key():
+    """Level 0's one candidate carries the empty key (its path has no events)."""
+    fp = b"\x11" * 16
+    acc = Acc()
+    out = list(worker.merge(acc, 0, iter([("C", fp, b"", *worker.pack_states([b"init"]))])))
+    assert list(worker.frontier_states(out)) == [(b"", b"init")]
+    assert acc.value[0][:3] == (1, 0, 1)
+
+
+def test_seed_and_merge_round_trip_through_the_shuffle_encoding():
+    """`seed` emits (partition id, pickled batch) byte pairs, which `merge` reads back."""
+    fp = b"\x22" * 16
+    split, payload = list(worker.seed(4, fp, b"state", iter(())))
+    assert int.from_bytes(split, "big") == worker.fp_partition(fp) % 4
+    acc = Acc()
+    out = list(worker.merge(acc, 0, iter(pickle.loads(payload))))
+    assert list(worker.frontier_states(out)) == [(b"", b"state")]
