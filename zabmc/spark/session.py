@@ -166,6 +166,9 @@ def _create(master: str, partitions: int | None, verbose: bool) -> Session:
         "spark.local.dir": os.path.join(run_dir, "local"),
         # the engine's batches are zstd frames already; sweep's rows are small
         "spark.shuffle.compress": "false",
+        # JVM <-> Python workers over Unix domain sockets: over TCP, every task of a small level
+        # stalled ~40 ms (delayed ACKs), which was most of the per-level fixed cost
+        "spark.python.unix.domain.socket.enabled": "true",
     }
     if parts:
         conf["spark.sql.shuffle.partitions"] = str(parts)
