@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
 """The Spark engine against the in-process BFS (issue 6, point 6), into reports/benchmarks.md.
 
-    python benchmarks/spark_bench.py             # depth 25 (2.9M states), 3 rounds -> `## Spark`
+    python benchmarks/spark_bench.py             # depth 25 (2.9M states), 4 rounds -> `## Spark`
     python benchmarks/spark_bench.py --depth 24  # 1.75M states
     python benchmarks/spark_bench.py --quick     # depth 17 (90k states); never writes the report
 
 Workload: db-19, 3 nodes, FIFO links, 2 proposals, every default property, `--all` (so the
 sane-history violation at depth 20 does not stop the search), every state to the depth bound.
 The same search runs in a fresh process each time: the in-process `bfs` once, then `--rounds`
-rounds (default 3) of `spark_bfs` on `local[1]` followed by `local[2]`. This machine's speed drifts
-by 10% or more between runs of a few minutes (two otherwise identical benchmarks gave local[2]
-1.87x and 1.46x local[1]), so each round's local[2] is compared with the same round's local[1] and
-the verdicts take the median. Every run must report the same distinct and per-depth counts and
+rounds (default 4) of `spark_bfs` on `local[1]` and `local[2]`, in alternating order (round 1
+local[1] first, round 2 local[2] first, ...). This machine's speed drifts by 10% or more between
+runs of a few minutes (two otherwise identical benchmarks gave local[2] 1.87x and 1.46x
+local[1]), so each round's local[2] is compared with the same round's local[1], the alternation
+keeps a steady drift from favouring either, and the verdicts take the median. Every run must report the same distinct and per-depth counts and
 the same violations, or the benchmark fails.
 
 Measured per run: wall time (with and without Spark's session start-up), CPU seconds of the
@@ -151,14 +152,21 @@ def spark_version() -> str:
         return "?"
 
 
+def rounds_of(res: list[dict]) -> list[tuple[dict, dict]]:
+    """(local[1] run, local[2] run) of each round, in round order."""
+    by = {(r.get("round"), r["master"]): r for r in res if r["engine"] == "spark"}
+    rounds = sorted({r["round"] for r in res if r["engine"] == "spark"})
+    return [(by[k, "local[1]"], by[k, "local[2]"]) for k in rounds]
+
+
 def render(res: list[dict], depth: int) -> str:
-    ip, pairs = res[0], list(zip(res[1::2], res[2::2]))
+    ip, pairs = res[0], rounds_of(res)
     n = ip["distinct"]
     rows = []
-    for i, r in enumerate(res):
+    for r in res:
         name = "in-process" if r["engine"] == "in-process" else f"Spark {r['master']}"
-        if len(pairs) > 1 and i:
-            name += f", round {(i + 1) // 2}"
+        if len(pairs) > 1 and r["engine"] == "spark":
+            name += f", round {r['round']}"
         run_rate = r["distinct"] / r["run_seconds"]
         rows.append(
             f"| {name} | {r['total_seconds']:.1f} | {r.get('startup_seconds', 0):.1f} | "
@@ -198,9 +206,10 @@ def render(res: list[dict], depth: int) -> str:
         f"depth bound {depth}: **{n:,} distinct states**, {ip['generated']:,} transitions, "
         f"{levels} levels. All {len(res)} runs report the same distinct and per-depth counts and "
         f"the same violations ({found}). Each run is a fresh process; "
-        + (f"the Spark engines ran {len(pairs)} rounds (local[1], then local[2]), because "
-           "this machine's speed drifts by 10% or more between runs of minutes, and each round's "
-           "local[2] is compared with the same round's local[1]."
+        + (f"the Spark engines ran {len(pairs)} rounds, because this machine's speed drifts by "
+           "10% or more between runs of minutes. Each round's local[2] is compared with the same "
+           "round's local[1], and the rounds alternate the order (local[1] first, then local[2] "
+           "first, ...), so that a steady drift favours neither; the rows are in the order run."
            if len(pairs) > 1 else "one round."),
         "",
         "| engine | wall s (start-up + search) | session start-up s | wall s (search) "
@@ -242,8 +251,9 @@ def update_section(text: str, section: str) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--depth", type=int, default=25)
-    ap.add_argument("--rounds", type=int, default=3,
-                    help="runs of local[1] then local[2] (the verdicts use the median)")
+    ap.add_argument("--rounds", type=int, default=4,
+                    help="rounds of one local[1] and one local[2] run, alternately in either "
+                    "order (the verdicts use the median)")
     ap.add_argument("--quick", action="store_true", help="depth 17; do not write the report")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -261,9 +271,13 @@ def main(argv=None) -> int:
         return 0
     depth = 17 if a.quick else a.depth
     res = []
-    for engine, master in ENGINES[:1] + ENGINES[1:] * a.rounds:
+    plan = [ENGINES[0] + (None,)]
+    for k in range(1, a.rounds + 1):  # ABBA: a steady drift in speed favours neither master
+        plan += [e + (k,) for e in (ENGINES[1:] if k % 2 else ENGINES[:0:-1])]
+    for engine, master, k in plan:
         print(f"running {engine} {master or ''} (depth {depth}) ...", file=sys.stderr, flush=True)
         r = run_child(engine, master, depth)
+        r["round"] = k
         print(f"  {r['distinct']:,} states, {r['total_seconds']:.1f}s total, "
               f"{r['run_cpu']:.1f} CPU s", file=sys.stderr, flush=True)
         res.append(r)
