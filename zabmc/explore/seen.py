@@ -55,9 +55,9 @@ def insert_sorted(run: np.ndarray, new: np.ndarray) -> np.ndarray:
         return new
     if len(new) == 0:
         return run
-    rp, np_ = prefix64(run), prefix64(new)
-    pos = np.searchsorted(rp, np_)
-    if (rp[np.minimum(pos, len(rp) - 1)] == np_).any():
+    rp, newp = prefix64(run), prefix64(new)
+    pos = np.searchsorted(rp, newp)
+    if (rp[np.minimum(pos, len(rp) - 1)] == newp).any():
         pos = np.searchsorted(run, new)
     return np.insert(run, pos, new)
 

@@ -426,18 +426,17 @@ def merge(acc, pid: int, records):
         if kl * ncand != len(allkeys):
             raise ValueError("internal error: candidate keys of different lengths in one level")
         keys = np.frombuffer(allkeys, np.uint8).reshape(ncand, kl)
-        rows = smallest_key_rows(fps, keys) if ncand else np.empty(0, np.intp)
+        rows = smallest_key_rows(fps, keys)
         rows = rows[~member(seen, fps[rows])]  # fingerprint order, so `new` is sorted
         new = fps[rows]
         seen = insert_sorted(seen, new)
-        # back to (batch, index in the batch) order
+        # back to arrival order, which is (batch, index in the batch) order
+        rows = np.sort(rows)
         starts = np.cumsum([0] + counts)
         bn = np.searchsorted(starts, rows, side="right") - 1
-        order = np.lexsort((rows, bn))
-        rows, bn = rows[order], bn[order]
-        cut = np.flatnonzero(bn[1:] != bn[:-1]) + 1 if len(bn) else bn
-        groups = [(int(bn[lo]), rows[lo:hi]) for lo, hi in
-                  zip([0, *cut.tolist()], [*cut.tolist(), len(rows)]) if hi > lo]
+        cuts = np.flatnonzero(np.diff(bn)) + 1
+        groups = [(int(b[0]), r) for b, r in zip(np.split(bn, cuts), np.split(rows, cuts))
+                  if len(r)]
         nbytes = sum(len(batches[b][1]) for b, _ in groups)
         acc.add({pid: (len(new), gen, len(seen), viol, nbytes, ncand)})
         for lo in range(0, len(seen), SEEN_CHUNK):
