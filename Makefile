@@ -38,5 +38,9 @@ test: install-test
 test-fast: install-test
 	$(PY) -m pytest -q -m "not slow and not spark"
 
+# Every benchmark that writes reports/benchmarks.md (tens of minutes; needs a quiet machine).
 bench: install-test
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/sim_bench.py
+	$(PY) benchmarks/explore_bench.py
+	$(PY) benchmarks/ceiling_bench.py
+	$(PY) benchmarks/spark_bench.py
