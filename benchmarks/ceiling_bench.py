@@ -28,21 +28,16 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import commit, cpu_model, logical_cpus  # noqa: E402
+from benchmarks.common import REPORT, TITLE, commit, cpu_model, db19_env, logical_cpus  # noqa: E402
 from benchmarks.common import update_section as common_update_section  # noqa: E402
 
-REPORT = ROOT / "reports" / "benchmarks.md"
-TITLE = "# zabmc benchmarks"
 SECTION = "## Two-core ceiling"
 
 
 def child(depth: int) -> dict:
-    from models.db19 import MODEL
-    from zabmc.explore import Env, ExploreConfig, bfs
-    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+    from zabmc.explore import bfs
 
-    env = Env(MODEL, ExploreConfig(nodes=3, network="fifo", proposals=2, depth=depth),
-              Checker(DEFAULT_PROPERTIES))
+    env = db19_env(depth)
     t0, c0 = time.perf_counter(), time.process_time()
     o = bfs(env, stop_at_first=False)
     return {"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,

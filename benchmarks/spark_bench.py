@@ -42,11 +42,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import commit, cpu_model, logical_cpus  # noqa: E402
+from benchmarks.common import REPORT, TITLE, commit, cpu_model, db19_env, logical_cpus  # noqa: E402
 from benchmarks.common import update_section as common_update_section  # noqa: E402
 
-REPORT = ROOT / "reports" / "benchmarks.md"
-TITLE = "# zabmc benchmarks"
 SECTION = "## Spark"
 ENGINES = (("in-process", None), ("spark", "local[1]"), ("spark", "local[2]"))
 
@@ -77,12 +75,9 @@ def tree_cpu(root: int) -> float:
 
 
 def child(engine: str, master: str | None, depth: int) -> dict:
-    from models.db19 import MODEL
-    from zabmc.explore import Env, ExploreConfig, bfs
-    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+    from zabmc.explore import bfs
 
-    env = Env(MODEL, ExploreConfig(nodes=3, network="fifo", proposals=2, depth=depth),
-              Checker(DEFAULT_PROPERTIES))
+    env = db19_env(depth)
     me = os.getpid()
     out: dict = {"engine": engine, "master": master, "load_before": os.getloadavg()[0]}
     t0, c0 = time.perf_counter(), tree_cpu(me)
@@ -93,8 +88,7 @@ def child(engine: str, master: str | None, depth: int) -> dict:
         get_session(master)
         out["startup_seconds"] = time.perf_counter() - t0
         out["startup_cpu"] = tree_cpu(me) - c0
-        tiny = Env(MODEL, ExploreConfig(nodes=2, network="fifo", proposals=2, depth=40),
-                   Checker(DEFAULT_PROPERTIES))
+        tiny = db19_env(40, nodes=2)
         spark_bfs(tiny, master=master)  # warm-up: JIT, Python workers, their imports
         tc, tt = tree_cpu(me), time.perf_counter()
         small = spark_bfs(tiny, master=master)
