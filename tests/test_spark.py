@@ -132,6 +132,12 @@ def test_cli_check_engine_spark_json_equals_in_process(spark, capsys, tmp_path):
     spark_stats = b.pop("spark")
     assert spark_stats["master"] == "local[2]" and spark_stats["partitions"] == 2
     assert [lv["new"] for lv in spark_stats["levels"]] == a["per_depth"][1:]
+    # every level reports each of its 2 map and 2 reduce tasks' busy seconds
+    for lv in spark_stats["levels"]:
+        assert len(lv["expand_task_seconds"]) == len(lv["merge_task_seconds"]) == 2
+        assert 0 < sum(lv["expand_task_seconds"]) + sum(lv["merge_task_seconds"]) < 2 * lv["seconds"]
+    ts = spark_stats["task_seconds"]
+    assert 0 < ts["expand_slowest"] <= ts["expand"] and 0 < ts["merge_slowest"] <= ts["merge"]
     for k in ("engine", "elapsed_seconds", "states_per_second"):
         a.pop(k), b.pop(k)
     for v in a["violations"] + b["violations"]:

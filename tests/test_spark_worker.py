@@ -89,7 +89,7 @@ def test_merge_keeps_the_smallest_key_of_each_unvisited_fingerprint(visited, bat
         for fp, k in b:
             if fp not in visited and (fp not in want or k < want[fp]):
                 want[fp] = k
-    records += [("G", g) for g in gens]
+    records += [("G", g, 0.5 * i) for i, g in enumerate(gens)]
     records += [("V", prop, k, (prop, k)) for prop, k in viols]
     acc = Acc()
     out = list(worker.merge(acc, pid, iter(records)))
@@ -99,7 +99,8 @@ def test_merge_keeps_the_smallest_key_of_each_unvisited_fingerprint(visited, bat
     frontier = sorted(worker.frontier_states(out))
     assert frontier == sorted((k, fp + k) for fp, k in want.items())
     kept_batches = {r[4] for r in out if r[0] == "F"}
-    new, gen, nseen, viol, nbytes, ncand = acc.value[pid]
+    new, gen, nseen, viol, nbytes, ncand, expand_s, merge_s = acc.value[pid]
+    assert expand_s == [0.5 * i for i in range(len(gens))] and merge_s >= 0
     assert (new, gen, nseen, ncand) == (len(want), sum(gens), len(visited | set(want)),
                                         sum(len(b) for b in batches))
     assert nbytes == sum(len(z) for z in kept_batches)

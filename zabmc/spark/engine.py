@@ -170,6 +170,10 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
             gen = sum(p[1] for p in parts)
             nbytes = sum(p[4] for p in parts)
             ncand = sum(p[5] for p in parts)
+            # busy seconds of each task of the level's two stages: a stage lasts as long as its
+            # slowest task, so max vs mean shows the time cores sat idle at the barriers
+            expand_s = [round(x, 4) for x in sorted(x for p in parts for x in p[6])]
+            merge_s = [round(x, 4) for x in sorted(p[7] for p in parts)]
             # per property, the smallest-key step violating it; in key order, these are the steps
             # at which the in-process scan records something
             steps: dict = {}
@@ -202,7 +206,8 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
             seconds = time.perf_counter() - lt
             levels.append({"depth": depth, "frontier": frontier, "new": new, "generated": gen,
                            "candidates": ncand, "frontier_bytes": nbytes,
-                           "seconds": round(seconds, 4)})
+                           "seconds": round(seconds, 4), "expand_task_seconds": expand_s,
+                           "merge_task_seconds": merge_s})
             observer.on_level(depth, frontier, new, seconds)
             frontier = new
             observer.on_progress(Progress(depth, out.generated, distinct, frontier,
@@ -234,6 +239,15 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
     extra["levels_count"] = len(levels)
     extra["level_seconds_total"] = round(sum(secs), 3)
     extra["level_seconds_median"] = round(statistics.median(secs), 4) if secs else 0.0
+    # Python task time, summed and along the critical path (the slowest task of each stage)
+    extra["task_seconds"] = {
+        "expand": round(sum(sum(lv["expand_task_seconds"]) for lv in levels), 3),
+        "expand_slowest": round(sum(max(lv["expand_task_seconds"], default=0.0)
+                                    for lv in levels), 3),
+        "merge": round(sum(sum(lv["merge_task_seconds"]) for lv in levels), 3),
+        "merge_slowest": round(sum(max(lv["merge_task_seconds"], default=0.0)
+                                   for lv in levels), 3),
+    }
     extra["elapsed_seconds"] = round(out.elapsed, 3)
     observer.on_finish(out)
     return out

@@ -27,6 +27,7 @@ import gc
 import marshal
 import pickle
 import struct
+import time
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -237,7 +238,7 @@ def context(spec: EnvSpec) -> Context:
 #                                   lengths (int32) and the zstd batch of their encodings
 #   ("F", keys, idx, lens, z)       frontier states: the candidate batch `lens, z` the merge
 #                                   kept some states of, their indices (int32) and keys   (in J)
-#   ("G", n)                        successors a map task generated
+#   ("G", n, s)                     successors a map task generated, and its busy seconds
 #   ("V", prop, key, v)             the smallest-key step of a map task that violates `prop`
 #                                   (perhaps among others: `v.all()`)
 # The merge never decompresses: it forwards each candidate batch with the indices it keeps.
@@ -309,6 +310,7 @@ def expand(spec: EnvSpec, stop_first: bool, nparts: int, records):
     frontiers 2.0, and `sent` with sorted ones 1.8 (1.1 with one partition).
 
     With `stop_first` a violating successor is not a candidate (BFS stops before inserting it)."""
+    t0 = time.perf_counter()
     ctx = context(spec)
     successors = ctx.env.successors
     fp_blob, blob_of, decode = ctx.codec.fp_blob, ctx.codec.blob, ctx.codec.decode
@@ -352,7 +354,8 @@ def expand(spec: EnvSpec, stop_first: bool, nparts: int, records):
             if len(local) >= CHUNK_MAP:
                 yield from flush()
         yield from flush()
-    yield from _emit(0, [("G", gen)] + [("V", prop, key, v) for prop, (key, v) in viol.items()])
+    yield from _emit(0, [("G", gen, time.perf_counter() - t0)]
+                     + [("V", prop, key, v) for prop, (key, v) in viol.items()])
 
 
 def seed(nparts: int, fp: bytes, blob: bytes, _records):
@@ -389,12 +392,14 @@ def merge(acc, pid: int, records):
     All per-candidate work is numpy: the candidates' fingerprints and keys are gathered into
     arrays, one sort picks the smallest key per fingerprint, one search against the visited set
     drops the visited ones (`member`), and the kept ones are grouped back by batch."""
+    t0 = time.perf_counter()
     chunks: list = []
     fps_in: list = []  # per candidate batch: fingerprints, keys, count
     keys_in: list = []
     counts: list = []
     batches: list = []  # (lens, z) of the candidate batches
     gen = 0
+    expand_s: list = []  # busy seconds of the map tasks that sent a "G" here
     viol: dict = {}
     with gc_off():
         for rec in records:
@@ -409,6 +414,7 @@ def merge(acc, pid: int, records):
                 chunks.append(rec[1])
             elif tag == "G":
                 gen += rec[1]
+                expand_s.append(rec[2])
             elif tag == "V":
                 _, prop, key, v = rec
                 old = viol.get(prop)
@@ -438,12 +444,15 @@ def merge(acc, pid: int, records):
         groups = [(int(b[0]), r) for b, r in zip(np.split(bn, cuts), np.split(rows, cuts))
                   if len(r)]
         nbytes = sum(len(batches[b][1]) for b, _ in groups)
-        acc.add({pid: (len(new), gen, len(seen), viol, nbytes, ncand)})
-        for lo in range(0, len(seen), SEEN_CHUNK):
+        nseen = len(seen)
+        for lo in range(0, nseen, SEEN_CHUNK):
             yield "S", seen[lo:lo + SEEN_CHUNK]
         for b, r in groups:
             lens, z = batches[b]
             yield "F", keys[r].tobytes(), (r - starts[b]).astype(I32).tobytes(), lens, z
+    # reported once the task's output is written (Spark drains this generator in the task)
+    acc.add({pid: (len(new), gen, nseen, viol, nbytes, ncand, expand_s,
+                   time.perf_counter() - t0)})
 
 
 def count_before(vkey: bytes, records):
