@@ -73,3 +73,25 @@ def update_section(text: str, heading: str, section: str, title: str) -> str:
     if not text.endswith("\n"):
         text += "\n"
     return text + "\n" + section
+
+
+def tree_cpu(root: int) -> float:
+    """User+system CPU seconds of `root` and every live descendant (the JVM, Python workers)."""
+    children: dict = {}
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                st = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(st[1]), []).append((int(p), int(st[11]) + int(st[12])))
+    with open(f"/proc/{root}/stat") as f:
+        st = f.read().rsplit(")", 1)[1].split()
+    total, todo = int(st[11]) + int(st[12]), [root]
+    while todo:
+        for pid, ticks in children.get(todo.pop(), []):
+            total += ticks
+            todo.append(pid)
+    return total / os.sysconf("SC_CLK_TCK")

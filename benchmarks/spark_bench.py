@@ -42,7 +42,15 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import REPORT, TITLE, commit, cpu_model, db19_env, logical_cpus  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    REPORT,
+    TITLE,
+    commit,
+    cpu_model,
+    db19_env,
+    logical_cpus,
+    tree_cpu,
+)
 from benchmarks.common import update_section as common_update_section  # noqa: E402
 
 SECTION = "## Spark"
@@ -50,28 +58,6 @@ ENGINES = (("in-process", None), ("spark", "local[1]"), ("spark", "local[2]"))
 
 
 # --- measurement (in a child process per engine) -----------------------------------------------
-
-
-def tree_cpu(root: int) -> float:
-    """User+system CPU seconds of `root` and every live descendant (the JVM, Python workers)."""
-    children: dict = {}
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            with open(f"/proc/{p}/stat") as f:
-                st = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(st[1]), []).append((int(p), int(st[11]) + int(st[12])))
-    with open(f"/proc/{root}/stat") as f:
-        st = f.read().rsplit(")", 1)[1].split()
-    total, todo = int(st[11]) + int(st[12]), [root]
-    while todo:
-        for pid, ticks in children.get(todo.pop(), []):
-            total += ticks
-            todo.append(pid)
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 def child(engine: str, master: str | None, depth: int) -> dict:
