@@ -54,6 +54,7 @@ from benchmarks.common import (  # noqa: E402
 from benchmarks.common import update_section as common_update_section  # noqa: E402
 
 SECTION = "## Spark"
+DEFAULT_ROUNDS = 4
 ENGINES = (("in-process", None), ("spark", "local[1]"), ("spark", "local[2]"))
 
 
@@ -139,6 +140,16 @@ def rounds_of(res: list[dict]) -> list[tuple[dict, dict]]:
     return [(by[k, "local[1]"], by[k, "local[2]"]) for k in rounds]
 
 
+def split(runs) -> str:
+    """Median shares of a run's level time: slowest map task / slowest merge task / the rest."""
+    parts = []
+    for r in runs:
+        lv, ts = r["spark"]["level_seconds_total"], r["spark"]["task_seconds"]
+        parts.append((ts["expand_slowest"] / lv, ts["merge_slowest"] / lv,
+                      1 - (ts["expand_slowest"] + ts["merge_slowest"]) / lv))
+    return " / ".join(f"{100 * statistics.median(p[i] for p in parts):.0f}" for i in range(3))
+
+
 def render(res: list[dict], depth: int) -> str:
     ip, pairs = res[0], rounds_of(res)
     n = ip["distinct"]
@@ -175,7 +186,8 @@ def render(res: list[dict], depth: int) -> str:
     return "\n".join([
         SECTION,
         "",
-        f"Produced by `python benchmarks/spark_bench.py --depth {depth}` on "
+        f"Produced by `python benchmarks/spark_bench.py --depth {depth}"
+        f"{'' if len(pairs) == DEFAULT_ROUNDS else f' --rounds {len(pairs)}'}` on "
         f"{_dt.date.today().isoformat()}, commit `{commit()}`, PySpark {spark_version()}, "
         f"Java 17.",
         f"Machine: {machine()}. The machine is shared with other jobs; the load average before "
@@ -218,6 +230,11 @@ def render(res: list[dict], depth: int) -> str:
         "another job holding a core (see the load column), two workers share one core and each "
         "also runs slower (CPU per state goes up).",
         "",
+        "Where the level time went (median of the rounds, % of the summed level times): "
+        f"local[1] {split(a_ for a_, _ in pairs)}; local[2] {split(b_ for _, b_ in pairs)} "
+        "(slowest map task / slowest merge task / the rest: stage launches, shuffle hand-over, "
+        "the driver between levels).",
+        "",
         "reports/spark.md explains where the Spark engine's time goes and how the pipeline was "
         "chosen; reports/spark-plan.md is the plan for 100 cores.",
         "",
@@ -231,7 +248,7 @@ def update_section(text: str, section: str) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--depth", type=int, default=25)
-    ap.add_argument("--rounds", type=int, default=4,
+    ap.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
                     help="rounds of one local[1] and one local[2] run, alternately in either "
                     "order (the verdicts use the median)")
     ap.add_argument("--quick", action="store_true", help="depth 17; do not write the report")
