@@ -84,7 +84,8 @@ def test_merge_keeps_the_smallest_key_of_each_unvisited_fingerprint(visited, bat
     for b in batches:
         # a candidate's encoded state names it: fingerprint and key
         enc = [fp + k for fp, k in b]
-        records.append(("C", b"".join(fp for fp, _ in b), b"".join(k for _, k in b),
+        records.append(("C", b"".join(fp for fp, _ in b),
+                        worker.pack_keys(b"".join(k for _, k in b)),
                         *worker.pack_states(enc)))
         for fp, k in b:
             if fp not in visited and (fp not in want or k < want[fp]):
@@ -114,7 +115,8 @@ def test_merge_of_the_initial_state_has_an_empty_key():
     """Level 0's one candidate carries the empty key (its path has no events)."""
     fp = b"\x11" * 16
     acc = Acc()
-    out = list(worker.merge(acc, 0, iter([("C", fp, b"", *worker.pack_states([b"init"]))])))
+    out = list(worker.merge(acc, 0, iter([("C", fp, worker.pack_keys(b""),
+                                            *worker.pack_states([b"init"]))])))
     assert list(worker.frontier_states(out)) == [(b"", b"init")]
     assert acc.value[0][:3] == (1, 0, 1)
 

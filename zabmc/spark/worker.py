@@ -233,15 +233,20 @@ def context(spec: EnvSpec) -> Context:
 # sockets) and lets far larger levels fit in memory. zlib level 1 compressed 9x at 3.3 us (1.7 us
 # to decompress); lz4 4.4x at 0.8 us (reports/spark.md).
 #   ("S", fps)                      a sorted numpy S16 chunk of a partition's visited set  (in J)
-#   ("C", fps, keys, lens, z)       candidates for one partition: fingerprints and keys joined
-#                                   (keys have one length per level), the states' encoded
-#                                   lengths (int32) and the zstd batch of their encodings
-#   ("F", keys, idx, lens, z)       frontier states: the candidate batch `lens, z` the merge
-#                                   kept some states of, their indices (int32) and keys   (in J)
+#   ("C", fps, zkeys, lens, z)      candidates for one partition: fingerprints joined, keys
+#                                   joined and zstd-compressed (keys have one length per level),
+#                                   the states' encoded lengths (int32) and the zstd batch of
+#                                   their encodings
+#   ("F", zkeys, idx, lens, z)      frontier states: the candidate batch `lens, z` the merge
+#                                   kept some states of, their indices (int32) and their keys
+#                                   (joined, zstd)                                        (in J)
 #   ("G", n, s)                     successors a map task generated, and its busy seconds
 #   ("V", prop, key, v)             the smallest-key step of a map task that violates `prop`
 #                                   (perhaps among others: `v.all()`)
-# The merge never decompresses: it forwards each candidate batch with the indices it keeps.
+# The merge never decompresses a state: it forwards each candidate batch with the indices it keeps.
+# Keys are compressed because they grow by two bytes a level (50 bytes at depth 25, as much as a
+# compressed state) and share long prefixes (a batch's keys are siblings and cousins): every byte
+# of a candidate crosses the JVM several times (shuffle write and read, block store).
 # The map side partitions its own output (`fp_partition`) and hands Spark (partition id, pickled
 # batch) pairs, as PySpark's partitionBy does internally, minus its per-record Python loop.
 
@@ -269,6 +274,14 @@ def pack_states(blobs: list) -> tuple[bytes, bytes]:
             _zstd()[0](b"".join(blobs)))
 
 
+def pack_keys(keys: bytes) -> bytes:
+    return _zstd()[0](keys)
+
+
+def unpack_keys(zkeys: bytes) -> bytes:
+    return _zstd()[1](zkeys)
+
+
 def unpack_states(lens: bytes, z: bytes, idx=None) -> list:
     """The encoded states of a batch, or those at `idx`."""
     raw = _zstd()[1](z)
@@ -282,9 +295,10 @@ def frontier_states(records):
     """(key, encoded state) of every frontier state in `records`."""
     for rec in records:
         if rec[0] == "F":
-            _, keys, idx, lens, z = rec
+            _, zkeys, idx, lens, z = rec
             idx = np.frombuffer(idx, I32).tolist()
             if idx:
+                keys = unpack_keys(zkeys)
                 kl = len(keys) // len(idx)
                 for j, blob in enumerate(unpack_states(lens, z, idx)):
                     yield keys[j * kl:(j + 1) * kl], blob
@@ -334,7 +348,8 @@ def expand(spec: EnvSpec, stop_first: bool, nparts: int, records):
             b[2].append(blob_of(payload))
         local.clear()
         for split, (fps, keys, blobs) in buckets.items():
-            yield from _emit(split, [("C", b"".join(fps), b"".join(keys), *pack_states(blobs))])
+            yield from _emit(split, [("C", b"".join(fps), pack_keys(b"".join(keys)),
+                                      *pack_states(blobs))])
 
     with gc_off():
         for path, blob in sorted(frontier_states(records)):  # key order (see above)
@@ -360,7 +375,7 @@ def expand(spec: EnvSpec, stop_first: bool, nparts: int, records):
 
 def seed(nparts: int, fp: bytes, blob: bytes, _records):
     """The initial state as a candidate batch for its partition (the map side of level 0)."""
-    yield from _emit(fp_partition(fp) % nparts, [("C", fp, b"", *pack_states([blob]))])
+    yield from _emit(fp_partition(fp) % nparts, [("C", fp, pack_keys(b""), *pack_states([blob]))])
 
 
 def smallest_key_rows(fps: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -405,9 +420,9 @@ def merge(acc, pid: int, records):
         for rec in records:
             tag = rec[0]
             if tag == "C":
-                _, fps, keys, lens, z = rec
+                _, fps, zkeys, lens, z = rec
                 fps_in.append(fps)
-                keys_in.append(keys)
+                keys_in.append(unpack_keys(zkeys))
                 counts.append(len(fps) // 16)
                 batches.append((lens, z))
             elif tag == "S":
@@ -449,7 +464,8 @@ def merge(acc, pid: int, records):
             yield "S", seen[lo:lo + SEEN_CHUNK]
         for b, r in groups:
             lens, z = batches[b]
-            yield "F", keys[r].tobytes(), (r - starts[b]).astype(I32).tobytes(), lens, z
+            yield ("F", pack_keys(keys[r].tobytes()), (r - starts[b]).astype(I32).tobytes(), lens,
+                   z)
     # reported once the task's output is written (Spark drains this generator in the task)
     acc.add({pid: (len(new), gen, nseen, viol, nbytes, ncand, expand_s,
                    time.perf_counter() - t0)})
