@@ -43,6 +43,7 @@ from benchmarks.common import (  # noqa: E402
     commit,
     cpu_model,
     db19_env,
+    level_split,
     logical_cpus,
     tree_cpu,
 )
@@ -130,8 +131,7 @@ def render_spark(rounds: list[dict], depth: int) -> str:
     for i, r in enumerate(rounds, 1):
         a, (b, c), d = r["alone"][0], r["together"], r["local2"][0]
         lv, ts = d["levels"], d["tasks"]
-        split = (f"{100 * ts['expand_slowest'] / lv:.0f} / {100 * ts['merge_slowest'] / lv:.0f}"
-                 f" / {100 * (lv - ts['expand_slowest'] - ts['merge_slowest']) / lv:.0f}")
+        split = " / ".join(f"{100 * x:.0f}" for x in level_split(lv, ts))
         names = {"alone": "alone", "together": "side by side", "local2": "local[2]"}
         rows.append(f"| {i} | {', '.join(names[w] for w in r['order'])} | {a['seconds']:.1f} | "
                     f"{b['seconds']:.1f} / {c['seconds']:.1f} | {d['seconds']:.1f} | "

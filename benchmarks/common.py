@@ -95,3 +95,11 @@ def tree_cpu(root: int) -> float:
             total += ticks
             todo.append(pid)
     return total / os.sysconf("SC_CLK_TCK")
+
+
+def level_split(levels_total: float, task_seconds: dict) -> tuple[float, float, float]:
+    """Shares of a Spark run's summed level time: its slowest map tasks, its slowest merge tasks,
+    and the rest (stage launches, shuffle hand-over, the driver between levels)."""
+    e = task_seconds["expand_slowest"] / levels_total
+    m = task_seconds["merge_slowest"] / levels_total
+    return e, m, 1 - e - m

@@ -48,6 +48,7 @@ from benchmarks.common import (  # noqa: E402
     commit,
     cpu_model,
     db19_env,
+    level_split,
     logical_cpus,
     tree_cpu,
 )
@@ -144,9 +145,7 @@ def split(runs) -> str:
     """Median shares of a run's level time: slowest map task / slowest merge task / the rest."""
     parts = []
     for r in runs:
-        lv, ts = r["spark"]["level_seconds_total"], r["spark"]["task_seconds"]
-        parts.append((ts["expand_slowest"] / lv, ts["merge_slowest"] / lv,
-                      1 - (ts["expand_slowest"] + ts["merge_slowest"]) / lv))
+        parts.append(level_split(r["spark"]["level_seconds_total"], r["spark"]["task_seconds"]))
     return " / ".join(f"{100 * statistics.median(p[i] for p in parts):.0f}" for i in range(3))
 
 
