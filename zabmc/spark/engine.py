@@ -1,18 +1,24 @@
 """`zabmc check --engine spark`: the level-synchronous BFS of `zabmc.explore.bfs` on Apache Spark.
 
-Pipeline (chosen by measurement; reports/spark.md has the numbers). One RDD `J` holds, per
-partition, that fingerprint range's visited set (sorted numpy `S16` chunks) and its frontier
-(compressed batches of encoded states with their order keys); `zabmc.spark.worker` lists the
-records. One level is one Spark job:
+Pipeline (chosen by measurement; reports/spark.md has the numbers). Each fingerprint range
+(`fp_partition`) is one partition, and each level is one Spark stage of one task per partition,
+`zabmc.spark.worker.step`, which reads the shuffle the previous level wrote: that range's visited
+set (sorted numpy `S16` chunks, which the range's task sent to itself) and the candidates the
+previous level routed to it (compressed batches of encoded states with their order keys). The task
 
-1. map: `J.mapPartitions(expand)` runs `Env.successors` and `Env.fingerprint` over the frontier,
-   deduplicates per chunk keeping the smallest order key, and sends each candidate, in batches,
-   to the partition owning its fingerprint (`fp_partition`);
-2. reduce: the union of `J` with the candidates is partition-aware (same partitioner, so no
-   shuffle of the visited set); `mapPartitions(merge, preservesPartitioning=True)` drops the
-   visited candidates with `searchsorted`, keeps the smallest key per fingerprint and inserts the
-   rest. The result is the next `J`, persisted (memory and disk, so it may spill) and locally
-   checkpointed every level, so lineage never grows.
+1. merges: drops the visited candidates with `searchsorted`, keeps the smallest key per
+   fingerprint and inserts the rest into the visited set;
+2. expands the new states it kept (its part of the level) in the same Python process with
+   `Env.successors` and `Env.fingerprint`, deduplicates per chunk keeping the smallest order key,
+   and writes the next shuffle: each candidate batch to the partition owning its fingerprint, and
+   the new visited set to itself.
+
+So the frontier never goes back to the JVM, the visited set crosses it once per level (one shuffle
+write and read, between a task and itself; on a cluster, that is local disk), and a level has one
+stage boundary. Each level is run with `SparkContext.submitMapStage` (the next level's stage finds
+the shuffle written and skips it); every `CHECKPOINT_EVERY` levels the shuffle a level reads is
+persisted (memory and disk, so it may spill) and locally checkpointed, which cuts the lineage and
+lets Spark remove the older shuffles.
 
 The driver sees only per-partition counts and the smallest-key violation per property (an
 accumulator keyed by partition). The order key is the event-index path itself, which makes the
@@ -20,8 +26,8 @@ result identical to the in-process BFS (same distinct and per-depth counts, same
 same path; `zabmc.spark.worker` explains why) and carries each counterexample's path to the driver,
 where `zabmc.explore.trace.rebuild` replays it like any other.
 
-When BFS would stop at a violation in the middle of a level, the level is computed whole and then
-two small jobs count what BFS had done by then (the new states and the successors before the
+When BFS would stop at a violation in the middle of a level, two small jobs re-read the last two
+shuffles and count what BFS had done by then (the new states and the successors before the
 violating one), so even a stopped run reports the in-process engine's numbers.
 """
 
@@ -52,11 +58,10 @@ from .worker import (
     StatsParam,
     choose_codec,
     count_before,
-    expand,
     fp_partition,
     make_codec,
-    merge,
     seed,
+    step,
     successors_before,
 )
 
@@ -70,29 +75,28 @@ def env_spec(env: Env) -> EnvSpec:
     return EnvSpec(env.model.name, tuple(env.config), tuple(env.checker.names), choose_codec(env))
 
 
-def _merged(sc, keyed, J, nparts: int, acc):
-    """The next level RDD: `keyed` (a map side yielding (partition id, pickled batch) byte pairs)
-    shuffled to its partitions, next to `J`'s partitions, through `merge`.
+CHECKPOINT_EVERY = 10  # levels between two cuts of the lineage
+
+
+def _shuffled(sc, keyed, nparts: int):
+    """`keyed` (a map side yielding (partition id, pickled batch) byte pairs) shuffled to `nparts`
+    partitions: (the RDD of the batches each partition receives, the shuffle's dependency, which
+    `submitMapStage` runs).
 
     The shuffle is PySpark's own `partitionBy` minus its per-record Python loop (the map side
-    buckets its output itself). Every level's partitioner is `PythonPartitioner(nparts,
-    id(fp_partition))`, so J and the candidates are co-partitioned and the JVM unions them with a
-    `PartitionerAwareUnionRDD`: partition i of J next to the candidates of partition i, and the
-    visited set is never shuffled. Both sides are pickled batches, which one deserializer reads."""
+    buckets its output itself), with one partitioner, `PythonPartitioner(nparts,
+    id(fp_partition))`, for every level."""
     from pyspark import RDD
     from pyspark.serializers import BatchedSerializer
 
     keyed._bypass_serializer = True
     jvm = sc._jvm
     pairs = jvm.PairwiseRDD(keyed._jrdd.rdd()).asJavaPairRDD()
-    shuffled = jvm.PythonRDD.valueOfPair(
-        pairs.partitionBy(jvm.PythonPartitioner(nparts, id(fp_partition))))
-    both = shuffled if J is None else J._jrdd.union(shuffled)
-    rdd = RDD(both, sc, BatchedSerializer(sc._unbatched_serializer))
+    part = pairs.partitionBy(jvm.PythonPartitioner(nparts, id(fp_partition)))
+    rdd = RDD(jvm.PythonRDD.valueOfPair(part), sc, BatchedSerializer(sc._unbatched_serializer))
     if rdd.getNumPartitions() != nparts:
-        raise ZabmcError("internal error: the visited set and the candidates are not "
-                         "co-partitioned")
-    return rdd.mapPartitionsWithIndex(partial(merge, acc), preservesPartitioning=True)
+        raise ZabmcError("internal error: a level's shuffle has the wrong partition count")
+    return rdd, part.rdd().dependencies().head()
 
 
 def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSERVER,
@@ -131,95 +135,126 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
     }
     out.extra["spark"] = extra
     mem_disk = StorageLevel.MEMORY_AND_DISK
-
-    def materialize(rdd, what, tick=None):
-        rdd.persist(mem_disk)
-        rdd.localCheckpoint()
-        run_job(sess, rdd._jrdd.count, tick=tick, deadline=deadline, what=what)
+    submit_map_stage = sc._jsc.sc().submitMapStage
 
     distinct = 1
     frontier = 1
     depth = 0
-    J = None
+    held: list = []  # checkpointed shuffles still in memory, oldest first
     try:
         ts = time.perf_counter()
         codec = make_codec(spec.codec, env)
-        acc = sc.accumulator({}, StatsParam())
-        J = _merged(sc, sc.parallelize([0], 1).mapPartitions(
-            partial(seed, nparts, env.fingerprint(init), codec.encode(init))), None, nparts, acc)
-        if not stop and cfg.depth > 0:
-            materialize(J, "initial state")
+        # level 0's candidates: the initial state, routed to its partition
+        Yin, _ = _shuffled(sc, sc.parallelize([0], 1).mapPartitions(
+            partial(seed, nparts, env.fingerprint(init), codec.encode(init))), nparts)
         extra["setup_seconds"] = round(time.perf_counter() - ts, 3)
-
-        while frontier and not stop and depth < cfg.depth:
+        # Stage j merges level j and expands it into level j+1's candidates; level j's record
+        # (as in the in-process engine: the expansion that generated it, then its merge) is
+        # complete when stage j is.
+        pend = None  # stage j-1's expansion: (successors, violations, busy seconds, wall seconds)
+        j = 0
+        while not stop and cfg.depth > 0:
             lt = time.perf_counter()
             if deadline is not None and lt >= deadline:
                 out.stop_reason = TIME_LIMIT
                 break
+            expand_it = j < cfg.depth
             acc = sc.accumulator({}, StatsParam())
-            J2 = _merged(sc, J.mapPartitions(partial(expand, spec, stop_at_first, nparts)), J,
-                         nparts, acc)
+            Yout, dep = _shuffled(sc, Yin.mapPartitionsWithIndex(
+                partial(step, acc, spec, stop_at_first, nparts, expand_it)), nparts)
+            if j and j % CHECKPOINT_EVERY == 0:
+                Yin.persist(mem_disk)
+                Yin.localCheckpoint()
+                run_job(sess, Yin._jrdd.count, deadline=deadline, what=f"level {j} checkpoint")
+                for rdd in held:  # the new checkpoint is the one a lost shuffle is rebuilt from
+                    rdd.unpersist()
+                held = [Yin]
 
-            def tick(lt=lt):
+            def tick():
                 observer.on_progress(Progress(depth + 1, out.generated, distinct, frontier,
                                               time.perf_counter() - t0))
 
-            materialize(J2, f"level {depth + 1}", tick)
-            parts = acc.value.values()
+            run_job(sess, lambda dep=dep: submit_map_stage(dep).get(), tick=tick,
+                    deadline=deadline, what=f"level {j}")
+            # per task: (new, visited, frontier bytes, candidates, merge seconds,
+            #            successors, violations, expand seconds)
+            parts = list(acc.value.values())
+            wall = time.perf_counter() - lt
+            merge_s = [round(x, 4) for x in sorted(p[4] for p in parts)]
+            # a level's time: the part of the stage before that expanded its parents (all of it
+            # for level 1), and its own merge: the stage's slowest merge
+            merge_wall = min(max(merge_s, default=0.0), wall) if j else 0.0
             new = sum(p[0] for p in parts)
-            gen = sum(p[1] for p in parts)
-            nbytes = sum(p[4] for p in parts)
-            ncand = sum(p[5] for p in parts)
-            # busy seconds of each task of the level's two stages: a stage lasts as long as its
-            # slowest task, so max vs mean shows the time cores sat idle at the barriers
-            expand_s = [round(x, 4) for x in sorted(x for p in parts for x in p[6])]
-            merge_s = [round(x, 4) for x in sorted(p[7] for p in parts)]
-            # per property, the smallest-key step violating it; in key order, these are the steps
-            # at which the in-process scan records something
+            if j:
+                gen, expand_s, carried = pend[0], pend[2], pend[3]
+                out.generated += gen
+                if new:
+                    depth += 1
+                    out.per_depth.append(new)
+                    distinct += new
+                last = not expand_it or not new
+                seconds = carried + (wall if last else merge_wall)
+                levels.append({
+                    "depth": depth, "frontier": frontier, "new": new, "generated": gen,
+                    "candidates": sum(p[3] for p in parts),
+                    "frontier_bytes": sum(p[2] for p in parts), "seconds": round(seconds, 4),
+                    "expand_task_seconds": expand_s, "merge_task_seconds": merge_s})
+                observer.on_level(depth, frontier, new, seconds)
+                frontier = new
+                observer.on_progress(Progress(depth, out.generated, distinct, frontier,
+                                              time.perf_counter() - t0))
+                if last:
+                    break
+            pend = (sum(p[5] for p in parts), [p[6] for p in parts],
+                    [round(x, 4) for x in sorted(p[7] for p in parts)], wall - merge_wall)
+            # per property, the smallest-key step of level j+1 violating it; in key order, these
+            # are the steps at which the in-process scan records something
             steps: dict = {}
             reported = {f.violation.property for f in out.violations}
-            for p in parts:
-                for prop, (key, v) in p[3].items():
-                    if prop not in reported:
-                        steps[key] = v
-            if steps:
-                ordered = sorted(steps.items())
-                if stop_at_first:
-                    vkey, v = ordered[0]
-                    vparent, vei = vkey[:-2], int.from_bytes(vkey[-2:], "big")
-                    new = run_job(sess, J2.mapPartitions(partial(count_before, vkey)).sum,
-                                  what="count before the violation")
-                    gen = run_job(sess, J.mapPartitions(
-                        partial(successors_before, spec, vparent)).sum,
-                        what="count before the violation") + vei + 1
-                    stop = record(v, depth + 1, key_path(vkey))
-                else:
-                    for vkey, v in ordered:
-                        record(v, depth + 1, key_path(vkey))
-            out.generated += gen
-            J.unpersist()
-            J = J2
-            if new:
-                depth += 1
-                out.per_depth.append(new)
-                distinct += new
-            seconds = time.perf_counter() - lt
-            levels.append({"depth": depth, "frontier": frontier, "new": new, "generated": gen,
-                           "candidates": ncand, "frontier_bytes": nbytes,
-                           "seconds": round(seconds, 4), "expand_task_seconds": expand_s,
-                           "merge_task_seconds": merge_s})
-            observer.on_level(depth, frontier, new, seconds)
-            frontier = new
-            observer.on_progress(Progress(depth, out.generated, distinct, frontier,
-                                          time.perf_counter() - t0))
+            for viol in pend[1]:
+                for prop, (key, v) in viol.items():
+                    if prop not in reported and (prop not in steps or key < steps[prop][0]):
+                        steps[prop] = (key, v)
+            ordered = sorted(steps.values(), key=lambda kv: kv[0])
+            if ordered and stop_at_first:
+                # BFS stops at the first of them, in the middle of level j+1: count what it had
+                # done by then, from the shuffles this stage read and wrote
+                vkey, v = ordered[0]
+                vparent, vei = vkey[:-2], int.from_bytes(vkey[-2:], "big")
+                rows = run_job(sess, Yout.mapPartitions(partial(count_before, vkey)).collect,
+                               what="count before the violation")
+                new = sum(r[0] for r in rows)
+                gen = run_job(sess, Yin.mapPartitions(
+                    partial(successors_before, spec, vparent)).sum,
+                    what="count before the violation") + vei + 1
+                stop = record(v, depth + 1, key_path(vkey))
+                out.generated += gen
+                if new:
+                    depth += 1
+                    out.per_depth.append(new)
+                    distinct += new
+                seconds = pend[3] + time.perf_counter() - lt - wall
+                levels.append({
+                    "depth": depth, "frontier": frontier, "new": new, "generated": gen,
+                    "candidates": sum(r[4] for r in rows),
+                    "frontier_bytes": sum(r[3] for r in rows), "seconds": round(seconds, 4),
+                    "expand_task_seconds": pend[2],
+                    "merge_task_seconds": [round(x, 4) for x in sorted(r[5] for r in rows)]})
+                observer.on_level(depth, frontier, new, seconds)
+                frontier = new
+                break
+            for vkey, v in ordered:
+                record(v, depth + 1, key_path(vkey))
+            Yin = Yout
+            j += 1
     except Cancelled:
         out.stop_reason = TIME_LIMIT
     except KeyboardInterrupt:
         out.stop_reason = INTERRUPTED
     finally:
-        if J is not None:
+        for rdd in held:
             try:
-                J.unpersist()
+                rdd.unpersist()
             except Exception:  # noqa: BLE001 - the session may be gone (Ctrl-C)
                 pass
 

@@ -8,8 +8,10 @@ fingerprint and property verdict comes from the code the in-process engine runs.
 
 Nothing here imports pyspark.
 
-The level RDD `J` has one partition per fingerprint range (`fp_partition`), holding that range's
-visited set and frontier; the record formats are listed above `expand`.
+One task per fingerprint range (`fp_partition`) and level runs `step`: it merges the candidates
+routed to its range into the range's visited set, then expands the range's new frontier and routes
+the successors (and its visited set, to itself) through the next shuffle; the record formats are
+listed above `expand`.
 
 A state's order key is its event-index path from the initial state, two big-endian bytes per event.
 All keys of one level have the same length, so comparing the bytes compares the paths
@@ -232,17 +234,16 @@ def context(spec: EnvSpec) -> Context:
 # (decompression 0.7 us), which more than pays for itself in the JVM (shuffle, block store,
 # sockets) and lets far larger levels fit in memory. zlib level 1 compressed 9x at 3.3 us (1.7 us
 # to decompress); lz4 4.4x at 0.8 us (reports/spark.md).
-#   ("S", fps)                      a sorted numpy S16 chunk of a partition's visited set  (in J)
+#   ("S", fps)                      a sorted numpy S16 chunk of a partition's visited set, which
+#                                   its task sends to itself through the shuffle
 #   ("C", fps, zkeys, lens, z)      candidates for one partition: fingerprints joined, keys
 #                                   joined and zstd-compressed (keys have one length per level),
 #                                   the states' encoded lengths (int32) and the zstd batch of
 #                                   their encodings
-#   ("F", zkeys, idx, lens, z)      frontier states: the candidate batch `lens, z` the merge
-#                                   kept some states of, their indices (int32) and their keys
-#                                   (joined, zstd)                                        (in J)
-#   ("G", n, s)                     successors a map task generated, and its busy seconds
-#   ("V", prop, key, v)             the smallest-key step of a map task that violates `prop`
-#                                   (perhaps among others: `v.all()`)
+#   ("F", zkeys, idx, lens, z)      frontier states (never shuffled: `merge` hands them to
+#                                   `expand` in the same task): the candidate batch `lens, z` the
+#                                   merge kept some states of, their indices (int32) and their
+#                                   keys (joined, zstd)
 # The merge never decompresses a state: it forwards each candidate batch with the indices it keeps.
 # Keys are compressed because they grow by two bytes a level (50 bytes at depth 25, as much as a
 # compressed state) and share long prefixes (a batch's keys are siblings and cousins): every byte
@@ -309,9 +310,11 @@ def _emit(split: int, batch: list):
     yield pickle.dumps(batch, _PROTO)
 
 
-def expand(spec: EnvSpec, stop_first: bool, nparts: int, records):
-    """Map side: every frontier state's successors, deduplicated keeping the smallest key,
-    bucketed by owning partition. Yields (partition id, pickled batch) as bytes pairs.
+def expand(spec: EnvSpec, stop_first: bool, nparts: int, records, into: list):
+    """Every frontier state's successors (the "F" records of `records`), deduplicated keeping the
+    smallest key, bucketed by owning partition. Yields (partition id, pickled batch) as bytes
+    pairs; appends to `into` the successors generated, {property: (smallest key, violation)} and
+    the task's busy seconds.
 
     The task expands its frontier in key order, so the keys of the successors it meets only grow
     (a state's key is its parent's key and its event index) and the first candidate met for a
@@ -369,8 +372,7 @@ def expand(spec: EnvSpec, stop_first: bool, nparts: int, records):
             if len(local) >= CHUNK_MAP:
                 yield from flush()
         yield from flush()
-    yield from _emit(0, [("G", gen, time.perf_counter() - t0)]
-                     + [("V", prop, key, v) for prop, (key, v) in viol.items()])
+    into.extend((gen, viol, time.perf_counter() - t0))
 
 
 def seed(nparts: int, fp: bytes, blob: bytes, _records):
@@ -398,24 +400,21 @@ def smallest_key_rows(fps: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return order[first]
 
 
-def merge(acc, pid: int, records):
-    """Reduce side, one partition: its visited set (from J) and the candidate batches routed here.
-    Keeps the candidates not visited before, the smallest key per fingerprint; yields the new
-    visited set and the new frontier, and reports the partition's counts and violations through
-    the accumulator `acc` (keyed by partition, so a re-run task cannot count twice).
+def merge(records, into: list | None = None):
+    """One partition's visited set ("S" records) and the candidate batches routed to it ("C"):
+    keeps the candidates not visited before, the smallest key per fingerprint. Yields the new
+    visited set ("S" chunks) and then the new frontier ("F" records, in arrival order); appends to
+    `into` the new states, the visited-set size, the frontier's compressed bytes and the
+    candidates read.
 
     All per-candidate work is numpy: the candidates' fingerprints and keys are gathered into
     arrays, one sort picks the smallest key per fingerprint, one search against the visited set
     drops the visited ones (`member`), and the kept ones are grouped back by batch."""
-    t0 = time.perf_counter()
     chunks: list = []
     fps_in: list = []  # per candidate batch: fingerprints, keys, count
     keys_in: list = []
     counts: list = []
     batches: list = []  # (lens, z) of the candidate batches
-    gen = 0
-    expand_s: list = []  # busy seconds of the map tasks that sent a "G" here
-    viol: dict = {}
     with gc_off():
         for rec in records:
             tag = rec[0]
@@ -427,15 +426,6 @@ def merge(acc, pid: int, records):
                 batches.append((lens, z))
             elif tag == "S":
                 chunks.append(rec[1])
-            elif tag == "G":
-                gen += rec[1]
-                expand_s.append(rec[2])
-            elif tag == "V":
-                _, prop, key, v = rec
-                old = viol.get(prop)
-                if old is None or key < old[0]:
-                    viol[prop] = (key, v)
-            # "F": the previous frontier, expanded already
         seen = np.concatenate(chunks) if chunks else EMPTY
         chunks.clear()
         ncand = sum(counts)
@@ -462,27 +452,59 @@ def merge(acc, pid: int, records):
         nseen = len(seen)
         for lo in range(0, nseen, SEEN_CHUNK):
             yield "S", seen[lo:lo + SEEN_CHUNK]
+        del seen
         for b, r in groups:
             lens, z = batches[b]
             yield ("F", pack_keys(keys[r].tobytes()), (r - starts[b]).astype(I32).tobytes(), lens,
                    z)
+    if into is not None:
+        into.extend((len(new), nseen, nbytes, ncand))
+
+
+def step(acc, spec: EnvSpec, stop_first: bool, nparts: int, expand_it: bool, pid: int, records):
+    """One task of a level: `merge` of partition `pid`'s candidates, then (if `expand_it`) `expand`
+    of its new frontier, in the same Python process: the frontier never goes back to the JVM.
+    Yields (partition id, pickled batch) byte pairs for the next shuffle: the new visited set to
+    `pid` itself, the successors to their owners. Reports through the accumulator `acc` (keyed by
+    partition, so a re-run task cannot count twice): the merge's counts and busy seconds, then
+    the expansion's successors, violations and busy seconds."""
+    t0 = time.perf_counter()
+    m: list = []
+    front = []
+    for rec in merge(records, m):
+        if rec[0] == "S":
+            if expand_it:
+                yield from _emit(pid, [rec])
+        else:
+            front.append(rec)
+    m.append(time.perf_counter() - t0)
+    e: list = []
+    if expand_it:
+        yield from expand(spec, stop_first, nparts, front, e)
+    else:
+        e.extend((0, {}, None))
     # reported once the task's output is written (Spark drains this generator in the task)
-    acc.add({pid: (len(new), gen, nseen, viol, nbytes, ncand, expand_s,
-                   time.perf_counter() - t0)})
+    acc.add({pid: (*m, *e)})
 
 
 def count_before(vkey: bytes, records):
-    """Frontier states whose key is smaller than `vkey` (what BFS had inserted when it stopped)."""
-    yield sum(1 for key, _ in frontier_states(records) if key < vkey)
+    """New states of a level (the merge of its candidates, `records`) whose key is smaller than
+    `vkey`, what BFS had inserted when it stopped, followed by the merge's counts (`merge`'s
+    `into`) and busy seconds."""
+    t0 = time.perf_counter()
+    m: list = []
+    n = sum(1 for key, _ in frontier_states(merge(records, m)) if key < vkey)
+    yield (n, *m, time.perf_counter() - t0)
 
 
 def successors_before(spec: EnvSpec, vparent: bytes, records):
-    """Successors of the frontier states ordered before `vparent` (BFS's count when it stopped)."""
+    """Successors of a level's states (the merge of its candidates, `records`) ordered before
+    `vparent`: BFS's count when it stopped."""
     ctx = context(spec)
     successors, decode = ctx.env.successors, ctx.codec.decode
     n = 0
     with gc_off():
-        for key, blob in frontier_states(records):
+        for key, blob in frontier_states(merge(records)):
             if key < vparent:
                 for _ in successors(decode(blob)):
                     n += 1
