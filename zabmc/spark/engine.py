@@ -152,6 +152,25 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
         # (as in the in-process engine: the expansion that generated it, then its merge) is
         # complete when stage j is.
         pend = None  # stage j-1's expansion: (successors, violations, busy seconds, wall seconds)
+
+        def finish_level(new, merges, gen, expand_s, seconds):
+            """Count a finished level: `new` states, its merges' (.., visited, frontier bytes,
+            candidates, busy seconds) per task, the `gen` successors that generated it and the
+            busy seconds of those expansions."""
+            nonlocal depth, distinct, frontier
+            out.generated += gen
+            if new:
+                depth += 1
+                out.per_depth.append(new)
+                distinct += new
+            levels.append({
+                "depth": depth, "frontier": frontier, "new": new, "generated": gen,
+                "candidates": sum(m[3] for m in merges),
+                "frontier_bytes": sum(m[2] for m in merges), "seconds": round(seconds, 4),
+                "expand_task_seconds": expand_s,
+                "merge_task_seconds": [round(x, 4) for x in sorted(m[4] for m in merges)]})
+            observer.on_level(depth, frontier, new, seconds)
+            frontier = new
         j = 0
         while not stop and cfg.depth > 0:
             lt = time.perf_counter()
@@ -180,27 +199,14 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
             #            successors, violations, expand seconds)
             parts = list(acc.value.values())
             wall = time.perf_counter() - lt
-            merge_s = [round(x, 4) for x in sorted(p[4] for p in parts)]
             # a level's time: the part of the stage before that expanded its parents (all of it
             # for level 1), and its own merge: the stage's slowest merge
-            merge_wall = min(max(merge_s, default=0.0), wall) if j else 0.0
+            merge_wall = min(max((p[4] for p in parts), default=0.0), wall) if j else 0.0
             new = sum(p[0] for p in parts)
             if j:
-                gen, expand_s, carried = pend[0], pend[2], pend[3]
-                out.generated += gen
-                if new:
-                    depth += 1
-                    out.per_depth.append(new)
-                    distinct += new
                 last = not expand_it or not new
-                seconds = carried + (wall if last else merge_wall)
-                levels.append({
-                    "depth": depth, "frontier": frontier, "new": new, "generated": gen,
-                    "candidates": sum(p[3] for p in parts),
-                    "frontier_bytes": sum(p[2] for p in parts), "seconds": round(seconds, 4),
-                    "expand_task_seconds": expand_s, "merge_task_seconds": merge_s})
-                observer.on_level(depth, frontier, new, seconds)
-                frontier = new
+                finish_level(new, parts, pend[0], pend[2],
+                             pend[3] + (wall if last else merge_wall))
                 observer.on_progress(Progress(depth, out.generated, distinct, frontier,
                                               time.perf_counter() - t0))
                 if last:
@@ -223,25 +229,12 @@ def spark_bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL
                 vparent, vei = vkey[:-2], int.from_bytes(vkey[-2:], "big")
                 rows = run_job(sess, Yout.mapPartitions(partial(count_before, vkey)).collect,
                                what="count before the violation")
-                new = sum(r[0] for r in rows)
                 gen = run_job(sess, Yin.mapPartitions(
                     partial(successors_before, spec, vparent)).sum,
                     what="count before the violation") + vei + 1
                 stop = record(v, depth + 1, key_path(vkey))
-                out.generated += gen
-                if new:
-                    depth += 1
-                    out.per_depth.append(new)
-                    distinct += new
-                seconds = pend[3] + time.perf_counter() - lt - wall
-                levels.append({
-                    "depth": depth, "frontier": frontier, "new": new, "generated": gen,
-                    "candidates": sum(r[4] for r in rows),
-                    "frontier_bytes": sum(r[3] for r in rows), "seconds": round(seconds, 4),
-                    "expand_task_seconds": pend[2],
-                    "merge_task_seconds": [round(x, 4) for x in sorted(r[5] for r in rows)]})
-                observer.on_level(depth, frontier, new, seconds)
-                frontier = new
+                finish_level(sum(r[0] for r in rows), [r[1:] for r in rows], gen, pend[2],
+                             pend[3] + time.perf_counter() - lt - wall)
                 break
             for vkey, v in ordered:
                 record(v, depth + 1, key_path(vkey))

@@ -39,8 +39,8 @@ from zabmc.explore.seen import insert_sorted, member
 
 FP_DTYPE = np.dtype("S16")
 EMPTY = np.empty(0, FP_DTYPE)
-CHUNK_MAP = 50_000  # distinct candidates a map task keeps before it emits them
-SENT_LIMIT = 2_000_000  # fingerprints a map task remembers having emitted (~100 B each)
+CHUNK_MAP = 50_000  # distinct candidates an expansion keeps before it emits them
+SENT_LIMIT = 2_000_000  # fingerprints an expansion remembers having emitted (~100 B each)
 SEEN_CHUNK = 1 << 20  # fingerprints per visited-set record (16 MiB)
 EI = tuple(i.to_bytes(2, "big") for i in range(1 << 16))  # event index -> key bytes
 
@@ -225,7 +225,7 @@ def context(spec: EnvSpec) -> Context:
     return ctx
 
 
-# --- one level: expand (map side) and merge (reduce side) -----------------------------------------
+# --- one level: merge, then expand (one task per partition: `step`) -------------------------------
 #
 # Records travel in batches, so that per-state work in Python is the explorer's own and the JVM
 # moves a few large byte arrays instead of millions of small ones. A batch of states is one zstd
@@ -248,7 +248,7 @@ def context(spec: EnvSpec) -> Context:
 # Keys are compressed because they grow by two bytes a level (50 bytes at depth 25, as much as a
 # compressed state) and share long prefixes (a batch's keys are siblings and cousins): every byte
 # of a candidate crosses the JVM several times (shuffle write and read, block store).
-# The map side partitions its own output (`fp_partition`) and hands Spark (partition id, pickled
+# The expansion partitions its own output (`fp_partition`) and hands Spark (partition id, pickled
 # batch) pairs, as PySpark's partitionBy does internally, minus its per-record Python loop.
 
 _PACK = struct.Struct("!q").pack
