@@ -482,7 +482,7 @@ def step(acc, spec: EnvSpec, stop_first: bool, nparts: int, expand_it: bool, pid
     if expand_it:
         yield from expand(spec, stop_first, nparts, front, e)
     else:
-        e.extend((0, {}, None))
+        e.extend((0, {}, 0.0))  # nothing expanded
     # reported once the task's output is written (Spark drains this generator in the task)
     acc.add({pid: (*m, *e)})
 
