@@ -140,33 +140,28 @@ def _step_levels(env, nparts: int, levels: int):
         yield nxt, acc.value
 
 
-def test_step_merges_expands_and_sends_the_visited_set_to_itself():
-    """Level after level, `step` on 2 partitions: each task sends its visited set (the states up
-    to the level it merged, in its fingerprint range) only to itself, every candidate to the
-    partition owning its fingerprint, and reports the in-process BFS's per-depth and successor
-    counts."""
-    from zabmc.explore import Env, ExploreConfig, bfs
-    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-
-    from models.db19 import MODEL
-
-    env = Env(MODEL, ExploreConfig(nodes=2, network="fifo", proposals=1, depth=6),
-              Checker(DEFAULT_PROPERTIES))
-    want = bfs(env, stop_at_first=False)
-    nparts = 2
-    visited, generated = 0, 1
-    for level, (nxt, rep) in enumerate(_step_levels(env, nparts, 7)):
-        new, nseen, _nbytes, _ncand, merge_s, gen, _viol, expand_s = (
+def _check_step_levels(env, want, nparts: int) -> tuple[int, int]:
+    """Run `step` level after level and check it against the in-process BFS `want`: each task
+    sends its visited set (the states up to the level it merged, in its fingerprint range) only to
+    itself and every candidate to the partition owning its fingerprint, and the per-depth and
+    successor counts are BFS's. Returns (candidates merged, most candidate batches one task sent
+    one partition in one level)."""
+    visited, generated, ncands, most = 0, 1, 0, 0
+    levels = len(want.per_depth)
+    for level, (nxt, rep) in enumerate(_step_levels(env, nparts, levels)):
+        new, nseen, _nbytes, ncand, merge_s, gen, _viol, expand_s = (
             [rep[p][i] for p in sorted(rep)] for i in range(8))
         assert len(new) == nparts  # one report per partition
         if level:
             assert sum(new) == want.per_depth[level]
         visited += sum(new)
+        ncands += sum(ncand)
         assert sum(nseen) == visited
         assert all(s >= 0 for s in merge_s + expand_s)
-        if level < 6:  # stage j's successors are level j+1's
+        if level < levels - 1:  # stage j's successors are level j+1's
             generated += sum(gen)
         for dest, sent in nxt.items():
+            batches: dict = {}
             for src, batch in sent:
                 for rec in batch:
                     if rec[0] == "S":
@@ -175,5 +170,32 @@ def test_step_merges_expands_and_sends_the_visited_set_to_itself():
                     else:
                         assert rec[0] == "C"
                         fps = np.frombuffer(rec[1], FP_DTYPE)
+                        batches[src] = batches.get(src, 0) + 1
                     assert all(worker.fp_partition(fp) % nparts == dest for fp in fps.tolist())
+            most = max([most, *batches.values()])
     assert (visited, generated) == (want.distinct, want.generated)
+    return ncands, most
+
+
+def test_step_merges_expands_and_sends_the_visited_set_to_itself(monkeypatch):
+    """Level after level, `step` on 2 partitions gives the in-process BFS's counts
+    (`_check_step_levels`): with the default buffers (one candidate batch per task and owner per
+    level here), and with an expansion that flushes every 3 candidates and forgets what it sent
+    past 5 fingerprints, which sends more batches and more (duplicate) candidates for the same
+    result."""
+    from zabmc.explore import Env, ExploreConfig, bfs
+    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+
+    from models.db19 import MODEL
+
+    env = Env(MODEL, ExploreConfig(nodes=3, network="fifo", proposals=1, depth=5),
+              Checker(DEFAULT_PROPERTIES))
+    want = bfs(env, stop_at_first=False)
+    assert want.per_depth == [1, 6, 23, 63, 140, 268]
+    ncand, most = _check_step_levels(env, want, 2)
+    assert most == 1
+    monkeypatch.setattr(worker, "CHUNK_MAP", 3)
+    monkeypatch.setattr(worker, "SENT_LIMIT", 5)
+    ncand_small, most_small = _check_step_levels(env, want, 2)
+    assert most_small > 1
+    assert ncand_small > ncand
