@@ -18,7 +18,7 @@ that rotate the order. Two side-by-side `local[1]` runs are what a perfect two-c
 would do on this machine at that minute; `local[2]` against them is the engine's own parallel
 efficiency, with the machine taken out. Times are search times (after session start-up and a
 warm-up search), and each `local[2]` run reports how its level time splits between the slowest
-map task, the slowest merge task and the time between them.
+expansion, the slowest merge and the time between them.
 """
 
 from __future__ import annotations
@@ -153,13 +153,13 @@ def render_spark(rounds: list[dict], depth: int) -> str:
         "that minute) and one `local[2]` search, in fresh processes, the order rotating per round. "
         "Search times, after session start-up and a warm-up search. Ceiling = 2 x (alone) / "
         "(slower side-by-side run); share = (`local[2]` / `local[1]`) / ceiling: the engine's own "
-        "parallel efficiency. The last column splits `local[2]`'s level time into its slowest map "
-        "task, its slowest merge task and the rest (stage launches, shuffle hand-over, the driver "
+        "parallel efficiency. The last column splits `local[2]`'s level time into its slowest "
+        "expansion, its slowest merge and the rest (stage launches, shuffle hand-over, the driver "
         "between levels), per level, summed.",
         "",
         "| round | order | local[1] alone s | two local[1] side by side s | local[2] s "
         "| CPU µs / state (alone / side by side / local[2]) | ceiling | local[2] / local[1] "
-        "| share of the ceiling | local[2] level time: map / merge / rest % |",
+        "| share of the ceiling | local[2] level time: expand / merge / rest % |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         *rows,
         "",

@@ -98,8 +98,9 @@ def tree_cpu(root: int) -> float:
 
 
 def level_split(levels_total: float, task_seconds: dict) -> tuple[float, float, float]:
-    """Shares of a Spark run's summed level time: its slowest map tasks, its slowest merge tasks,
-    and the rest (stage launches, shuffle hand-over, the driver between levels)."""
+    """Shares of a Spark run's summed level time: its slowest expansions, its slowest merges, and
+    the rest (stage launches, shuffle hand-over, the driver between levels). A level's expansions
+    are those of its parents, which ran in the previous stage."""
     e = task_seconds["expand_slowest"] / levels_total
     m = task_seconds["merge_slowest"] / levels_total
     return e, m, 1 - e - m

@@ -142,7 +142,7 @@ def rounds_of(res: list[dict]) -> list[tuple[dict, dict]]:
 
 
 def split(runs) -> str:
-    """Median shares of a run's level time: slowest map task / slowest merge task / the rest."""
+    """Median shares of a run's level time: slowest expansion / slowest merge / the rest."""
     parts = []
     for r in runs:
         parts.append(level_split(r["spark"]["level_seconds_total"], r["spark"]["task_seconds"]))
@@ -231,8 +231,9 @@ def render(res: list[dict], depth: int) -> str:
         "",
         "Where the level time went (median of the rounds, % of the summed level times): "
         f"local[1] {split(a_ for a_, _ in pairs)}; local[2] {split(b_ for _, b_ in pairs)} "
-        "(slowest map task / slowest merge task / the rest: stage launches, shuffle hand-over, "
-        "the driver between levels).",
+        "(slowest expansion / slowest merge / the rest: stage launches, shuffle hand-over, "
+        "the driver between levels; one task merges a partition's candidates and expands the "
+        "states it kept, so a level's expansions ran in its parents' stage).",
         "",
         "reports/spark.md explains where the Spark engine's time goes and how the pipeline was "
         "chosen; reports/spark-plan.md is the plan for 100 cores.",
