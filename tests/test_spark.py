@@ -112,6 +112,16 @@ def test_spark_bfs_with_a_checkpoint_every_level(spark, monkeypatch):
 
 
 @pytest.mark.spark
+def test_python_workers_get_the_malloc_settings(spark):
+    """The workers run with `WORKER_ENV` (or the value this process's environment gives)."""
+    from zabmc.spark.session import WORKER_ENV
+
+    names = sorted(WORKER_ENV)
+    got = spark.sc.parallelize([0], 1).map(lambda _: [os.environ.get(k) for k in names]).collect()
+    assert got == [[os.environ.get(k, WORKER_ENV[k]) for k in names]]
+
+
+@pytest.mark.spark
 def test_spark_bfs_matches_on_3_nodes_fifo_deeper(spark):
     agree(env_for(ALL, nodes=3, network="fifo", depth=13), stop_at_first=False)
 

@@ -3,8 +3,9 @@
 Settings (measured on a 2-core machine, issue 6): JVM flags `-XX:+UseSerialGC
 -XX:TieredStopAtLevel=1` (35-40% less CPU), UI and console progress bar off, adaptive query
 execution off, shuffle partitions and default parallelism equal to the partitions the engine uses,
-the driver bound to 127.0.0.1 for local masters, and `PYSPARK_PYTHON` set to the running
-interpreter so workers import the same zabmc. `ZABMC_SPARK_CONF="key=value;..."` adds or overrides
+the driver bound to 127.0.0.1 for local masters, `PYSPARK_PYTHON` set to the running
+interpreter so workers import the same zabmc, and glibc's malloc told to keep freed memory in the
+Python workers (`WORKER_ENV`). `ZABMC_SPARK_CONF="key=value;..."` adds or overrides
 settings; `ZABMC_SPARK_DRIVER_MEMORY` sets a local master's memory (default 4g).
 
 Start-up noise stays out of the terminal: unless `verbose`, the JVM is launched with its stdout and
@@ -33,6 +34,13 @@ from zabmc.errors import UsageError, ZabmcError
 
 DEFAULT_MASTER = "local[*]"
 JVM_FLAGS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+# glibc malloc settings for the Python workers (`spark.executorEnv.*`, unless this process's
+# environment sets them): keep freed memory in the heap up to 1 GiB instead of returning it to
+# the kernel. A task allocates and frees buffers of tens of MB (decompressed batches, fingerprint
+# arrays); by default each one comes from a fresh mmap and is paid again in page faults. Measured
+# (3-node db-19, depth 22): the workers' kernel time fell from 0.8-0.9 to 0.3 s (`local[1]`) and
+# from 1.4-2.0 to 0.4-0.8 s (`local[2]`), with the same peak RSS. Other C libraries ignore them.
+WORKER_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
 _LOCAL = re.compile(r"^local(\[(\*|[1-9][0-9]*)(,[0-9]+)?\])?$")
 _REMOTE = re.compile(r"^(spark://\S+|yarn|k8s://\S+|mesos://\S+)$")
 
@@ -170,6 +178,9 @@ def _create(master: str, partitions: int | None, verbose: bool) -> Session:
         # stalled ~40 ms (delayed ACKs), which was most of the per-level fixed cost
         "spark.python.unix.domain.socket.enabled": "true",
     }
+    for k, v in WORKER_ENV.items():
+        if k not in os.environ:
+            conf[f"spark.executorEnv.{k}"] = v
     if parts:
         conf["spark.sql.shuffle.partitions"] = str(parts)
         conf["spark.default.parallelism"] = str(parts)
