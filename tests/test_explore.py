@@ -3,10 +3,12 @@ fingerprint soundness, and the environment's event semantics."""
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from models.db19 import MODEL
-from zabmc.explore import Env, ExploreConfig, bfs, dfs, random_walks
+from zabmc.explore import Env, ExploreConfig, Observer, bfs, dfs, random_walks
 from zabmc.explore.trace import rebuild
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
 
@@ -226,3 +228,62 @@ def test_model_is_not_imported_by_the_explorer():
         text = path.read_text()
         assert "import models" not in text and "from models" not in text, path
         assert "pyspark" not in text, path
+
+
+class _CollectorWatch(Observer):
+    """Records whether the cyclic collector was enabled at each callback."""
+
+    def __init__(self, fail: bool = False):
+        self.seen: list[bool] = []
+        self.fail = fail
+
+    def on_level(self, depth, frontier, new, seconds):
+        self.seen.append(gc.isenabled())
+
+    def on_finish(self, outcome):
+        self.seen.append(gc.isenabled())
+        if self.fail:
+            raise RuntimeError("observer failed")
+
+
+SEARCHES = {
+    "bfs": lambda env, obs: bfs(env, stop_at_first=False, observer=obs),
+    "dfs": lambda env, obs: dfs(env, stop_at_first=False, observer=obs),
+    "random": lambda env, obs: random_walks(env, walks=20, stop_at_first=False, observer=obs),
+}
+
+
+@pytest.mark.parametrize("search", sorted(SEARCHES))
+def test_searches_pause_the_cyclic_collector_and_restore_it(search):
+    """A search runs with the cyclic collector off (it walks every live state, over and over:
+    zabmc.explore.collector) and leaves it as it found it: back on, also when the search raises;
+    still off if the caller had turned it off."""
+    env = env_for(nodes=2, network="fifo", proposals=1, depth=6)
+    assert gc.isenabled()
+    watch = _CollectorWatch()
+    SEARCHES[search](env, watch)
+    assert watch.seen and not any(watch.seen)
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError, match="observer failed"):
+        SEARCHES[search](env, _CollectorWatch(fail=True))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        SEARCHES[search](env, _CollectorWatch())
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_frozen_pause_moves_the_survivors_out_of_the_collectors_reach():
+    """`collector_paused(freeze=True)` (the Spark workers' tasks) freezes what survives the block."""
+    from zabmc.explore.collector import collector_paused
+
+    before = gc.get_freeze_count()
+    try:
+        with collector_paused(freeze=True):
+            kept = [[i] for i in range(1000)]
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= before + len(kept)
+    finally:
+        gc.unfreeze()

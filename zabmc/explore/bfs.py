@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from array import array
 
+from .collector import collector_paused
 from .env import Env
 from .outcome import (
     DEPTH_BOUND,
@@ -63,6 +64,7 @@ class ParentTable:
         )
 
 
+@collector_paused()
 def bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSERVER,
         time_limit: float | None = None, engine: str = "in-process") -> Outcome:
     cfg = env.config

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from .collector import collector_paused
 from .env import Env
 from .outcome import (DEPTH_BOUND, EXHAUSTED, INTERRUPTED, NULL_OBSERVER, TIME_LIMIT, VIOLATION,
                       Observer, Outcome, Progress, recorder)
@@ -17,6 +18,7 @@ from .seen import DictSeenSet
 PROGRESS_EVERY = 0.5
 
 
+@collector_paused()
 def dfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSERVER,
         time_limit: float | None = None) -> Outcome:
     cfg = env.config

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import time
 
+from .collector import collector_paused
 from .env import Env
 from .outcome import (INTERRUPTED, NULL_OBSERVER, TIME_LIMIT, VIOLATION, WALKS_DONE, Found,
                       Observer, Outcome, Progress)
@@ -13,6 +14,7 @@ from .outcome import (INTERRUPTED, NULL_OBSERVER, TIME_LIMIT, VIOLATION, WALKS_D
 PROGRESS_EVERY = 0.5
 
 
+@collector_paused()
 def random_walks(env: Env, *, seed: int = 0, walks: int = 1000, stop_at_first: bool = True,
                  observer: Observer = NULL_OBSERVER, time_limit: float | None = None) -> Outcome:
     cfg = env.config

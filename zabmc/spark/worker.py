@@ -25,16 +25,15 @@ as the parent pointer: a counterexample's path travels with it.
 
 from __future__ import annotations
 
-import gc
 import marshal
 import pickle
 import struct
 import time
-from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
 
+from zabmc.explore.collector import collector_paused
 from zabmc.explore.seen import insert_sorted, member
 
 FP_DTYPE = np.dtype("S16")
@@ -64,20 +63,10 @@ def fp_partition(key) -> int:
     return int.from_bytes(key[:8], "little")
 
 
-@contextmanager
-def gc_off():
-    """States are acyclic tuples; the cyclic collector only burns time on the millions of tuples a
-    task creates (measured: it doubles the cost of decoding a state). On the way out, the objects
-    that survived the task are frozen (they are freed by reference counting all the same), so
-    re-enabling the collector does not make it walk every one of them once."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.freeze()
-            gc.enable()
+# Every task runs with the cyclic collector paused (`collector_paused`): it would walk the millions
+# of tuples a task creates (measured: it doubles the cost of decoding a state). The objects that
+# survive a task (the worker's caches) are frozen on the way out, so re-enabling the collector does
+# not make it walk every one of them once per task.
 
 
 # --- the state codec ------------------------------------------------------------------------------
@@ -357,7 +346,7 @@ def expand(spec: EnvSpec, stop_first: bool, nparts: int, records, into: list):
             sent.clear()  # forgetting only costs duplicate candidates, which merge drops
 
     pending = 0
-    with gc_off():
+    with collector_paused(freeze=True):
         for path, blob in sorted(frontier_states(records)):  # key order (see above)
             for ei, (_ev, s2, v) in enumerate(successors(decode(blob))):
                 gen += 1
@@ -426,7 +415,7 @@ def merge(records, into: list | None = None):
     keys_in: list = []
     counts: list = []
     batches: list = []  # (lens, z) of the candidate batches
-    with gc_off():
+    with collector_paused(freeze=True):
         for rec in records:
             tag = rec[0]
             if tag == "C":
@@ -514,7 +503,7 @@ def successors_before(spec: EnvSpec, vparent: bytes, records):
     ctx = context(spec)
     successors, decode = ctx.env.successors, ctx.codec.decode
     n = 0
-    with gc_off():
+    with collector_paused(freeze=True):
         for key, blob in frontier_states(merge(records)):
             if key < vparent:
                 for _ in successors(decode(blob)):
