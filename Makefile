@@ -41,6 +41,6 @@ test-fast: install-test
 # Every benchmark that writes reports/benchmarks.md (tens of minutes; needs a quiet machine).
 bench: install-test
 	$(PY) benchmarks/sim_bench.py
-	$(PY) benchmarks/explore_bench.py
+	$(PY) benchmarks/explore_bench.py --write
 	$(PY) benchmarks/ceiling_bench.py
 	$(PY) benchmarks/spark_bench.py

@@ -1,6 +1,6 @@
 """Explorer throughput and memory, against a naive baseline measured in the same run.
 
-Workload: the 3-node db-19 space under FIFO links, 2 proposals, explored exhaustively to depth 16
+Workload: the 3-node db-19 space under FIFO links, 2 proposals, explored exhaustively to depth 20
 (every state within the bound), with every default property and with none.
 
 - zabmc: `zabmc.explore.bfs` as shipped: marshal-v2 encoding, memoised deliveries, sorted-run
@@ -8,27 +8,37 @@ Workload: the 3-node db-19 space under FIFO links, 2 proposals, explored exhaust
 - baseline: the same environment and kernel, but a hand-written per-field struct encoding
   (models/db19/codec.encode_node / encode_msg), no kernel memo, and a Python set of int
   fingerprints, as a first implementation would have it.
+- zabmc with the cyclic collector on: `bfs` without its `collector_paused` wrapper, to show what
+  pausing the collector (zabmc/explore/collector.py) is worth at this size.
 
 Times are CPU seconds of this process (`time.process_time`), which the other load on a shared
 machine disturbs less than wall time; the report gives ratios. Memory per visited state is the
 visited set's own bytes divided by distinct states (tracemalloc for the Python set).
 
-    python benchmarks/explore_bench.py [--depth 16] [--write reports/benchmarks.md]
+    python benchmarks/explore_bench.py [--depth 20] [--rounds 3] [--write [reports/benchmarks.md]]
 """
 
 from __future__ import annotations
 
 import argparse
-import re
+import datetime
+import statistics
+import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import xxhash
 
-from models.db19 import MODEL
-from models.db19.codec import encode_msg, encode_node
-from zabmc.explore import Env, ExploreConfig, bfs
-from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import REPORT, TITLE, commit, update_section  # noqa: E402
+from models.db19 import MODEL  # noqa: E402
+from models.db19.codec import encode_msg, encode_node  # noqa: E402
+from zabmc.explore import Env, ExploreConfig, bfs  # noqa: E402
+from zabmc.invariants import DEFAULT_PROPERTIES, Checker  # noqa: E402
 
 
 class NaiveEnv(Env):
@@ -83,44 +93,56 @@ def set_bytes(fps: set) -> int:
     return size
 
 
-def measure(depth: int):
+def _cpu(fn):
+    c0 = time.process_time()
+    out = fn()
+    return out, time.process_time() - c0
+
+
+def measure(depth: int, rounds: int):
+    """Per properties setting: the naive baseline once, then zabmc with the collector paused (as
+    shipped) and left on, `rounds` times each in alternating order; zabmc's times are medians."""
     rows = []
     for label, inv in (("every default property", DEFAULT_PROPERTIES), ("no properties", ())):
         cfg = ExploreConfig(nodes=3, network="fifo", proposals=2, depth=depth)
-        env = Env(MODEL, cfg, Checker(inv))
-        c0 = time.process_time()
-        o = bfs(env, stop_at_first=False)
-        c1 = time.process_time()
-        base_env = NaiveEnv(MODEL, cfg, Checker(inv))
-        c2 = time.process_time()
-        seen, generated = naive_bfs(base_env)
-        c3 = time.process_time()
-        assert len(seen) == o.distinct, (len(seen), o.distinct)
-        ours, base = c1 - c0, c3 - c2
+        (seen, _generated), base = _cpu(lambda: naive_bfs(NaiveEnv(MODEL, cfg, Checker(inv))))
+        paused, on = [], []
+        for r in range(rounds):
+            for search, times in ((bfs, paused), (bfs.__wrapped__, on))[::1 if r % 2 == 0 else -1]:
+                o, t = _cpu(lambda: search(Env(MODEL, cfg, Checker(inv)), stop_at_first=False))
+                assert o.distinct == len(seen), (o.distinct, len(seen))
+                times.append(t)
+        ours, ours_on = statistics.median(paused), statistics.median(on)
         rows.append(dict(
             label=label, distinct=o.distinct, generated=o.generated,
             ours_rate=o.distinct / ours, base_rate=len(seen) / base, speedup=base / ours,
+            on_rate=o.distinct / ours_on, paused_gain=ours_on / ours,
             ours_bytes=o.seen_bytes / o.distinct, base_bytes=set_bytes(seen) / len(seen),
         ))
     return rows
 
 
-def render(rows, depth: int) -> str:
+def render(rows, depth: int, rounds: int) -> str:
     out = [
         "## Explorer",
         "",
-        "Produced by `python benchmarks/explore_bench.py`. Workload: db-19, 3 nodes, FIFO links, "
-        f"2 proposals, every state to depth {depth}. One core, CPU seconds of the process; the "
-        "baseline (per-field struct encoding, no kernel memo, Python set of fingerprints) runs in "
-        "the same process right after, so the ratios are what to read.",
+        f"Produced by `python benchmarks/explore_bench.py --depth {depth} --rounds {rounds}` on "
+        f"{datetime.date.today().isoformat()}, commit `{commit()}`. Workload: db-19, 3 nodes, "
+        f"FIFO links, 2 proposals, every state to depth {depth}. One core, CPU seconds of the "
+        "process. The baseline (per-field struct encoding, no kernel memo, Python set of "
+        "fingerprints) runs once; zabmc as shipped and zabmc with Python's cyclic collector left on "
+        f"run {rounds} times each, alternating, in the same process (medians): the ratios are what "
+        "to read.",
         "",
         "| properties | distinct states | transitions | zabmc distinct/s | baseline distinct/s | "
-        "speed-up | zabmc bytes/visited state | baseline bytes/visited state |",
-        "|---|---|---|---|---|---|---|---|",
+        "speed-up | zabmc, collector on, distinct/s | collector paused / on | "
+        "zabmc bytes/visited state | baseline bytes/visited state |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         out.append(f"| {r['label']} | {r['distinct']:,} | {r['generated']:,} | "
                    f"{r['ours_rate']:,.0f} | {r['base_rate']:,.0f} | {r['speedup']:.2f}x | "
+                   f"{r['on_rate']:,.0f} | {r['paused_gain']:.2f}x | "
                    f"{r['ours_bytes']:.1f} | {r['base_bytes']:.1f} |")
     out += [
         "",
@@ -133,29 +155,19 @@ def render(rows, depth: int) -> str:
     return "\n".join(out)
 
 
-def write_section(path: str, section: str) -> None:
-    try:
-        text = open(path).read()
-    except FileNotFoundError:
-        text = "# zabmc benchmarks\n\n"
-    pattern = re.compile(r"^## Explorer\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(section + "\n", text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    with open(path, "w") as f:
-        f.write(text)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--depth", type=int, default=16)
-    ap.add_argument("--write", default=None, help="update this markdown file's Explorer section")
+    ap.add_argument("--depth", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--write", default=None, nargs="?", const=str(REPORT),
+                    help="update this markdown file's Explorer section (default: %(const)s)")
     args = ap.parse_args()
-    section = render(measure(args.depth), args.depth)
+    section = render(measure(args.depth, args.rounds), args.depth, args.rounds)
     print(section)
     if args.write:
-        write_section(args.write, section)
+        path = Path(args.write)
+        text = path.read_text() if path.exists() else ""
+        path.write_text(update_section(text, "## Explorer", section, TITLE))
 
 
 if __name__ == "__main__":
