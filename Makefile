@@ -15,7 +15,7 @@ check: install
 	zabmc check --nodes 3 --depth 40
 
 # The CI invariant gate: the zab model (DSN 2011 ZAB) checked with every default property, within
-# bounds that finish in about two minutes here (figures in reports/verification.md). The first two
+# bounds that finish in about a minute here (figures in reports/verification.md). The first two
 # runs exhaust their state spaces; the third explores every path of up to 23 events with two
 # proposals and one election timeout. Each run prints its summary (a few lines); a violation prints
 # the counterexample, writes zabmc-zab-<property>.trace.json and exits 10, which stops make.
