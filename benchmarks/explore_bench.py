@@ -162,6 +162,8 @@ def main() -> None:
     ap.add_argument("--write", default=None, nargs="?", const=str(REPORT),
                     help="update this markdown file's Explorer section (default: %(const)s)")
     args = ap.parse_args()
+    if args.depth < 1 or args.rounds < 1:
+        ap.error("--depth and --rounds must be at least 1")
     section = render(measure(args.depth, args.rounds), args.depth, args.rounds)
     print(section)
     if args.write:
