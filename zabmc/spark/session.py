@@ -39,7 +39,7 @@ JVM_FLAGS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 # the kernel. A task allocates and frees buffers of tens of MB (decompressed batches, fingerprint
 # arrays); by default each one comes from a fresh mmap and is paid again in page faults. Measured
 # (3-node db-19, depth 22): the workers' kernel time fell from 0.8-0.9 to 0.3 s (`local[1]`) and
-# from 1.4-2.0 to 0.4-0.8 s (`local[2]`), with the same peak RSS. Other C libraries ignore them.
+# from 1.4-2.0 to 0.4-1.1 s (`local[2]`), with the same peak RSS. Other C libraries ignore them.
 WORKER_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
 _LOCAL = re.compile(r"^local(\[(\*|[1-9][0-9]*)(,[0-9]+)?\])?$")
 _REMOTE = re.compile(r"^(spark://\S+|yarn|k8s://\S+|mesos://\S+)$")
