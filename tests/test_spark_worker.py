@@ -199,3 +199,33 @@ def test_step_merges_expands_and_sends_the_visited_set_to_itself(monkeypatch):
     ncand_small, most_small = _check_step_levels(env, want, 2)
     assert most_small > 1
     assert ncand_small > ncand
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(fingerprints, st.binary(min_size=3, max_size=3)), max_size=40),
+       st.sampled_from([0, 1, 3]))
+def test_smallest_key_rows_picks_each_fingerprints_smallest_key_in_fingerprint_order(rows, kl):
+    """Against a dict; the fingerprints share a few prefixes, so groups of one prefix hold one
+    fingerprint twice (the vectorised path), several fingerprints, or three rows and more (the
+    exact sort), and keys of length 0 all tie."""
+    fps = arr([fp for fp, _ in rows])
+    keys = np.frombuffer(b"".join(k[:kl] for _, k in rows), np.uint8).reshape(len(rows), kl)
+    want: dict = {}
+    for fp, k in rows:
+        if fp not in want or k[:kl] < want[fp]:
+            want[fp] = k[:kl]
+    got = worker.smallest_key_rows(fps, keys)
+    assert [(fps[i:i + 1].tobytes(), keys[i].tobytes()) for i in got] == sorted(want.items())
+    # and the very rows of one stable sort: among equal rows, the earliest
+    assert got.tolist() == worker._smallest_key_rows_exact(fps, keys).tolist()
+
+
+def test_smallest_key_rows_on_pairs_of_one_fingerprint_picks_the_smaller_key():
+    """The common case in a merge (one fingerprint sent by two map tasks), with distinct
+    prefixes, so only the vectorised comparison decides."""
+    a, b, c = b"\x01" * 16, b"\x02" * 16, b"\x03" * 16
+    fps = arr([c, a, b, a, c, b])
+    keys = np.frombuffer(bytes([9, 1, 5, 0, 2, 5]), np.uint8).reshape(6, 1)
+    assert worker.smallest_key_rows(fps, keys).tolist()[:2] == [3, 2]
+    got = worker.smallest_key_rows(fps, keys)
+    assert [keys[i, 0] for i in got] == [0, 5, 2]

@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from zabmc.explore.collector import collector_paused
-from zabmc.explore.seen import insert_sorted, member
+from zabmc.explore.seen import insert_sorted, member, prefix64
 
 FP_DTYPE = np.dtype("S16")
 EMPTY = np.empty(0, FP_DTYPE)
@@ -229,10 +229,10 @@ def context(spec: EnvSpec) -> Context:
 #                                   joined and zstd-compressed (keys have one length per level),
 #                                   the states' encoded lengths (int32) and the zstd batch of
 #                                   their encodings
-#   ("F", zkeys, idx, lens, z)      frontier states (never shuffled: `merge` hands them to
+#   ("F", keys, idx, lens, z)       frontier states (never shuffled: `merge` hands them to
 #                                   `expand` in the same task): the candidate batch `lens, z` the
 #                                   merge kept some states of, their indices (int32) and their
-#                                   keys (joined, zstd)
+#                                   keys (joined, not compressed: they stay in the process)
 # The merge never decompresses a state: it forwards each candidate batch with the indices it keeps.
 # Keys are compressed because they grow by two bytes a level (50 bytes at depth 25, as much as a
 # compressed state) and share long prefixes (a batch's keys are siblings and cousins): every byte
@@ -285,10 +285,9 @@ def frontier_states(records):
     """(key, encoded state) of every frontier state in `records`."""
     for rec in records:
         if rec[0] == "F":
-            _, zkeys, idx, lens, z = rec
+            _, keys, idx, lens, z = rec
             idx = np.frombuffer(idx, I32).tolist()
             if idx:
-                keys = unpack_keys(zkeys)
                 kl = len(keys) // len(idx)
                 for j, blob in enumerate(unpack_states(lens, z, idx)):
                     yield keys[j * kl:(j + 1) * kl], blob
@@ -309,10 +308,13 @@ def expand(spec: EnvSpec, stop_first: bool, nparts: int, records, into: list):
     (a state's key is its parent's key and its event index) and the first candidate met for a
     fingerprint has the task's smallest key for it. The task remembers the fingerprints it met
     (`sent`, up to `SENT_LIMIT`) and drops later successors with those fingerprints. A kept
-    candidate's fingerprint, key and encoding are appended at once to its owner's three buffers
-    (copying the encoding while it is still in the cache, and with no per-candidate work left for
-    the flush: gathering scattered encodings at flush time cost more than compressing them); the
-    buffers are emitted, one batch per owner, every `CHUNK_MAP` candidates. Every candidate a task emits is compressed, shuffled and merged, so this matters: with
+    candidate's fingerprint, key and encoding (bytes objects the loop made anyway) are appended to
+    its owner's three lists, which are joined and emitted, one batch per owner, every `CHUNK_MAP`
+    candidates. (Growing `bytearray`s instead copied each buffer again at every reallocation;
+    with two owners taking turns at the top of the heap, a depth-15 search on 2 partitions spent
+    287 M instructions in memcpy against the join's 91 M: reports/spark.md, row 18.)
+
+    Every candidate a task emits is compressed, shuffled and merged, so `sent` matters: with
     fingerprint partitioning a new state's parents are spread over the partitions. On 3-node db19
     with 2 partitions, chunks alone shipped 2.2 candidates per new state, `sent` with unsorted
     frontiers 2.0, and `sent` with sorted ones 1.8 (1.1 with one partition).
@@ -325,23 +327,20 @@ def expand(spec: EnvSpec, stop_first: bool, nparts: int, records, into: list):
     ei_key = EI
     from_bytes = int.from_bytes
     sent: set = set()  # fingerprints met (and kept as candidates) by this task
-    # per owning partition: fingerprints, keys and encodings, each appended to one buffer while
-    # the encoding is fresh in the cache, and the encodings' lengths
-    fps = [bytearray() for _ in range(nparts)]
-    keys = [bytearray() for _ in range(nparts)]
-    blobs = [bytearray() for _ in range(nparts)]
-    lens: list = [[] for _ in range(nparts)]
+    # per owning partition: the kept candidates' fingerprints, keys and encodings
+    fps: list = [[] for _ in range(nparts)]
+    keys: list = [[] for _ in range(nparts)]
+    blobs: list = [[] for _ in range(nparts)]
     viol: dict = {}
     gen = 0
 
     def flush():
         for split in range(nparts):
-            if lens[split]:
-                yield from _emit(split, [("C", bytes(fps[split]), pack_keys(keys[split]),
-                                          np.array(lens[split], I32).tobytes(),
-                                          _zstd()[0](blobs[split]))])
-                fps[split], keys[split], blobs[split], lens[split] = (
-                    bytearray(), bytearray(), bytearray(), [])
+            if blobs[split]:
+                yield from _emit(split, [("C", b"".join(fps[split]),
+                                          pack_keys(b"".join(keys[split])),
+                                          *pack_states(blobs[split]))])
+                fps[split], keys[split], blobs[split] = [], [], []
         if len(sent) > SENT_LIMIT:
             sent.clear()  # forgetting only costs duplicate candidates, which merge drops
 
@@ -362,11 +361,9 @@ def expand(spec: EnvSpec, stop_first: bool, nparts: int, records, into: list):
                 if fp not in sent:  # else an equal or smaller key has it
                     sent.add(fp)
                     split = from_bytes(fp[:8], "little") % nparts
-                    b = blob_of(payload)
-                    fps[split] += fp
-                    keys[split] += key
-                    blobs[split] += b
-                    lens[split].append(len(b))
+                    fps[split].append(fp)
+                    keys[split].append(key)
+                    blobs[split].append(blob_of(payload))
                     pending += 1
             if pending >= CHUNK_MAP:
                 yield from flush()
@@ -384,8 +381,60 @@ def smallest_key_rows(fps: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """For each distinct fingerprint of `fps`, the row holding its smallest key (`keys` is an
     (n, key length) uint8 matrix: keys compare as bytes); rows in fingerprint order.
 
-    One sort of the rows as (fingerprint, key) byte strings: a fingerprint's first row has its
-    smallest key. Equal (fingerprint, key) rows are one state reached by one path: any will do."""
+    The rows are sorted by the fingerprints' 64-bit prefixes (`prefix64`: integers, several times
+    faster to sort than 16- or 66-byte strings). A prefix met once is a fingerprint met once. A
+    prefix met twice is, but for a 2^-64 chance, one fingerprint reached from two map tasks (the
+    common duplicate: a task sends each fingerprint once), and one vectorised comparison of the two
+    keys picks the smaller. Every other group (three or more rows, or two fingerprints sharing a
+    prefix) goes to `_smallest_key_rows_exact`. Equal (fingerprint, key) rows are one state reached
+    by one path; the earliest row is chosen, so the result is exactly the stable sort's."""
+    n = len(fps)
+    if n < 2:
+        return np.arange(n)
+    p = prefix64(fps)
+    order = np.argsort(p)
+    ps = p[order]
+    keep = np.ones(n, dtype=bool)  # positions in `order` that end up chosen
+    keep[1:] = ps[1:] != ps[:-1]
+    if keep.all():
+        return order
+    starts = np.flatnonzero(keep)  # groups of one prefix: order[starts[g]:starts[g] + size[g]]
+    size = np.diff(np.append(starts, n))
+    pairs = np.flatnonzero(size == 2)
+    a, b = order[starts[pairs]], order[starts[pairs] + 1]
+    low = np.ascontiguousarray(fps).view("<u8")[1::2]  # the other 8 bytes
+    same = low[a] == low[b]
+    kl = keys.shape[1]
+    if kl:
+        kv = np.ascontiguousarray(keys).view(f"S{kl}").ravel()
+        kb, ka = kv[b], kv[a]
+        b_first = same & ((kb < ka) | ((kb == ka) & (b < a)))  # ties: the earlier row
+    else:
+        b_first = same & (b < a)
+    order[starts[pairs[b_first]]] = b[b_first]
+    hard = np.flatnonzero(size > 2)
+    if not same.all():
+        hard = np.union1d(hard, pairs[~same])
+    if len(hard):
+        gs, gz = starts[hard], size[hard]
+        pos = np.repeat(gs, gz) + (np.arange(gz.sum()) - np.repeat(np.cumsum(gz) - gz, gz))
+        rows = np.sort(order[pos])  # original order: the exact sort keeps the earliest of equals
+        chosen = rows[_smallest_key_rows_exact(fps[rows], keys[rows])]  # fingerprint order
+        # the chosen rows of a group fill the group's first positions, in fingerprint order
+        g = np.searchsorted(ps[gs], prefix64(fps[chosen]))
+        i = np.arange(len(g))
+        first = np.ones(len(g), dtype=bool)
+        first[1:] = g[1:] != g[:-1]
+        at = gs[g] + (i - np.maximum.accumulate(np.where(first, i, 0)))
+        keep[pos] = False
+        order[at] = chosen
+        keep[at] = True
+    return order[keep]
+
+
+def _smallest_key_rows_exact(fps: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """`smallest_key_rows` by one sort of the rows as (fingerprint, key) byte strings: a
+    fingerprint's first row has its smallest key."""
     n, kl = keys.shape
     if kl:
         rows = np.empty((n, 16 + kl), np.uint8)
@@ -408,8 +457,9 @@ def merge(records, into: list | None = None):
     candidates read.
 
     All per-candidate work is numpy: the candidates' fingerprints and keys are gathered into
-    arrays, one sort picks the smallest key per fingerprint, one search against the visited set
-    drops the visited ones (`member`), and the kept ones are grouped back by batch."""
+    arrays, one sort of the fingerprints picks the smallest key of each (`smallest_key_rows`),
+    one search against the visited set drops the visited ones (`member`), and the kept ones are
+    grouped back by batch."""
     chunks: list = []
     fps_in: list = []  # per candidate batch: fingerprints, keys, count
     keys_in: list = []
@@ -455,8 +505,7 @@ def merge(records, into: list | None = None):
         del seen
         for b, r in groups:
             lens, z = batches[b]
-            yield ("F", pack_keys(keys[r].tobytes()), (r - starts[b]).astype(I32).tobytes(), lens,
-                   z)
+            yield "F", keys[r].tobytes(), (r - starts[b]).astype(I32).tobytes(), lens, z
     if into is not None:
         into.extend((len(new), nseen, nbytes, ncand))
 
