@@ -234,7 +234,7 @@ def context(spec: EnvSpec) -> Context:
 #                                   merge kept some states of, their indices (int32) and their
 #                                   keys (joined, not compressed: they stay in the process)
 # The merge never decompresses a state: it forwards each candidate batch with the indices it keeps.
-# Keys are compressed because they grow by two bytes a level (50 bytes at depth 25, as much as a
+# Candidate keys are compressed because they grow by two bytes a level (50 bytes at depth 25, as much as a
 # compressed state) and share long prefixes (a batch's keys are siblings and cousins): every byte
 # of a candidate crosses the JVM several times (shuffle write and read, block store).
 # The expansion partitions its own output (`fp_partition`) and hands Spark (partition id, pickled
@@ -416,16 +416,15 @@ def smallest_key_rows(fps: np.ndarray, keys: np.ndarray) -> np.ndarray:
     if not same.all():
         hard = np.union1d(hard, pairs[~same])
     if len(hard):
-        gs, gz = starts[hard], size[hard]
-        pos = np.repeat(gs, gz) + (np.arange(gz.sum()) - np.repeat(np.cumsum(gz) - gz, gz))
+        in_hard = np.zeros(len(starts), dtype=bool)
+        in_hard[hard] = True
+        pos = np.flatnonzero(np.repeat(in_hard, size))  # the hard groups' positions
         rows = np.sort(order[pos])  # original order: the exact sort keeps the earliest of equals
         chosen = rows[_smallest_key_rows_exact(fps[rows], keys[rows])]  # fingerprint order
         # the chosen rows of a group fill the group's first positions, in fingerprint order
-        g = np.searchsorted(ps[gs], prefix64(fps[chosen]))
-        i = np.arange(len(g))
-        first = np.ones(len(g), dtype=bool)
-        first[1:] = g[1:] != g[:-1]
-        at = gs[g] + (i - np.maximum.accumulate(np.where(first, i, 0)))
+        gs = starts[hard]
+        g = np.searchsorted(ps[gs], prefix64(fps[chosen]))  # each one's group (non-decreasing)
+        at = gs[g] + (np.arange(len(g)) - np.searchsorted(g, g))  # its rank in the group
         keep[pos] = False
         order[at] = chosen
         keep[at] = True
