@@ -39,7 +39,7 @@ from models.db19.state import (
     last_zxid,
     quorum,
 )
-from zabmc.model import EFF_TIMER, Step
+from zabmc.model import EFF_TIMER, Step, initial_steps
 
 TIMER = (EFF_TIMER,)
 NONE = ()
@@ -149,12 +149,13 @@ def test_single_node_sync_commits_its_history():
 
 
 def test_model_initial_is_start_up_in_ascending_id():
-    nodes, sends = MODEL.initial(3)
+    steps = initial_steps(MODEL, 3)
+    nodes = tuple(s.node for s in steps)
+    sends = [(i, dst, msg) for i, s in enumerate(steps) for dst, msg in s.outs]
     assert nodes == tuple(enter_looking(fresh_node(i, 3), 3).node for i in range(3))
     assert sends[:4] == [(0, 1, (LFL, 0, (0, 0), 0)), (0, 2, (LFL, 0, (0, 0), 0)),
                          (0, 1, (VOTE, 0, (0, 0), 0, 0)), (0, 2, (VOTE, 0, (0, 0), 0, 0))]
     assert len(sends) == 12 and [s[0] for s in sends] == [0] * 4 + [1] * 4 + [2] * 4
-    assert MODEL.initial_steps(3) == [enter_looking(fresh_node(i, 3), 3) for i in range(3)]
 
 
 # --- Vote and LookForLeader while Looking -------------------------------------------------------

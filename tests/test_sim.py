@@ -25,7 +25,8 @@ from zabmc.errors import UsageError
 from zabmc.model import EFF_TIMER
 from zabmc.sim import SimConfig, Simulator, proposal_schedule, simulate, splitmix64
 from zabmc.sim.rng import delivery_delay, election_deadline
-from zabmc.sim.simulator import SimObserver, payload
+from zabmc.model import payload
+from zabmc.sim.simulator import SimObserver
 
 # --- splitmix64 (C3) ----------------------------------------------------------------------------
 

@@ -49,7 +49,8 @@ from models.zab.state import (
 from zabmc.explore.bfs import bfs
 from zabmc.explore.env import Env, ExploreConfig
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-from zabmc.model import EFF_TIMER, MODELS, get_model
+from zabmc.model import EFF_TIMER, MODELS, get_model, initial_steps
+from models.zab.codec import encode_msg, encode_node
 from zabmc.sim import SimConfig, Simulator
 
 TIMER = (EFF_TIMER,)
@@ -92,7 +93,7 @@ def leader(i=2, n=3, epoch=1, hist=(), lc=(0, 0), fwd=(0, 1), **kw):
 
 def test_start_up_broadcasts_lookforleader_only():
     """D2: one LookForLeader per peer, no Vote; the node votes for itself."""
-    steps = MODEL.initial_steps(3)
+    steps = initial_steps(MODEL, 3)
     assert [s.node for s in steps] == [
         node(i, vote_view=tuple(i if j == i else None for j in range(3))) for i in range(3)
     ]
@@ -104,7 +105,7 @@ def test_start_up_broadcasts_lookforleader_only():
 def test_lookforleader_from_a_better_node_switches_the_vote_and_decides():
     """db-19's FLE: switch to the better voter and tell it (D3: the target only); own vote plus
     the target's own is a quorum of 3, so the node follows it and sends CEPOCH(f.p) (f.1.1)."""
-    n0 = MODEL.initial_steps(3)[0].node._replace(accepted_epoch=4)
+    n0 = initial_steps(MODEL, 3)[0].node._replace(accepted_epoch=4)
     s = deliver(n0, 1, (LFL, 1, (0, 0), 0), 3)
     assert s.node == node(0, accepted_epoch=4, role=FOLLOWING, leader_id=1, vote_target_id=1)
     assert s.outs == ((1, (VOTE, 0, (0, 0), 0, 1)), (1, (CEPOCH, 4)))
@@ -113,7 +114,7 @@ def test_lookforleader_from_a_better_node_switches_the_vote_and_decides():
 
 def test_a_vote_that_does_not_decide_keeps_looking():
     """In a 5-node cluster own vote plus the target's is not a quorum: the node only switches."""
-    n0 = MODEL.initial_steps(5)[0].node
+    n0 = initial_steps(MODEL, 5)[0].node
     s = deliver(n0, 3, (VOTE, 3, (0, 0), 0, 4), 5)
     assert s.node == n0._replace(vote_target_id=3, vote_view=(3, None, None, 4, None))
     assert s.outs == ((3, (VOTE, 0, (0, 0), 0, 3)),)
@@ -121,7 +122,7 @@ def test_a_vote_that_does_not_decide_keeps_looking():
 
 def test_lookforleader_from_a_worse_node_is_answered_with_our_vote():
     """D3: a Looking node that does not switch tells the newcomer its current vote."""
-    n2 = MODEL.initial_steps(3)[2].node
+    n2 = initial_steps(MODEL, 3)[2].node
     s = deliver(n2, 0, (LFL, 0, (0, 0), 0), 3)
     assert s.node == n2._replace(vote_view=(0, None, 2))
     assert s.outs == ((0, (VOTE, 2, (0, 0), 0, 2)),)
@@ -438,8 +439,8 @@ def test_views_and_encodings():
     assert MODEL.describe_msg(msg) == (
         "AckEpoch(new_epoch=2, current_epoch=1, last_zxid=1.1, history=[1.1:zab-1.1])")
     assert MODEL.msg_json((COMMIT, 2, (1, 1))) == {"type": "Commit", "epoch": 2, "zxid": [1, 1]}
-    assert MODEL.encode_node(ldr) != MODEL.encode_node(ldr._replace(best_epoch=1))
-    assert MODEL.encode_msg(msg) != MODEL.encode_msg((ACKEPOCH, 2, 1, (1, 1), ()))
+    assert encode_node(ldr) != encode_node(ldr._replace(best_epoch=1))
+    assert encode_msg(msg) != encode_msg((ACKEPOCH, 2, 1, (1, 1), ()))
 
 
 # --- the seeded simulator -----------------------------------------------------------------------------

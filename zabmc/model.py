@@ -1,10 +1,29 @@
-"""The interface a protocol model implements so that every engine can drive it.
+"""The contract between a protocol model and the engines that drive it.
 
 A model is a transition kernel: pure functions from (node state, input) to a `Step`. The seeded
-simulator, the explorer's strategies, replay and the Spark engine all step a protocol only through
-these functions, so there is exactly one implementation of every handler (in `models/<name>/`).
+simulator, the explorer's strategies, replay, export and the Spark engine step a protocol only
+through these functions, so there is exactly one implementation of every handler (in
+`models/<name>/`). Engines know a model only through this module; `zabmc.explore` never imports
+`models`.
 
-Engines know a model only through this module; `zabmc.explore` never imports `models`.
+What a model must provide (`tests/test_model_contract.py` checks every registered model):
+
+- **Nodes** are immutable named tuples (`_replace`, `_fields`) with an `id` field, a `history`
+  (a tuple of `(zxid, payload)` transactions, zxid an `(epoch, counter)` tuple, payload bytes) and a
+  `last_committed` zxid: the invariant checker reads those three. Every field holds only values
+  `marshal` writes canonically: ints, bools, None, bytes, str and tuples of them. The explorer's
+  fingerprint is the marshal encoding of the whole state, so this is what makes it canonical.
+- **Messages** are plain tuples of the same kinds of values, the first element naming the kind.
+- **`durable`**: the names of the node fields that survive a crash (what the node keeps on disk).
+  A crashed node holds these fields and a fresh node's value in every other one (`crashed`).
+- **`fresh(i, n)`** is node `i` before start-up; **`start(node, n)`** is what a node does when it
+  starts (at start-up, and again after every restart): it enters its election.
+- **`deliver`, `timeout`, `heartbeat`, `propose`** handle one input each; `timeout` and
+  `heartbeat` return None when the node may not take that step. `can_propose` says whether a node
+  may take a client proposal, `is_leading` whether it runs no election timer (the simulator's C10).
+- **Effects** a step reports besides its state and messages are tuples whose first element is one
+  of the `EFFECT_TAGS` below.
+- **Views**: `dump(nodes)` (the canonical `DSEZAB01` dump), `msg_json`, `node_json`, `describe_msg`.
 """
 
 from __future__ import annotations
@@ -14,16 +33,24 @@ from typing import Any, NamedTuple, Protocol, Sequence
 
 from zabmc.errors import UsageError
 
-# Observable effects a handler reports besides its new state and its messages.
-EFF_TIMER = ("timer",)  # reset_election_deadline(): only the seeded simulator gives it meaning
+# Effect tags: the first element of every effect tuple a step reports.
+TIMER = "timer"  # ("timer",): reset_election_deadline(); only the seeded simulator gives it meaning
+LEADING = "leading"  # ("leading", e): the node became a prospective leader of epoch e
+SYNCED = "synced"  # ("synced", e): the node became the established leader of epoch e
+PROPOSED = "proposed"  # ("proposed", txn): the node broadcast a new transaction
+EFFECT_TAGS = (TIMER, LEADING, SYNCED, PROPOSED)
+EFF_TIMER = (TIMER,)
+
+
+def payload(k: int) -> bytes:
+    """The payload of client proposal number `k` (from 0): the bytes `zab-<k>` (C20)."""
+    return b"zab-%d" % k
 
 
 class Step(NamedTuple):
     """What one handler call produced: the node's new state, messages out, observable effects.
 
-    `outs` is a tuple of `(dst, msg)` in send order. `effects` holds tuples such as `("timer",)`,
-    `("leading", epoch)`, `("synced", epoch)` and `("proposed", txn)`.
-    """
+    `outs` is a tuple of `(dst, msg)` in send order; `effects` a tuple of effect tuples."""
 
     node: Any
     outs: tuple
@@ -31,47 +58,50 @@ class Step(NamedTuple):
 
 
 class Model(Protocol):
-    """A protocol model. Node states and messages are immutable, hashable values."""
+    """A protocol model (see the module docstring for what each member must do)."""
 
     name: str
     description: str
     #: "fifo" when the model is only correct on FIFO links (the paper's TCP), "any" otherwise.
     network_assumption: str
+    #: the node fields a crash keeps
+    durable: tuple
 
-    def initial(self, n: int) -> tuple[tuple, list]:
-        """The start-up (C6): `(nodes, sends)` where sends are `(src, dst, msg)` in send order."""
+    def fresh(self, node_id: int, n: int) -> Any: ...
+
+    def start(self, node: Any, n: int) -> Step: ...
 
     def deliver(self, node: Any, src: int, msg: Any, n: int) -> Step: ...
 
-    def timeout(self, node: Any, n: int) -> Step | None:
-        """The election timeout's effect on `node`, or None when it may not fire (C10)."""
+    def timeout(self, node: Any, n: int) -> Step | None: ...
 
-    def heartbeat(self, node: Any, n: int) -> Step | None:
-        """A leader's heartbeat, or None when `node` may not send one (C10)."""
+    def heartbeat(self, node: Any, n: int) -> Step | None: ...
 
     def can_propose(self, node: Any) -> bool: ...
 
-    def is_leading(self, node: Any) -> bool:
-        """A Leading node runs no election timer (C10)."""
-
-    def initial_steps(self, n: int) -> list[Step]:
-        """Start-up as one Step per node, ascending id (C6)."""
+    def is_leading(self, node: Any) -> bool: ...
 
     def propose(self, node: Any, payload: bytes, n: int) -> Step: ...
 
-    # --- canonical encodings and views ------------------------------------------------------------
-    def encode_node(self, node: Any) -> bytes: ...
-
-    def encode_msg(self, msg: Any) -> bytes: ...
-
-    def dump(self, nodes: Sequence[Any]) -> bytes:
-        """The canonical `DSEZAB01` dump of a cluster."""
+    def dump(self, nodes: Sequence[Any]) -> bytes: ...
 
     def msg_json(self, msg: Any) -> dict: ...
 
     def node_json(self, node: Any) -> dict: ...
 
     def describe_msg(self, msg: Any) -> str: ...
+
+
+def initial_steps(model: Model, n: int) -> list[Step]:
+    """The cluster's start-up (C6): every node fresh, then started, in ascending id."""
+    return [model.start(model.fresh(i, n), n) for i in range(n)]
+
+
+def crashed(model: Model, node: Any, n: int) -> Any:
+    """`node` after a crash (E7): its durable fields, and a fresh node's value in every other one.
+
+    Two nodes that differ only in what a crash loses crash to the same value."""
+    return model.fresh(node.id, n)._replace(**{f: getattr(node, f) for f in model.durable})
 
 
 # Registered protocol models: name -> "module:attribute". Loaded lazily.

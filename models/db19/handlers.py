@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from zabmc.model import EFF_TIMER, Step
+from zabmc.model import EFF_TIMER, LEADING as EFF_LEADING, PROPOSED, SYNCED, Step
 
 from .state import (
     ACK,
@@ -133,7 +133,7 @@ def _become_leading(c: _Ctx) -> None:
     c.node = node._replace(
         role=LEADING, pending_new_epoch=e, accepted_epoch=e, epoch_acks=1 << node.id
     )
-    c.effects.append(("leading", e))
+    c.effects.append((EFF_LEADING, e))
     c.broadcast((NEWEPOCH, e))
     _try_finish_discovery(c)
 
@@ -155,7 +155,7 @@ def _try_finish_sync(c: _Ctx) -> None:
     if node.synced or node.leader_acks.bit_count() < c.q:
         return
     node = node._replace(synced=True)
-    c.effects.append(("synced", node.current_epoch))
+    c.effects.append((SYNCED, node.current_epoch))
     lz = last_zxid(node)
     if lz > node.last_committed:
         node = node._replace(last_committed=lz)
@@ -332,7 +332,7 @@ def propose(node: Node, payload: bytes, n: int) -> Step:
         history=node.history + (txn,),
         ack_set=_with_ack_entry(node.ack_set, zxid, 1 << node.id),
     )
-    c.effects.append(("proposed", txn))
+    c.effects.append((PROPOSED, txn))
     c.broadcast((PROPOSE, txn))
     _try_commit(c, zxid)
     return c.done()

@@ -17,7 +17,7 @@ Effects: `("timer",)` for reset_election_deadline() (the seeded simulator's only
 
 from __future__ import annotations
 
-from zabmc.model import EFF_TIMER, Step
+from zabmc.model import EFF_TIMER, LEADING as EFF_LEADING, PROPOSED, SYNCED, Step
 
 from .state import (
     ACK,
@@ -248,7 +248,7 @@ def _try_choose_epoch(c: _Ctx) -> None:
         best_epoch=node.current_epoch, best_history=node.history,
     )
     c.node = node
-    c.effects.append(("leading", e))
+    c.effects.append((EFF_LEADING, e))
     c.multicast(node.cepochs, (NEWEPOCH, e))
     _try_finish_discovery(c)
 
@@ -346,7 +346,7 @@ def _try_finish_sync(c: _Ctx) -> None:
     lz = last_zxid(node)
     node = node._replace(phase=P_BROADCAST, last_committed=max(node.last_committed, lz))
     c.node = node
-    c.effects.append(("synced", node.current_epoch))
+    c.effects.append((SYNCED, node.current_epoch))
     c.multicast(node.leader_acks, (COMMITLEADER, node.current_epoch, node.last_committed))
 
 
@@ -518,7 +518,7 @@ def propose(node: Node, payload: bytes, n: int, rules: Rules = RULES) -> Step:
         ack_set=_with_ack(node.ack_set, zxid, 1 << node.id),
     )
     c.node = node
-    c.effects.append(("proposed", txn))
+    c.effects.append((PROPOSED, txn))
     c.multicast(_forward(node), (PROPOSE, txn))
     _try_commit(c, zxid)
     return c.done()

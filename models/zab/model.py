@@ -17,6 +17,9 @@ from .state import fresh_node
 
 class ZabModel:
     network_assumption = "fifo"
+    #: the paper's persistent variables f.a, f.p, h_f and the delivery point (E7)
+    durable = ("current_epoch", "accepted_epoch", "history", "last_committed")
+    fresh = staticmethod(fresh_node)
 
     def __init__(self, rules: Rules | None = None, name: str | None = None,
                  description: str | None = None):
@@ -32,17 +35,9 @@ class ZabModel:
         return f"ZabModel({type(self.rules).__name__}(), name={self.name!r})"
 
     # --- the kernel --------------------------------------------------------------------------------
-    def initial(self, n: int):
-        """Every node starts fresh and enters Looking, in ascending id."""
-        nodes = []
-        sends = []
-        for step in self.initial_steps(n):
-            nodes.append(step.node)
-            sends.extend((step.node.id, dst, msg) for dst, msg in step.outs)
-        return tuple(nodes), sends
-
-    def initial_steps(self, n: int) -> list[Step]:
-        return [handlers.enter_looking(fresh_node(i, n), n, self.rules) for i in range(n)]
+    def start(self, node, n: int) -> Step:
+        """A starting node (start-up, and every restart) enters Looking."""
+        return handlers.enter_looking(node, n, self.rules)
 
     def deliver(self, node, src: int, msg, n: int) -> Step:
         return handlers.deliver(node, src, msg, n, self.rules)
@@ -60,8 +55,6 @@ class ZabModel:
     is_leading = staticmethod(handlers.is_leading)
 
     # --- encodings and views -----------------------------------------------------------------------
-    encode_node = staticmethod(codec.encode_node)
-    encode_msg = staticmethod(codec.encode_msg)
     dump = staticmethod(codec.dump)
     msg_json = staticmethod(codec.msg_json)
     node_json = staticmethod(codec.node_json)

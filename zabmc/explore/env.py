@@ -26,7 +26,7 @@ from xxhash import xxh3_128_digest
 
 from zabmc.errors import UsageError
 from zabmc.invariants import Checker, Violation
-from zabmc.model import Model
+from zabmc.model import Model, initial_steps, payload
 
 NETWORKS = ("bag", "fifo")
 _KERNEL_CACHE_LIMIT = 500_000
@@ -82,7 +82,7 @@ class Env:
     def initial(self) -> tuple[State, Violation | None]:
         """E3: the simulator's start-up for every node; the start-up steps feed the ghost too."""
         n = self.n
-        steps = self.model.initial_steps(n)
+        steps = initial_steps(self.model, n)
         nodes = tuple(s.node for s in steps)
         ghost = self.checker.initial_ghost(n)
         violation = None
@@ -170,7 +170,7 @@ class Env:
             for i in range(n):
                 if model.can_propose(nodes[i]):
                     b2 = (drops, timeouts, heartbeats, made + 1)
-                    step = model.propose(nodes[i], b"zab-%d" % made, n)
+                    step = model.propose(nodes[i], payload(made), n)
                     yield ("propose", i, made), *self._apply(s, i, step, net, b2)
                     break
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from zabmc.errors import UsageError
 from zabmc.explore.trace import load, replay
+from zabmc.model import initial_steps, payload
 
 DELIVERED, DROPPED, PENDING = "delivered", "dropped", "pending"
 
@@ -55,7 +56,7 @@ def read_trace(path: str) -> TraceFacts:
     model, n = env.model, env.n
     states = trace.states
     sends: list[list] = [[] for _ in range(len(trace.events) + 1)]
-    for i, st in enumerate(model.initial_steps(n)):
+    for i, st in enumerate(initial_steps(model, n)):
         sends[0].extend((i, dst, msg) for dst, msg in st.outs)
     timeouts, heartbeats = [], []
     proposals = 0
@@ -73,7 +74,7 @@ def read_trace(path: str) -> TraceFacts:
             step, who = model.heartbeat(nodes[ev[1]], n), ev[1]
             heartbeats.append((k, ev[1]))
         elif kind == "propose":
-            step, who = model.propose(nodes[ev[1]], b"zab-%d" % ev[2], n), ev[1]
+            step, who = model.propose(nodes[ev[1]], payload(ev[2]), n), ev[1]
             proposals += 1
         if step is not None:
             sends[k].extend((who, dst, msg) for dst, msg in step.outs)

@@ -20,6 +20,7 @@ import struct
 from typing import NamedTuple, Sequence
 
 from zabmc.errors import UsageError
+from zabmc.model import LEADING, PROPOSED, SYNCED, TIMER
 
 
 class Property(NamedTuple):
@@ -204,7 +205,7 @@ class Checker:
         if node is prev:
             # Nothing a property reads changed unless the step reports a proposal or a leader.
             for eff in effects:
-                if eff[0] != "timer":
+                if eff[0] != TIMER:
                     break
             else:
                 return ghost, None
@@ -212,14 +213,14 @@ class Checker:
         en = self.enabled
         for eff in effects:
             tag = eff[0]
-            if tag == "proposed":
+            if tag == PROPOSED:
                 if bc is not None:
                     bc = bc + ((eff[1], i),)
-            elif tag == "synced" and est is not None:
+            elif tag == SYNCED and est is not None:
                 entry = (eff[1], i)
                 if entry not in est:
                     est = tuple(sorted(est + (entry,)))
-            elif tag == "leading" and pro is not None:
+            elif tag == LEADING and pro is not None:
                 entry = (eff[1], i)
                 if entry not in pro:
                     pro = tuple(sorted(pro + (entry,)))
@@ -254,13 +255,13 @@ class Checker:
                 found.extend(self._check_logs(i, logs, bc))
         if "primary-integrity" in en:
             for eff in effects:
-                if eff[0] == "proposed":
+                if eff[0] == PROPOSED:
                     found.append(_primary_integrity(i, node, eff[1], logs))
         if "leadership" in en:
-            found.append(_one_per_epoch("leadership", "established leaders", effects, "synced", est))
+            found.append(_one_per_epoch("leadership", "established leaders", effects, SYNCED, est))
         if "single-prospective-leader" in en:
             found.append(_one_per_epoch(
-                "single-prospective-leader", "prospective leaders", effects, "leading", pro))
+                "single-prospective-leader", "prospective leaders", effects, LEADING, pro))
         return ghost, _combine(found)
 
     def _check_logs(self, i, logs, bc):

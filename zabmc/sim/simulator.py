@@ -14,7 +14,7 @@ from typing import Any, Callable, NamedTuple
 
 from zabmc.errors import UsageError
 from zabmc.invariants import Checker, Violation
-from zabmc.model import Model, Step
+from zabmc.model import Model, Step, TIMER, initial_steps, payload
 
 from .rng import delivery_delay, election_deadline
 
@@ -25,10 +25,6 @@ MAX_NODES = 9
 def proposal_schedule(rounds: int, proposals: int) -> list[int]:
     """schedule[i] = (i+1) * rounds / (K+1), integer division."""
     return [(i + 1) * rounds // (proposals + 1) for i in range(proposals)]
-
-
-def payload(i: int) -> bytes:
-    return b"zab-%d" % i
 
 
 class SimConfig(NamedTuple):
@@ -132,7 +128,7 @@ class Simulator:
             nodes.append(node)
         self.events += 1
         for eff in effects:
-            if eff[0] == "timer":
+            if eff[0] == TIMER:
                 self.deadline[i] = election_deadline(self.cfg.seed, i, t)
         observer = self.observer
         if observer:
@@ -165,7 +161,7 @@ class Simulator:
     # --- the run -------------------------------------------------------------------------------------
     def run(self) -> SimResult:
         cfg, model, n = self.cfg, self.model, self.n
-        steps = model.initial_steps(n)
+        steps = initial_steps(model, n)
         start_effects = []
         for i, step in enumerate(steps):  # C6
             self.deadline[i] = election_deadline(cfg.seed, i, 0)
