@@ -277,8 +277,8 @@ def test_json_round_trip_keeps_the_timeline():
 
 @pytest.mark.parametrize("doc, fragment", [
     ({"format": "other"}, "not a partition-events file"),
-    ({"format": "zabmc-partition-events", "version": 2, "events": []},
-     "unsupported partition-events version 2"),
+    ({"format": "zabmc-partition-events", "version": 3, "events": []},
+     "unsupported partition-events version 3"),
     ({"format": "zabmc-partition-events", "version": 1, "events": [{"tick": 1}]},
      "events[0].src must be a non-negative integer"),
     ({"format": "zabmc-partition-events", "version": 1,

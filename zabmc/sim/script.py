@@ -1,4 +1,5 @@
-"""Partition scripts: timed link cuts for the seeded simulator (`zabmc simulate --partition-script`).
+"""Partition scripts: timed link cuts, crashes and restarts for the seeded simulator
+(`zabmc simulate --partition-script`).
 
 A partition script is a text file, one directive per line (docs/partition-scripts.md)::
 
@@ -10,11 +11,14 @@ A partition script is a text file, one directive per line (docs/partition-script
     at 0 isolate 2          # cut every link to and from node 2
     at 9 heal 1 2           # heal the directed link 1->2
     at 12 heal-all
+    at 15 crash 0           # node 0 goes down (E7): it keeps its durable fields only
+    at 40 restart 0         # and comes back, Looking (E9)
 
 Header lines (`seed`, `nodes`, `rounds`, `proposals`, `model`; each at most once, all before the first
 directive) record the simulator parameters the script was made for. Directives are
 `at <tick> <action>` with the action one of `cut <src> <dst>`, `heal <src> <dst>`, `isolate <node>`,
-`rejoin <node>`, `cut-all`, `heal-all`; ticks never decrease down the file. `#` starts a comment.
+`rejoin <node>`, `cut-all`, `heal-all`, `crash <node>`, `restart <node>`; ticks never decrease down
+the file. `#` starts a comment.
 
 Semantics: the script keeps a set of cut directed links, empty before tick 0. All directives of tick
 `t` apply, in file order, before anything of tick `t` happens (the start-up of C6 runs at tick 0). A
@@ -22,8 +26,13 @@ message sent at tick `t` over a link that is cut at `t` (or named by `--partitio
 send time, exactly like C8: it consumes no sequence number. Messages already in flight are not
 affected by a later cut. `heal`, `rejoin` and `heal-all` never heal a `--partition` link.
 
-A JSON form of the same events (`zabmc export --format json`, schema `zabmc-partition-events` v1) is
-accepted wherever a script is: see `from_json` / `to_json`.
+`crash i` and `restart i` (E11) take node `i` down and bring it back; the `Timeline` gives the
+simulator, per tick, the crash and restart actions of that tick in file order (`node_events`). A
+script that crashes a node that is down or restarts one that is up is rejected.
+
+A JSON form of the same events (`zabmc export --format json`, schema `zabmc-partition-events`) is
+accepted wherever a script is: see `from_json` / `to_json`. Version 1 holds link events only; a
+script with crash or restart events is written as version 2, and both versions are read.
 """
 
 from __future__ import annotations
@@ -36,13 +45,18 @@ from typing import NamedTuple
 from zabmc.errors import UsageError
 
 HEADER_KEYS = ("model", "seed", "nodes", "rounds", "proposals")
-ACTIONS = ("cut", "heal", "isolate", "rejoin", "cut-all", "heal-all")
+ACTIONS = ("cut", "heal", "isolate", "rejoin", "cut-all", "heal-all", "crash", "restart")
 # action -> number of node ids it takes
-ARITY = {"cut": 2, "heal": 2, "isolate": 1, "rejoin": 1, "cut-all": 0, "heal-all": 0}
+ARITY = {"cut": 2, "heal": 2, "isolate": 1, "rejoin": 1, "cut-all": 0, "heal-all": 0,
+         "crash": 1, "restart": 1}
+# actions on a node's life rather than on links (E11)
+NODE_ACTIONS = ("crash", "restart")
 MAX_NODES = 9
 U64 = 1 << 64
 JSON_FORMAT = "zabmc-partition-events"
-JSON_VERSION = 1
+JSON_VERSION = 1  # the version written for scripts without crash/restart events
+JSON_VERSION_NODES = 2  # the version written when there are some (version 1 cannot hold them)
+JSON_VERSIONS = (1, 2)
 
 _INT = re.compile(r"^[0-9]+$")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -78,11 +92,15 @@ class Script:
         return UsageError(f"{self.source}:{d.line}: {msg}" if d.line else f"{self.source}: {msg}")
 
     def timeline(self, nodes: int) -> "Timeline":
-        """The cut set over time for a cluster of `nodes`; node ids are checked against it here
-        (the header's `nodes` may be overridden on the command line)."""
+        """The cut set over time, and the crash/restart actions per tick, for a cluster of `nodes`;
+        node ids are checked against it here (the header's `nodes` may be overridden on the command
+        line), and so is every crash and restart (E11: no crash of a down node, no restart of an up
+        one)."""
         cut: set = set()
         ticks: list[int] = []
         sets: list[frozenset] = []
+        node_events: dict = {}
+        down: dict = {}
         all_links = {(s, d) for s in range(nodes) for d in range(nodes) if s != d}
         for d in self.directives:
             for x in d.args:
@@ -90,6 +108,12 @@ class Script:
                     raise self._err(d, f"node {x} does not exist in a cluster of {nodes} nodes "
                                        f"(ids 0..{nodes - 1})")
             a = d.action
+            if a in NODE_ACTIONS:
+                problem = _life(down, d.tick, a, d.args[0])
+                if problem:
+                    raise self._err(d, problem)
+                node_events.setdefault(d.tick, []).append((a, d.args[0]))
+                continue
             if a == "cut":
                 cut.add(d.args)
             elif a == "heal":
@@ -111,7 +135,7 @@ class Script:
             else:
                 ticks.append(d.tick)
                 sets.append(frozenset(cut))
-        return Timeline(ticks, sets)
+        return Timeline(ticks, sets, {t: tuple(ev) for t, ev in node_events.items()})
 
     def config(self, seed=None, nodes=None, rounds=None, proposals=None, partition=frozenset()):
         """A SimConfig from the header, each argument that is not None taking precedence."""
@@ -152,15 +176,28 @@ class Script:
             prev = s
         return out
 
+    def node_events(self) -> list[dict]:
+        """The crash and restart directives in file order: `{"tick", "action", "node"}`."""
+        return [{"tick": d.tick, "action": d.action, "node": d.args[0]}
+                for d in self.directives if d.action in NODE_ACTIONS]
+
     def to_json(self, extra: dict | None = None) -> dict:
-        """Schema `zabmc-partition-events` version 1 (docs/partition-scripts.md)."""
+        """Schema `zabmc-partition-events` (docs/partition-scripts.md): version 1 when the script
+        only cuts and heals links (exactly as before crashes existed), version 2 when it also
+        crashes or restarts nodes. Within a tick, link events come before node events; both apply
+        before anything of the tick happens, and a message sent at the tick sees the tick's final
+        cut set, so that order carries no meaning between the two kinds."""
         h = self.header
+        events = self.link_events()
+        nodes = self.node_events()
+        if nodes:
+            events = sorted(events + nodes, key=lambda e: (e["tick"], "node" in e))
         out = {
             "format": JSON_FORMAT,
-            "version": JSON_VERSION,
+            "version": JSON_VERSION_NODES if nodes else JSON_VERSION,
             "model": h.get("model", "db19"),
             "simulator": {k: h[k] for k in ("seed", "nodes", "rounds", "proposals") if k in h},
-            "events": self.link_events(),
+            "events": events,
         }
         if extra:
             out.update(extra)
@@ -168,11 +205,32 @@ class Script:
 
 
 class Timeline:
-    """The cut set as a step function of the tick: `sets[k]` holds from `ticks[k]` on."""
+    """The cut set as a step function of the tick: `sets[k]` holds from `ticks[k]` on; and
+    `node_events`, tick -> the `(action, node)` crashes and restarts of that tick in file order
+    (empty when the script has none)."""
 
-    def __init__(self, ticks: list[int], sets: list[frozenset]):
+    def __init__(self, ticks: list[int], sets: list[frozenset], node_events: dict | None = None):
         self.ticks = ticks
         self.sets = sets
+        self.node_events = dict(node_events or {})
+
+    @property
+    def has_cuts(self) -> bool:
+        """False when no link is ever cut: `link_cut` always answers False."""
+        return any(self.sets)
+
+    def down_at(self, t: int) -> frozenset:
+        """The nodes that are down once the directives of tick `t` have applied."""
+        down: set = set()
+        for tick in sorted(self.node_events):
+            if tick > t:
+                break
+            for action, x in self.node_events[tick]:
+                if action == "crash":
+                    down.add(x)
+                else:
+                    down.discard(x)
+        return frozenset(down)
 
     def cut_at(self, t: int) -> frozenset:
         k = bisect.bisect_right(self.ticks, t) - 1
@@ -182,6 +240,21 @@ class Timeline:
         """The simulator's `link_cut` hook."""
         k = bisect.bisect_right(self.ticks, t) - 1
         return k >= 0 and (src, dst) in self.sets[k]
+
+
+def _life(down: dict, tick: int, action: str, x: int) -> str | None:
+    """Apply `crash x` or `restart x` at `tick` to `down` (node -> tick it went down); the problem
+    when the action is impossible (E11: a down node cannot crash, an up node cannot restart)."""
+    if action == "crash":
+        if x in down:
+            return (f"crash {x}: node {x} is already down (crashed at tick {down[x]}); "
+                    f"a down node cannot crash again")
+        down[x] = tick
+    else:
+        if x not in down:
+            return f"restart {x}: node {x} is up; only a crashed node can restart"
+        del down[x]
+    return None
 
 
 def _int(tok: str, what: str, err) -> int:
@@ -195,6 +268,7 @@ def parse(text: str, source: str = "<script>") -> Script:
     header: dict = {}
     directives: list[Directive] = []
     last_tick = 0
+    down: dict = {}
     for lineno, raw in enumerate(text.splitlines(), start=1):
 
         def err(msg, lineno=lineno):
@@ -259,22 +333,28 @@ def parse(text: str, source: str = "<script>") -> Script:
         if r is not None and tick >= max(r, 1):  # tick 0 (the start-up) happens even for rounds 0
             raise err(f"tick {tick} is never reached: the header says rounds {r} "
                       f"(ticks 0..{max(r - 1, 0)})")
+        if action in NODE_ACTIONS:
+            problem = _life(down, tick, action, ids[0])
+            if problem:
+                raise err(problem)
         last_tick = tick
         directives.append(Directive(tick, action, ids, lineno))
     return Script(header, directives, source)
 
 
 def from_json(data, source: str = "<json>") -> Script:
-    """A script from the `zabmc-partition-events` v1 JSON object (events become cut/heal)."""
+    """A script from a `zabmc-partition-events` JSON object: version 1 (link events, which become
+    cut/heal) or version 2 (link events plus crash/restart events)."""
 
     def err(msg):
         return UsageError(f"{source}: {msg}")
 
     if not isinstance(data, dict) or data.get("format") != JSON_FORMAT:
         raise err(f"not a partition-events file (no \"format\": \"{JSON_FORMAT}\")")
-    if data.get("version") != JSON_VERSION:
-        raise err(f"unsupported partition-events version {data.get('version')!r} "
-                  f"(this zabmc reads version {JSON_VERSION})")
+    version = data.get("version")
+    if isinstance(version, bool) or version not in JSON_VERSIONS:
+        raise err(f"unsupported partition-events version {version!r} "
+                  f"(this zabmc reads versions {', '.join(map(str, JSON_VERSIONS))})")
     header: dict = {}
     model = data.get("model", "db19")
     if not isinstance(model, str) or not _NAME.match(model):
@@ -298,31 +378,43 @@ def from_json(data, source: str = "<json>") -> Script:
         raise err("'events' must be a list")
     directives = []
     last = 0
+    down: dict = {}
     for k, ev in enumerate(events):
         where = f"events[{k}]"
         if not isinstance(ev, dict):
             raise err(f"{where} must be an object")
+        action = ev.get("action")
+        node_event = action in NODE_ACTIONS
+        if node_event and version < JSON_VERSION_NODES:
+            raise err(f"{where}.action {action!r} needs version {JSON_VERSION_NODES} "
+                      f"(version {version} holds link events only)")
         vals = {}
-        for key in ("tick", "src", "dst"):
+        for key in ("tick", "node") if node_event else ("tick", "src", "dst"):
             v = ev.get(key)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise err(f"{where}.{key} must be a non-negative integer")
             vals[key] = v
-        action = ev.get("action")
-        if action not in ("cut", "heal"):
-            raise err(f"{where}.action must be \"cut\" or \"heal\"")
-        if vals["src"] == vals["dst"]:
+        if not node_event and action not in ("cut", "heal"):
+            choices = ('"cut" or "heal"' if version < JSON_VERSION_NODES
+                       else 'one of "cut", "heal", "crash", "restart"')
+            raise err(f"{where}.action must be {choices}")
+        ids = (vals["node"],) if "node" in vals else (vals["src"], vals["dst"])
+        if len(ids) == 2 and ids[0] == ids[1]:
             raise err(f"{where}: a node has no link to itself")
         n = header.get("nodes")
-        if n is not None and max(vals["src"], vals["dst"]) >= n:
+        if n is not None and max(ids) >= n:
             raise err(f"{where} names a node that does not exist with {n} nodes")
         if vals["tick"] < last:
             raise err(f"{where}: ticks must not decrease")
         r = header.get("rounds")
         if r is not None and vals["tick"] >= max(r, 1):
             raise err(f"{where}: tick {vals['tick']} is never reached with rounds {r}")
+        if action in NODE_ACTIONS:
+            problem = _life(down, vals["tick"], action, ids[0])
+            if problem:
+                raise err(f"{where}: {problem}")
         last = vals["tick"]
-        directives.append(Directive(vals["tick"], action, (vals["src"], vals["dst"]), 0))
+        directives.append(Directive(vals["tick"], action, ids, 0))
     return Script(header, directives, source)
 
 
