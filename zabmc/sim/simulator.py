@@ -1,20 +1,28 @@
 """The seeded tick simulator (seed document "Simulator loop", C6 to C11).
 
-It owns time: election deadlines, heartbeat clocks, the delivery heap and the partition set. Every
-protocol decision is the kernel's (`zabmc.model.Model`); the simulator only schedules. Observers see
-each step; an optional invariant `Checker` folds every step into its ghost state and records the
-first violation with its tick (`zabmc simulate --check`).
+It owns time: election deadlines, heartbeat clocks, the delivery heap, the partition set and which
+nodes are down. Every protocol decision is the kernel's (`zabmc.model.Model`); the simulator only
+schedules. Observers see each step; an optional invariant `Checker` folds every step into its ghost
+state and records the first violation with its tick (`zabmc simulate --check`).
+
+Crashes and restarts (E7-E9, E11) come from a partition script's `node_events` (tick -> the
+`(action, node)` pairs of that tick in file order) and apply at the start of their tick, before
+anything else of it. A crash replaces the node by `zabmc.model.crashed` (durable fields kept, the
+rest fresh) and removes every message in flight to or from it; while down the node takes no step,
+and a send to it is dropped at send time like a cut link (no sequence number). A restart runs the
+model's start-up (`Model.start`) for the node alone, with a fresh election deadline and heartbeat
+clock.
 """
 
 from __future__ import annotations
 
 import hashlib
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from typing import Any, Callable, NamedTuple
 
 from zabmc.errors import UsageError
 from zabmc.invariants import Checker, Violation
-from zabmc.model import Model, Step, TIMER, initial_steps, payload
+from zabmc.model import Model, Step, TIMER, crashed, payload
 
 from .rng import delivery_delay, election_deadline
 
@@ -77,7 +85,11 @@ class SimResult(NamedTuple):
 
 class SimObserver:
     """Receives every step the simulator takes. `kind` is one of start, deliver, drop, timeout,
-    heartbeat, propose; `detail` is the message (deliver/drop: `(src, dst, msg)`) or the payload."""
+    heartbeat, propose, crash, restart; `detail` is the message (deliver/drop: `(src, dst, msg)`),
+    the payload (propose), or for a crash the messages in flight to or from the node that it loses,
+    `((src, dst, msg), ...)` in delivery order. A drop is a send dropped at send time: over a cut
+    link, or to a node that is down. A crash's `step` has the crashed node and no messages or
+    effects; a restart's is the node's start-up."""
 
     def on_step(self, t: int, kind: str, node: int, detail: Any, before: Any, step: Step) -> None:
         pass
@@ -90,7 +102,7 @@ class Simulator:
     def __init__(self, model: Model, cfg: SimConfig, observer: SimObserver | None = None,
                  checker: Checker | None = None,
                  link_cut: Callable[[int, int, int], bool] | None = None,
-                 fifo: bool | None = None):
+                 fifo: bool | None = None, node_events: dict | None = None):
         self.model = model
         # FIFO links (TCP): a message is never delivered before an earlier one on its directed link.
         # By default on for models that assume it (network_assumption "fifo"); db-19 assumes "any",
@@ -104,6 +116,21 @@ class Simulator:
         self.checker = checker if checker is not None and checker.active else None
         # link_cut(t, src, dst) -> bool, on top of the static partition (partition scripts use it)
         self.link_cut = link_cut
+        # node_events: tick -> ((action, node), ...) crashes and restarts (Timeline.node_events)
+        self.node_events = _check_node_events(node_events or {}, self.n)
+        self.down: set = set()
+        # the nodes that tick, in id order (mutated in place at a crash or a restart)
+        self.up: list = list(range(self.n))
+        # The send-time drop test beyond the static partition. Without crashes it is `link_cut`
+        # itself, so the per-message path is exactly what it was; with them a send to a down
+        # node is dropped too (E8).
+        self._send_cut = link_cut
+        if self.node_events:
+            down = self.down
+            if link_cut is None:
+                self._send_cut = lambda t, src, dst: dst in down
+            else:
+                self._send_cut = lambda t, src, dst: dst in down or link_cut(t, src, dst)
         self.nodes: list = []
         self.deadline = [0] * self.n
         self.last_hb = [0] * self.n
@@ -134,7 +161,7 @@ class Simulator:
         if observer:
             observer.on_step(t, kind, i, detail, before, step)
         if outs:  # C8: in send order; a cut link drops at send time and consumes no seq
-            seed, heap, part, cut = self.cfg.seed, self.heap, self.cfg.partition, self.link_cut
+            seed, heap, part, cut = self.cfg.seed, self.heap, self.cfg.partition, self._send_cut
             seq = self.seq
             self.sent += len(outs)
             for dst, msg in outs:
@@ -158,17 +185,89 @@ class Simulator:
                 if self.observer:
                     self.observer.on_violation(t, v)
 
+    # --- crashes and restarts (E7-E9, E11) --------------------------------------------------------
+    def _set_down(self, i: int, is_down: bool) -> None:
+        if is_down:
+            self.down.add(i)
+        else:
+            self.down.discard(i)
+        self.up[:] = [j for j in range(self.n) if j not in self.down]
+
+    def _crash(self, t: int, i: int) -> None:
+        """Node i goes down: durable fields kept, the rest fresh; its in-flight messages lost."""
+        before = self.nodes[i]
+        node = crashed(self.model, before, self.n)
+        self.nodes[i] = node
+        self._set_down(i, True)
+        self.last_hb[i] = 0
+        self.events += 1
+        heap = self.heap
+        lost = [e for e in heap if e[1] == i or e[3] == i]
+        if lost:
+            heap[:] = [e for e in heap if e[1] != i and e[3] != i]
+            heapify(heap)
+            self.dropped += len(lost)
+        if self.link_free is not None:
+            # The FIFO clock of a link only orders messages on it; the crash emptied the node's
+            # links, so a later message on one waits for nothing.
+            for link in [k for k in self.link_free if i in k]:
+                del self.link_free[link]
+        step = Step(node, (), ())
+        if self.observer:
+            lost.sort()
+            self.observer.on_step(t, "crash", i, tuple((e[1], e[3], e[4]) for e in lost),
+                                  before, step)
+        if self.checker and self.violation is None:
+            self.ghost, v = self.checker.step(self.ghost, i, node, (), self.nodes, before)
+            if v is not None:
+                self.violation, self.violation_tick = v, t
+                if self.observer:
+                    self.observer.on_violation(t, v)
+
+    def _restart(self, t: int, i: int) -> None:
+        """Node i comes back as it is down (durable fields, the rest fresh) and starts (E9)."""
+        self._set_down(i, False)
+        self.deadline[i] = election_deadline(self.cfg.seed, i, t)
+        self.last_hb[i] = 0
+        self._apply(t, i, "restart", None, self.model.start(self.nodes[i], self.n))
+
+    def _node_events(self, t: int, events) -> None:
+        for action, i in events:
+            if action == "crash":
+                self._crash(t, i)
+            else:
+                self._restart(t, i)
+
     # --- the run -------------------------------------------------------------------------------------
     def run(self) -> SimResult:
         cfg, model, n = self.cfg, self.model, self.n
-        steps = initial_steps(model, n)
+        events = self.node_events
+        # Directives of tick 0 apply before the start-up (C6): a node down after them does not
+        # start; one crashed and restarted at 0 starts with the others.
+        down0: set = set()
+        for action, i in events.get(0, ()):
+            if action == "crash":
+                down0.add(i)
+            else:
+                down0.discard(i)
+        down_nodes = {}
+        for i in sorted(down0):  # down before anyone sends: start-up messages to it are dropped
+            self._set_down(i, True)
+            down_nodes[i] = crashed(model, model.fresh(i, n), n)
+            self.events += 1
+            if self.observer:
+                self.observer.on_step(0, "crash", i, (), None, Step(down_nodes[i], (), ()))
         start_effects = []
-        for i, step in enumerate(steps):  # C6
+        for i in range(n):  # C6
+            if i in down0:
+                self.nodes.append(down_nodes[i])
+                continue
+            step = model.start(model.fresh(i, n), n)
             self.deadline[i] = election_deadline(cfg.seed, i, 0)
             self._apply(0, i, "start", None, step)
-            start_effects.append(step)
+            start_effects.append((i, step))
         if self.checker:  # fold the start-up into the ghost now that every node exists
-            for i, step in enumerate(start_effects):
+            for i, step in start_effects:
                 if self.violation is None:
                     self.ghost, v = self.checker.step(
                         self.ghost, i, self.nodes[i], step.effects, self.nodes
@@ -184,12 +283,15 @@ class Simulator:
         deliver = model.deliver
         apply = self._apply
         observed = self.observer is not None
+        up = self.up
         for t in range(cfg.rounds):
+            if events and t and t in events:  # E11: crashes and restarts first
+                self._node_events(t, events[t])
             while k < len(schedule) and schedule[k] == t:  # (1)
                 pending.append(payload(k))
                 k += 1
             if pending:  # (2)
-                for i in range(n):
+                for i in up:
                     if model.can_propose(self.nodes[i]):
                         for p in pending:
                             self.proposed += 1
@@ -201,7 +303,7 @@ class Simulator:
                 self.delivered += 1
                 apply(t, dst, "deliver", (src, dst, msg) if observed else None,
                       deliver(nodes[dst], src, msg, n))
-            for i in range(n):  # (4)
+            for i in up:  # (4): a down node neither times out nor sends heartbeats (E8)
                 node = self.nodes[i]
                 if not model.is_leading(node):
                     if t >= self.deadline[i]:
@@ -220,6 +322,31 @@ class Simulator:
         )
         nodes = tuple(self.nodes)
         return SimResult(nodes, stats, model.dump(nodes), self.violation, self.violation_tick)
+
+
+def _check_node_events(node_events: dict, n: int) -> dict:
+    """`node_events` as a dict of tuples, refused (UsageError) when it names a node outside the
+    cluster, crashes a down node or restarts an up one. Partition scripts check this with line
+    numbers first (`Script.timeline`); this guards other callers."""
+    down: set = set()
+    out = {}
+    for t in sorted(node_events):
+        evs = tuple(node_events[t])
+        for action, i in evs:
+            if action not in ("crash", "restart"):
+                raise UsageError(f"tick {t}: unknown node event {action!r}")
+            if not 0 <= i < n:
+                raise UsageError(f"tick {t}: {action} {i}: node ids are 0..{n - 1}")
+            if (action == "crash") == (i in down):
+                raise UsageError(f"tick {t}: {action} {i}: node {i} is "
+                                 f"{'already down' if i in down else 'up'}")
+            if action == "crash":
+                down.add(i)
+            else:
+                down.discard(i)
+        if evs:
+            out[t] = evs
+    return out
 
 
 def simulate(model: Model, cfg: SimConfig, **kw) -> SimResult:
