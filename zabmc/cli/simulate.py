@@ -30,8 +30,9 @@ from zabmc.errors import UsageError
               help="With --check: check only this property (repeatable).")
 @click.option("--partition-script", "script_path", type=click.Path(dir_okay=False), default=None,
               metavar="FILE",
-              help="Timed link cuts on top of --partition (docs/partition-scripts.md). Its header "
-                   "supplies seed, nodes, rounds, proposals and model unless given as flags.")
+              help="Timed link cuts, crashes and restarts on top of --partition "
+                   "(docs/partition-scripts.md). Its header supplies seed, nodes, rounds, "
+                   "proposals and model unless given as flags.")
 @click.pass_context
 def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_path, as_json, trace,
              check, invariants, script_path):
@@ -43,7 +44,7 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
     from zabmc.model import get_model
     from zabmc.sim import SimConfig, Simulator
 
-    link_cut = None
+    link_cut = node_events = None
     if script_path is not None:
         from click.core import ParameterSource
 
@@ -63,7 +64,9 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
     model = get_model(model_name)
     cfg = SimConfig(seed, nodes, rounds, proposals, parse_partition(partition)).validate()
     if script_path is not None:
-        link_cut = script.timeline(cfg.nodes).link_cut
+        timeline = script.timeline(cfg.nodes)  # checks node ids, crashes and restarts: exit 2
+        link_cut = timeline.link_cut if timeline.has_cuts else None
+        node_events = timeline.node_events
     if invariants and not check:
         raise UsageError("--invariant needs --check")
     checker = Checker(resolve(invariants)) if check else None
@@ -74,7 +77,8 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
         from zabmc.report.simtrace import TraceObserver
 
         observer = TraceObserver(model, Console(highlight=False, soft_wrap=True))
-    result = Simulator(model, cfg, observer=observer, checker=checker, link_cut=link_cut).run()
+    result = Simulator(model, cfg, observer=observer, checker=checker, link_cut=link_cut,
+                       node_events=node_events).run()
     if dump_path:
         try:
             with open(dump_path, "wb") as f:

@@ -12,19 +12,37 @@ ROLE_STYLE = {0: "yellow", 1: "cyan", 2: "bold green"}
 
 
 class TraceObserver(SimObserver):
-    """Prints one line per step: tick, event, node, then what changed (role, epochs, commits)."""
+    """Prints one line per step: tick, event, node, then what changed (role, epochs, commits).
+
+    A crash prints its line, what the node lost, and one `lost` line per message in flight to or
+    from it; a send to a down node is a `drop` marked `(node <i> down)`."""
 
     def __init__(self, model, console: Console, quiet_votes: bool = False):
         self.model = model
         self.console = console
         self.quiet_votes = quiet_votes
+        self.down: set = set()
 
     def on_step(self, t, kind, node, detail, before, step):
         if kind == "drop":
             src, dst, msg = detail
+            why = f"node {dst} down" if dst in self.down else "partition"
             self.console.print(f"[dim]{t:>6}[/] [red]drop[/]      {src}->{dst} "
-                               f"{escape(self.model.describe_msg(msg))} [dim](partition)[/]")
+                               f"{escape(self.model.describe_msg(msg))} [dim]({why})[/]")
             return
+        if kind == "crash":
+            self.down.add(node)
+            changes = _changes(before, step.node) if before is not None else _initial(step.node)
+            changes.append(f"{len(detail)} in-flight message{'s' if len(detail) != 1 else ''} lost")
+            self.console.print(f"[dim]{t:>6}[/] [bold red]crash[/]     node {node}  [magenta]"
+                               + "; ".join(changes) + "[/]")
+            for src, dst, msg in detail:
+                self.console.print(f"[dim]{t:>6}[/] [red]lost[/]      {src}->{dst} "
+                                   f"{escape(self.model.describe_msg(msg))} "
+                                   f"[dim](node {node} crashed)[/]")
+            return
+        if kind == "restart":
+            self.down.discard(node)
         if kind == "deliver":
             src, dst, msg = detail
             what = f"{src}->{dst} {self.model.describe_msg(msg)}"
@@ -33,6 +51,8 @@ class TraceObserver(SimObserver):
         else:
             what = f"node {node}"
         changes = _changes(before, step.node) if before is not None else _initial(step.node)
+        if kind == "restart" and not changes:
+            changes = _initial(step.node)
         for eff in step.effects:
             if eff[0] == "leading":
                 changes.append(f"[green]prospective leader of epoch {eff[1]}[/]")
