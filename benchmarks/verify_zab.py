@@ -231,7 +231,7 @@ def run_corpus(log) -> list[dict]:
         recorded = json.loads((CORPUS_DIR / f"{run.finding}.trace.json").read_text())["events"]
         try:
             env, _, _, trace, _, db19_seconds = run_finding(findings[run.finding])
-            again = [env.event_json(e) for e in trace.events] == recorded
+            again = [e.to_json(env.model) for e in trace.events] == recorded
         except (KeyError, RuntimeError):
             again, db19_seconds = False, 0.0
         log(f"  found again: {again}; zab, depth {run.zab_depth} ...")

@@ -9,6 +9,7 @@ import pytest
 
 from models.db19 import MODEL
 from zabmc.explore import Env, ExploreConfig, Observer, bfs, dfs, random_walks
+from zabmc.explore.events import Deliver
 from zabmc.explore.trace import rebuild
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
 
@@ -83,7 +84,7 @@ def test_shortest_counterexample_bag_reordered_propose():
     assert [(f.violation.property, f.depth) for f in o.violations] == [("local-primary-order", 11), ("agreement", 11), ("total-order", 11)]
     found = o.violations[0]
     trace = rebuild(env, found.path)
-    assert [env.describe_event(e) for e in trace.events] == [
+    assert [e.describe(env.model) for e in trace.events] == [
         "deliver 1->0 LookForLeader(src_id=1, last_zxid=0.0, peer_epoch=0)",
         "deliver 0->1 Vote(voter_id=0, last_zxid=0.0, peer_epoch=0, leader_id=1)",
         "deliver 1->0 NewEpoch(new_epoch=1)",
@@ -107,7 +108,7 @@ def test_shortest_counterexample_fifo_follower_timeout_gap():
     assert [(f.violation.property, f.depth) for f in o.violations] == [("local-primary-order", 28), ("agreement", 28), ("total-order", 28)]
     found = o.violations[0]
     trace = rebuild(env, found.path)
-    events = [env.describe_event(e) for e in trace.events]
+    events = [e.describe(env.model) for e in trace.events]
     assert events[13] == "timeout node 0"
     assert events[16] == "deliver 1->0 Propose(txn=1.1:zab-0)"
     assert trace.states[17].nodes[0].history == ()  # rejected while Looking
@@ -123,7 +124,7 @@ def test_shortest_counterexample_fifo_duplicate_zxid():
     (found,) = o.violations
     assert (found.violation.property, found.depth) == ("sane-history", 20)
     trace = rebuild(env, found.path)
-    tail = [env.describe_event(e) for e in trace.events[-3:]]
+    tail = [e.describe(env.model) for e in trace.events[-3:]]
     assert tail == [
         "propose zab-0 at node 1",
         "deliver 2->1 AckEpoch(current_epoch=0, last_zxid=0.0)",
@@ -178,8 +179,8 @@ def test_bag_merges_identical_messages_and_delivers_one_copy():
     doubled = s._replace(net=env._add(s.net, msg[0], [(msg[1], msg[2])]))
     assert doubled.net[0] == (msg, 2)
     events = env.events(doubled)
-    assert sum(1 for e in events if e[0] == "deliver" and e[1:] == msg) == 1  # E5
-    nxt, _ = env.step(doubled, ("deliver",) + msg)
+    assert sum(1 for e in events if e.kind == "deliver" and e[:3] == msg) == 1  # E5
+    nxt, _ = env.step(doubled, Deliver(*msg))
     assert dict(nxt.net).get(msg, 0) == 1
 
 
@@ -187,18 +188,18 @@ def test_fifo_delivers_only_link_heads():
     env = env_for(nodes=2, network="fifo")
     s, _ = env.initial()
     events = env.events(s)
-    assert [e[0] for e in events] == ["deliver", "deliver"]
-    assert [e[3][0] for e in events] == [0, 0]  # LookForLeader is first on both links
+    assert [e.kind for e in events] == ["deliver", "deliver"]
+    assert [e.msg[0] for e in events] == [0, 0]  # LookForLeader is first on both links
 
 
 def test_budgets_bound_events():
     env = env_for(nodes=2, network="bag", max_drops=1, max_timeouts=1)
     s, _ = env.initial()
-    kinds = [e[0] for e in env.events(s)]
+    kinds = [e.kind for e in env.events(s)]
     assert kinds.count("drop") == 4 and kinds.count("timeout") == 2
-    dropped, _ = env.step(s, next(e for e in env.events(s) if e[0] == "drop"))
+    dropped, _ = env.step(s, next(e for e in env.events(s) if e.kind == "drop"))
     assert dropped.budgets[0] == 0
-    assert "drop" not in [e[0] for e in env.events(dropped)]
+    assert "drop" not in [e.kind for e in env.events(dropped)]
 
 
 def test_fingerprint_covers_more_than_the_dump():

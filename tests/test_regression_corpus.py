@@ -100,7 +100,7 @@ def test_db19_still_finds_it(finding):
     assert found.violation.property == recorded["violation"]["property"]
     assert (trace.violation.property, trace.violation_step) == (
         recorded["violation"]["property"], recorded["violation"]["step"])
-    assert [env.event_json(e) for e in trace.events] == recorded["events"]
+    assert [e.to_json(env.model) for e in trace.events] == recorded["events"]
 
 
 @pytest.mark.parametrize("name", [_param(n) for n in ZAB])

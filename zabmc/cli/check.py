@@ -13,6 +13,7 @@ import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
 from zabmc.errors import UsageError
+from zabmc.strategies import STRATEGIES, get_strategy
 
 ENGINES = ("in-process", "spark")
 
@@ -38,8 +39,8 @@ def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
               help="Election timeouts budget (shared by all nodes).")
 @click.option("--max-heartbeats", type=int, default=0, show_default=True, help="Heartbeats budget.")
 @click.option("--proposals", type=int, default=2, show_default=True, help="Client proposals budget.")
-@click.option("--strategy", type=click.Choice(["bfs", "dfs", "random"]), default="bfs",
-              show_default=True)
+@click.option("--strategy", type=click.Choice(list(STRATEGIES)), default="bfs", show_default=True,
+              help="bfs: shortest counterexamples; dfs: memory = the path; random: seeded walks.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for --strategy random.")
 @click.option("--walks", type=int, default=1000, show_default=True,
               help="Walks for --strategy random.")
@@ -71,7 +72,7 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     """
     from rich.console import Console
 
-    from zabmc.explore import Env, ExploreConfig, bfs, dfs, random_walks
+    from zabmc.explore import Env, ExploreConfig
     from zabmc.explore.trace import rebuild
     from zabmc.invariants import Checker, resolve
     from zabmc.model import get_model
@@ -105,13 +106,10 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
 
         outcome = spark_bfs(env, stop_at_first=stop_at_first, observer=observer, master=master,
                             partitions=partitions, verbose=verbose, time_limit=time_limit)
-    elif strategy == "bfs":
-        outcome = bfs(env, stop_at_first=stop_at_first, observer=observer, time_limit=time_limit)
-    elif strategy == "dfs":
-        outcome = dfs(env, stop_at_first=stop_at_first, observer=observer, time_limit=time_limit)
     else:
-        outcome = random_walks(env, seed=seed, walks=walks, stop_at_first=stop_at_first,
-                               observer=observer, time_limit=time_limit)
+        options = {"seed": seed, "walks": walks} if strategy == "random" else {}
+        outcome = get_strategy(strategy)(env, stop_at_first=stop_at_first, observer=observer,
+                                         time_limit=time_limit, **options).run()
 
     if strategy != "bfs" and outcome.violations and not no_shorten:
         from zabmc.explore import Found

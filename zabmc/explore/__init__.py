@@ -3,13 +3,13 @@
 This package knows protocol models only through `zabmc.model`; it never imports `models`.
 """
 
-from .bfs import bfs
-from .dfs import dfs
+from .bfs import BFS, bfs
+from .dfs import DFS, dfs
 from .env import NETWORKS, Env, ExploreConfig, State
-from .outcome import Found, Observer, Outcome, Progress, exit_code
-from .random_walk import random_walks
-
-STRATEGIES = ("bfs", "dfs", "random")
+from .outcome import Found, Observer, Outcome, Progress, StopReason, exit_code
+from .random_walk import RandomWalks, random_walks
+from .search import Search, Stopped
 
 __all__ = ["bfs", "dfs", "random_walks", "Env", "ExploreConfig", "State", "NETWORKS", "Found",
-           "Observer", "Outcome", "Progress", "exit_code", "STRATEGIES"]
+           "Observer", "Outcome", "Progress", "exit_code", "Search", "Stopped", "StopReason",
+           "BFS", "DFS", "RandomWalks"]

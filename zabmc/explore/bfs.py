@@ -14,24 +14,12 @@ from __future__ import annotations
 import time
 from array import array
 
-from .collector import collector_paused
 from .env import Env
-from .outcome import (
-    DEPTH_BOUND,
-    EXHAUSTED,
-    INTERRUPTED,
-    NULL_OBSERVER,
-    TIME_LIMIT,
-    VIOLATION,
-    Observer,
-    Outcome,
-    Progress,
-    recorder,
-)
+from .outcome import DEPTH_BOUND, EXHAUSTED, Outcome, StopReason
+from .search import Search
 from .seen import SortedRunSet
 
 CHUNK = 20_000  # candidate states per batch offered to the fingerprint set
-PROGRESS_EVERY = 0.5  # seconds
 
 
 class ParentTable:
@@ -64,30 +52,27 @@ class ParentTable:
         )
 
 
-@collector_paused()
-def bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSERVER,
-        time_limit: float | None = None, engine: str = "in-process") -> Outcome:
-    cfg = env.config
-    out = Outcome(strategy="bfs", engine=engine, model=env.model.name, config=cfg,
-                  invariants=env.checker.names)
-    t0 = time.perf_counter()
-    seen = SortedRunSet()
-    table = ParentTable()
+class BFS(Search):
+    name = "bfs"
 
-    record = recorder(out, observer, stop_at_first)
+    def search(self) -> None:
+        env, out, cfg = self.env, self.out, self.config
+        self.seen = seen = SortedRunSet()
+        self.table = table = ParentTable()
+        self.depth = depth = 0
+        self.frontier = frontier = []
 
-    init, v0 = env.initial()
-    seen.add_batch([env.fingerprint(init)])
-    out.generated = 1
-    out.per_depth.append(1)
-    stop = v0 is not None and record(v0, 0, ())
-    frontier = [init]
-    depth = 0
-    last_progress = t0
-    fingerprint = env.fingerprint
-    successors = env.successors
-    try:
-        while frontier and not stop and depth < cfg.depth:
+        init, v0 = env.initial()
+        seen.add_batch([env.fingerprint(init)])
+        out.generated = 1
+        out.per_depth.append(1)
+        if v0 is not None:
+            self.record(v0, 0, ())
+        self.frontier = frontier = [init]
+        fingerprint = env.fingerprint
+        successors = env.successors
+        record = self.record
+        while frontier and depth < cfg.depth:
             lt = time.perf_counter()
             table.new_level()
             nxt: list = []
@@ -103,57 +88,49 @@ def bfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSER
                         table.add(pi, ei)
                 cand.clear()
 
-            def expand_level() -> None:
-                nonlocal stop, last_progress
+            try:
                 for pi, s in enumerate(frontier):
                     for ei, (ev, s2, v) in enumerate(successors(s)):
                         out.generated += 1
-                        if v is not None and record(v, depth + 1, table.path(depth, pi) + (ei,)):
-                            stop = True
-                            return
+                        if v is not None:
+                            record(v, depth + 1, table.path(depth, pi) + (ei,))
                         fp = fingerprint(s2)
                         if fp not in cand:
                             cand[fp] = (s2, pi, ei)
                     if len(cand) >= CHUNK:
                         flush()
-                    now = time.perf_counter()
-                    if now - last_progress >= PROGRESS_EVERY:
-                        last_progress = now
-                        observer.on_progress(Progress(
-                            depth + 1, out.generated, len(seen) + len(cand),
-                            len(frontier) - pi - 1 + len(nxt) + len(cand), now - t0))
-                        if time_limit is not None and now - t0 >= time_limit:
-                            out.stop_reason = TIME_LIMIT
-                            stop = True
-                            return
+                    if time.perf_counter() >= self.next_progress:
+                        self.progress(depth + 1, len(seen) + len(cand),
+                                      len(frontier) - pi - 1 + len(nxt) + len(cand))
+            finally:
+                # keep what the level found so far, also when the search stops in its middle
+                if cand:
+                    flush()
+                if nxt:
+                    depth += 1
+                    out.per_depth.append(len(nxt))
+                self.observer.on_level(depth, len(frontier), len(nxt), time.perf_counter() - lt)
+                self.frontier = frontier = nxt
+                self.depth = depth
 
-            try:
-                expand_level()
-            except KeyboardInterrupt:
-                out.stop_reason = INTERRUPTED
-                stop = True
-            if cand:  # keep what the level found so far, also when stopping early
-                flush()
-            if nxt:
-                depth += 1
-                out.per_depth.append(len(nxt))
-            observer.on_level(depth, len(frontier), len(nxt), time.perf_counter() - lt)
-            frontier = nxt
-    except KeyboardInterrupt:
-        out.stop_reason = INTERRUPTED
-        stop = True
-    out.distinct = len(seen)
-    out.depth_reached = depth
-    out.seen_bytes = seen.nbytes + table.nbytes
-    out.elapsed = time.perf_counter() - t0
-    if out.stop_reason not in (INTERRUPTED, TIME_LIMIT):
-        if out.violations and stop_at_first:
-            out.stop_reason = VIOLATION
-        elif frontier and depth >= cfg.depth:
-            out.stop_reason = DEPTH_BOUND
-        else:
-            out.stop_reason = EXHAUSTED
-    out.extra["frontier_left"] = len(frontier) if out.stop_reason == DEPTH_BOUND else 0
-    out.extra["seen"] = seen
-    observer.on_finish(out)
-    return out
+    def finish(self) -> None:
+        out = self.out
+        out.distinct = len(self.seen)
+        out.depth_reached = self.depth
+        out.seen_bytes = self.seen.nbytes + self.table.nbytes
+        out.extra["seen"] = self.seen
+
+    def natural_stop(self) -> StopReason:
+        if self.frontier and self.depth >= self.config.depth:
+            self.out.extra["frontier_left"] = len(self.frontier)
+            return DEPTH_BOUND
+        return EXHAUSTED
+
+    def run(self) -> Outcome:
+        self.out.extra["frontier_left"] = 0
+        return super().run()
+
+
+def bfs(env: Env, **kw) -> Outcome:
+    """Breadth-first search of `env` (see `Search` for the keyword arguments)."""
+    return BFS(env, **kw).run()

@@ -9,40 +9,33 @@ from __future__ import annotations
 
 import time
 
-from .collector import collector_paused
 from .env import Env
-from .outcome import (DEPTH_BOUND, EXHAUSTED, INTERRUPTED, NULL_OBSERVER, TIME_LIMIT, VIOLATION,
-                      Observer, Outcome, Progress, recorder)
+from .outcome import DEPTH_BOUND, EXHAUSTED, Outcome, StopReason
+from .search import Search
 from .seen import DictSeenSet
 
-PROGRESS_EVERY = 0.5
 
+class DFS(Search):
+    name = "dfs"
 
-@collector_paused()
-def dfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSERVER,
-        time_limit: float | None = None) -> Outcome:
-    cfg = env.config
-    out = Outcome(strategy="dfs", engine="in-process", model=env.model.name, config=cfg,
-                  invariants=env.checker.names)
-    t0 = last = time.perf_counter()
-    seen = DictSeenSet()
-    fingerprint = env.fingerprint
+    def search(self) -> None:
+        env, out, cfg = self.env, self.out, self.config
+        self.seen = seen = DictSeenSet()
+        self.max_depth = 0
+        self.cut = False  # some state at the depth bound had successors we did not look at
+        fingerprint = env.fingerprint
+        record = self.record
 
-    record = recorder(out, observer, stop_at_first)
-
-    init, v0 = env.initial()
-    seen.visit(fingerprint(init), 0)
-    out.generated = 1
-    stop = v0 is not None and record(v0, 0, ())
-    # stack of (successor iterator, index of the next successor); path[k] = event index at depth k+1
-    stack = [] if stop else [[enumerate(env.successors(init)), 0]]
-    path: list[int] = []
-    max_depth = 0
-    cut = False  # some state at the depth bound had successors we did not look at
-    try:
-        while stack and not stop:
-            it = stack[-1][0]
-            item = next(it, None)
+        init, v0 = env.initial()
+        seen.visit(fingerprint(init), 0)
+        out.generated = 1
+        if v0 is not None:
+            record(v0, 0, ())
+        # stack of successor iterators; path[k] = event index at depth k+1
+        stack = [enumerate(env.successors(init))]
+        path: list[int] = []
+        while stack:
+            item = next(stack[-1], None)
             if item is None:
                 stack.pop()
                 if path:
@@ -51,35 +44,31 @@ def dfs(env: Env, *, stop_at_first: bool = True, observer: Observer = NULL_OBSER
             ei, (ev, s2, v) = item
             out.generated += 1
             depth = len(stack)
-            if v is not None and record(v, depth, tuple(path) + (ei,)):
-                stop = True
-                break
+            if v is not None:
+                record(v, depth, tuple(path) + (ei,))
             if not seen.visit(fingerprint(s2), depth):
                 continue
-            max_depth = max(max_depth, depth)
+            if depth > self.max_depth:
+                self.max_depth = depth
             if depth < cfg.depth:
-                stack.append([enumerate(env.successors(s2)), 0])
+                stack.append(enumerate(env.successors(s2)))
                 path.append(ei)
-            elif not cut and next(iter(env.successors(s2)), None) is not None:
-                cut = True
-            now = time.perf_counter()
-            if now - last >= PROGRESS_EVERY:
-                last = now
-                observer.on_progress(Progress(depth, out.generated, len(seen), len(stack), now - t0))
-                if time_limit is not None and now - t0 >= time_limit:
-                    out.stop_reason = TIME_LIMIT
-                    stop = True
-    except KeyboardInterrupt:
-        out.stop_reason = INTERRUPTED
-    out.distinct = len(seen)
-    out.depth_reached = max_depth
-    out.elapsed = time.perf_counter() - t0
-    out.seen_bytes = len(seen) * 16
-    if out.stop_reason not in (INTERRUPTED, TIME_LIMIT):
-        if out.violations and stop_at_first:
-            out.stop_reason = VIOLATION
-        else:
-            out.stop_reason = DEPTH_BOUND if cut else EXHAUSTED
-    out.extra["seen"] = seen
-    observer.on_finish(out)
-    return out
+            elif not self.cut and env.successors(s2):
+                self.cut = True
+            if time.perf_counter() >= self.next_progress:
+                self.progress(depth, len(seen), len(stack))
+
+    def finish(self) -> None:
+        out = self.out
+        out.distinct = len(self.seen)
+        out.depth_reached = self.max_depth
+        out.seen_bytes = len(self.seen) * 16
+        out.extra["seen"] = self.seen
+
+    def natural_stop(self) -> StopReason:
+        return DEPTH_BOUND if self.cut else EXHAUSTED
+
+
+def dfs(env: Env, **kw) -> Outcome:
+    """Depth-bounded depth-first search of `env` (see `Search` for the keyword arguments)."""
+    return DFS(env, **kw).run()

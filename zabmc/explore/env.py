@@ -9,10 +9,10 @@ A `State` is an immutable value `(nodes, net, budgets, ghost)`:
 - `budgets`: `(drops_left, timeouts_left, heartbeats_left, proposals_made)`;
 - `ghost`: the invariant checker's ghost state (all `None` parts with invariants off, E6).
 
-An event is a tuple: `("deliver", src, dst, msg)`, `("drop", src, dst, msg)`, `("timeout", i)`,
-`("heartbeat", i)` or `("propose", i, k)` (client proposal `zab-<k>`). `successors(state)` lists
-them in a fixed order, so an event's index in that list identifies it (traces store indices and
-rebuild states by replay). Every protocol step goes through the model's kernel functions.
+Events are the values of `zabmc.explore.events` (deliver, drop, timeout, heartbeat, propose), which
+also enumerates them: `successors(state)` lists them in a fixed order, so an event's index in that
+list identifies it (traces store indices and rebuild states by replay). Every protocol step goes
+through the model's kernel functions.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from xxhash import xxh3_128_digest
 
 from zabmc.errors import UsageError
 from zabmc.invariants import Checker, Violation
-from zabmc.model import Model, initial_steps, payload
+from zabmc.model import Model, initial_steps
+
+from .events import KINDS
 
 NETWORKS = ("bag", "fifo")
 _KERNEL_CACHE_LIMIT = 500_000
@@ -77,6 +79,7 @@ class Env:
         self.n = config.nodes
         self.fifo = config.network == "fifo"
         self._kernel_cache: dict = {}
+        self._expanders = tuple(kind.expand for kind in KINDS)
 
     # --- states ------------------------------------------------------------------------------------
     def initial(self) -> tuple[State, Violation | None]:
@@ -139,40 +142,15 @@ class Env:
         """Every enabled event, in the fixed order successors() uses."""
         return [ev for ev, _, _ in self.successors(s)]
 
-    def successors(self, s: State):
-        """Yield `(event, next_state, violation or None)` for every enabled event, in order:
-        deliveries (canonical net order), drops (same order), timeouts, heartbeats, proposal."""
-        model, n, checker = self.model, self.n, self.checker
-        nodes, net, budgets, ghost = s
-        drops, timeouts, heartbeats, made = budgets
-        deliver = self._deliver
-        heads = self._heads(net)
-        for k, src, dst, msg in heads:
-            step = deliver(nodes[dst], src, msg)
-            yield ("deliver", src, dst, msg), *self._apply(s, dst, step, self._take(net, k), budgets)
-        if drops:
-            b2 = (drops - 1, timeouts, heartbeats, made)
-            for k, src, dst, msg in heads:
-                yield ("drop", src, dst, msg), State(nodes, self._take(net, k), b2, ghost), None
-        if timeouts:
-            b2 = (drops, timeouts - 1, heartbeats, made)
-            for i in range(n):
-                step = model.timeout(nodes[i], n)
-                if step is not None:
-                    yield ("timeout", i), *self._apply(s, i, step, net, b2)
-        if heartbeats:
-            b2 = (drops, timeouts, heartbeats - 1, made)
-            for i in range(n):
-                step = model.heartbeat(nodes[i], n)
-                if step is not None:
-                    yield ("heartbeat", i), *self._apply(s, i, step, net, b2)
-        if made < self.config.proposals:
-            for i in range(n):
-                if model.can_propose(nodes[i]):
-                    b2 = (drops, timeouts, heartbeats, made + 1)
-                    step = model.propose(nodes[i], payload(made), n)
-                    yield ("propose", i, made), *self._apply(s, i, step, net, b2)
-                    break
+    def successors(self, s: State) -> list:
+        """`(event, next_state, violation or None)` for every enabled event, in a fixed order: the
+        kinds in `events.KINDS` order (deliveries in canonical net order, drops in the same order,
+        timeouts, heartbeats, the proposal), each kind's events in ascending node order."""
+        out: list = []
+        heads = self._heads(s.net)
+        for expand in self._expanders:
+            expand(self, s, heads, out)
+        return out
 
     def _deliver(self, node, src: int, msg):
         """The kernel's deliver(), memoised by the identity of (node, src, msg).
@@ -189,7 +167,8 @@ class Env:
             e = cache[key] = (node, msg, self.model.deliver(node, src, msg, self.n))
         return e[2]
 
-    def _apply(self, s: State, i: int, step, net: tuple, budgets: tuple):
+    def _apply(self, ev, s: State, i: int, step, net: tuple, budgets: tuple):
+        """The successor `(ev, next_state, violation)` of `s` when node `i` takes `step`."""
         nodes = s.nodes
         prev = nodes[i]
         if step.node is not prev:
@@ -197,20 +176,20 @@ class Env:
         if step.outs:
             net = self._add(net, i, step.outs)
         ghost, violation = self.checker.step(s.ghost, i, step.node, step.effects, nodes, prev)
-        return State(nodes, net, budgets, ghost), violation
+        return ev, State(nodes, net, budgets, ghost), violation
 
     def step(self, s: State, event: tuple) -> tuple[State, Violation | None]:
         """Apply one event (matched by value against the enabled ones)."""
         for ev, s2, v in self.successors(s):
             if ev == event:
                 return s2, v
-        raise UsageError(f"event {self.describe_event(event)} is not enabled in this state")
+        raise UsageError(f"event {event.describe(self.model)} is not enabled in this state")
 
     def step_index(self, s: State, index: int) -> tuple[tuple, State, Violation | None]:
-        for k, item in enumerate(self.successors(s)):
-            if k == index:
-                return item
-        raise UsageError(f"event index {index} is out of range for this state")
+        succ = self.successors(s)
+        if not 0 <= index < len(succ):
+            raise UsageError(f"event index {index} is out of range for this state")
+        return succ[index]
 
     # --- encoding and fingerprint (E1) -----------------------------------------------------------
     def encode(self, s: State) -> bytes:
@@ -229,22 +208,6 @@ class Env:
         return xxh3_128_digest(_dumps((*map(tuple, s.nodes), s.net, s.budgets, s.ghost), 2))
 
     # --- views -------------------------------------------------------------------------------------
-    def describe_event(self, ev: tuple) -> str:
-        kind = ev[0]
-        if kind in ("deliver", "drop"):
-            return f"{kind} {ev[1]}->{ev[2]} {self.model.describe_msg(ev[3])}"
-        if kind == "propose":
-            return f"propose zab-{ev[2]} at node {ev[1]}"
-        return f"{kind} node {ev[1]}"
-
-    def event_json(self, ev: tuple) -> dict:
-        kind = ev[0]
-        if kind in ("deliver", "drop"):
-            return {"kind": kind, "src": ev[1], "dst": ev[2], "msg": self.model.msg_json(ev[3])}
-        if kind == "propose":
-            return {"kind": kind, "node": ev[1], "payload": f"zab-{ev[2]}"}
-        return {"kind": kind, "node": ev[1]}
-
     def state_json(self, s: State) -> dict:
         model = self.model
         if self.fifo:

@@ -7,17 +7,23 @@ log sees. Exit codes are derived from an `Outcome` in one place (`exit_code`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from zabmc.invariants import Violation
 
-# Why a search stopped.
-EXHAUSTED = "exhausted"  # every reachable state within the bounds was expanded
-DEPTH_BOUND = "depth-bound"  # states at the depth bound were not expanded
-VIOLATION = "violation"  # stopped at the first violation
-INTERRUPTED = "interrupted"  # Ctrl-C; the partial result is kept
-TIME_LIMIT = "time-limit"
-WALKS_DONE = "walks-done"  # random search ran every walk
+class StopReason(StrEnum):
+    """Why a search stopped (the values are what `--json` prints as `stop_reason`)."""
+
+    EXHAUSTED = "exhausted"  # every reachable state within the bounds was expanded
+    DEPTH_BOUND = "depth-bound"  # states at the depth bound were not expanded
+    VIOLATION = "violation"  # stopped at the first violation
+    INTERRUPTED = "interrupted"  # Ctrl-C; the partial result is kept
+    TIME_LIMIT = "time-limit"
+    WALKS_DONE = "walks-done"  # random search ran every walk
+
+
+EXHAUSTED, DEPTH_BOUND, VIOLATION, INTERRUPTED, TIME_LIMIT, WALKS_DONE = StopReason
 
 
 @dataclass(frozen=True)
@@ -45,7 +51,7 @@ class Outcome:
     model: str
     config: Any  # ExploreConfig
     invariants: tuple
-    stop_reason: str = EXHAUSTED
+    stop_reason: StopReason | None = StopReason.EXHAUSTED
     generated: int = 0  # transitions taken (successor states computed)
     distinct: int = 0
     depth_reached: int = 0
@@ -72,27 +78,6 @@ class Outcome:
     @property
     def complete(self) -> bool:
         return self.stop_reason == EXHAUSTED
-
-
-def recorder(out: Outcome, observer: "Observer", stop_at_first: bool):
-    """`record(v, depth, path) -> bool`, shared by every strategy: keep the first violation of each
-    property (with BFS, its shortest) among all the properties a step violates (`v.all()`), tell
-    the observer, and answer whether the search must stop."""
-    reported = {f.violation.property for f in out.violations}
-
-    def record(v, depth: int, path: tuple) -> bool:
-        stop = False
-        for x in v.all():
-            if x.property in reported:
-                continue
-            reported.add(x.property)
-            found = Found(x, depth, path)
-            out.violations.append(found)
-            observer.on_violation(found)
-            stop = stop_at_first
-        return stop
-
-    return record
 
 
 def exit_code(outcome: Outcome) -> int:

@@ -4,7 +4,7 @@ re-executed (`zabmc replay`) through the same kernel.
 Trace file format `zabmc-trace` version 1 (a JSON object):
 - `format`: "zabmc-trace", `version`: 1, `model`: model name;
 - `config`: the explorer bounds and semantics (`ExploreConfig` fields); `invariants`: property names;
-- `events`: list of events, each `{"kind": deliver|drop|timeout|heartbeat|propose, ...}`;
+- `events`: list of events, each `{"kind": ..., ...}` as `zabmc.explore.events` writes them;
 - `states`: the state after each step (`states[0]` is the initial state, so len = len(events) + 1);
 - `violation`: `{"property", "message", "nodes", "txns", "step"}` or null;
 - `final_sha256`: SHA-256 of the canonical `DSEZAB01` dump of the last state's nodes.
@@ -22,6 +22,7 @@ from zabmc.errors import NondeterminismError, UsageError
 from zabmc.invariants import Checker, Violation, resolve
 from zabmc.model import get_model
 
+from . import events as E
 from .env import Env, ExploreConfig, State
 
 TRACE_FORMAT = "zabmc-trace"
@@ -52,7 +53,7 @@ class Trace:
             "config": env.config.to_json(),
             "invariants": list(env.checker.names),
             "violation": v,
-            "events": [env.event_json(e) for e in self.events],
+            "events": [e.to_json(env.model) for e in self.events],
             "states": [env.state_json(s) for s in self.states],
             "final_sha256": self.final_sha256,
         }
@@ -167,12 +168,11 @@ def replay(data: dict) -> ReplayResult:
     for k, want in enumerate(events_json, start=1):
         if not isinstance(want, dict) or "kind" not in want:
             raise UsageError(f"malformed trace file: event {k} is not an event object")
-        for ev, s2, v2 in env.successors(s):
-            if env.event_json(ev) == want:
-                break
-        else:
-            raise UsageError(f"trace does not apply: step {k} ({_brief(want)}) is not enabled "
+        item = E.from_json(env, s, want)
+        if item is None:
+            raise UsageError(f"trace does not apply: step {k} ({E.brief(want)}) is not enabled "
                              "in the replayed state")
+        ev, s2, v2 = item
         s = s2
         events.append(ev)
         states.append(s)
@@ -194,14 +194,6 @@ def replay(data: dict) -> ReplayResult:
         confirmed = (first is not None and first.property == expected.get("property")
                      and first_step == expected.get("step"))
     return ReplayResult(trace, expected, confirmed)
-
-
-def _brief(ev: dict) -> str:
-    kind = ev.get("kind")
-    if kind in ("deliver", "drop"):
-        msg = ev.get("msg", {})
-        return f"{kind} {ev.get('src')}->{ev.get('dst')} {msg.get('type') if isinstance(msg, dict) else msg}"
-    return f"{kind} node {ev.get('node')}" if kind != "propose" else f"propose {ev.get('payload')}"
 
 
 def _replay_events(env: Env, events: list, prop: str):

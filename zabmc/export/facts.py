@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from zabmc.errors import UsageError
 from zabmc.explore.trace import load, replay
-from zabmc.model import initial_steps, payload
+from zabmc.model import initial_steps
 
 DELIVERED, DROPPED, PENDING = "delivered", "dropped", "pending"
 
@@ -61,23 +61,16 @@ def read_trace(path: str) -> TraceFacts:
     timeouts, heartbeats = [], []
     proposals = 0
     for k, ev in enumerate(trace.events, start=1):
-        nodes = states[k - 1].nodes
-        kind = ev[0]
-        step = None
-        if kind == "deliver":
-            _, src, dst, msg = ev
-            step, who = model.deliver(nodes[dst], src, msg, n), dst
-        elif kind == "timeout":
-            step, who = model.timeout(nodes[ev[1]], n), ev[1]
-            timeouts.append((k, ev[1]))
+        kind = ev.kind
+        if kind == "timeout":
+            timeouts.append((k, ev.node))
         elif kind == "heartbeat":
-            step, who = model.heartbeat(nodes[ev[1]], n), ev[1]
-            heartbeats.append((k, ev[1]))
+            heartbeats.append((k, ev.node))
         elif kind == "propose":
-            step, who = model.propose(nodes[ev[1]], payload(ev[2]), n), ev[1]
             proposals += 1
+        step = ev.step(model, states[k - 1].nodes, n)
         if step is not None:
-            sends[k].extend((who, dst, msg) for dst, msg in step.outs)
+            sends[k].extend((ev.actor, dst, msg) for dst, msg in step.outs)
 
     fates: dict = {}
     open_: dict = {}  # value -> deque of indices into fates[value] still in flight
@@ -85,12 +78,12 @@ def read_trace(path: str) -> TraceFacts:
     for k in range(len(trace.events) + 1):
         if k > 0:
             ev = trace.events[k - 1]
-            if ev[0] in ("deliver", "drop"):
-                key = (ev[1], ev[2], ev[3])
+            if ev.kind in ("deliver", "drop"):
+                key = (ev.src, ev.dst, ev.msg)
                 idx = open_[key].popleft()
-                fates[key][idx] = (DELIVERED if ev[0] == "deliver" else DROPPED, k)
-                if ev[0] == "deliver":
-                    for x in (ev[1], ev[2]):
+                fates[key][idx] = (DELIVERED if ev.kind == "deliver" else DROPPED, k)
+                if ev.kind == "deliver":
+                    for x in (ev.src, ev.dst):
                         if first_contact[x] is None:
                             first_contact[x] = k
         for key in sends[k]:

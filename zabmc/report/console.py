@@ -139,7 +139,7 @@ def print_trace(console: Console, trace) -> None:
             c = _changes(a, b)
             if c:
                 changes.append(f"node {b.id}: " + "; ".join(c))
-        console.print(f"{k:>3} {escape(env.describe_event(ev))}")
+        console.print(f"{k:>3} {escape(ev.describe(env.model))}")
         for c in changes:
             console.print(f"      [magenta]{c}[/]")
         if v is not None and k == trace.violation_step:

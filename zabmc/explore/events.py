@@ -1,0 +1,250 @@
+"""The explorer's events: one vocabulary, one module.
+
+An event is an immutable value of one of the classes below. Each class knows, in one place:
+- its fields, and its `kind` (the name it has in traces, on the console and in `--json`);
+- `expand(env, s, heads, out)`: append `(event, next_state, violation)` for every event of the
+  kind enabled in state `s`, in a fixed order; `KINDS` fixes the order of the kinds, so an event's
+  index in `Env.successors(s)` identifies it (traces store indices and rebuild states by replay);
+- `step(model, nodes, n)`: the kernel call it makes, as a `Step` of the node that acts (`actor`),
+  or None for an event that runs no handler (a drop); replay-side tools (export) use it;
+- `describe(model)` for people and `to_json(model)` / `from_json` for files.
+
+Adding a kind of event is adding one class here and naming it in `KINDS` (and its budget in
+`ExploreConfig`, when it has one).
+
+Events are named tuples whose last field is the kind's name, so that two events of different kinds
+never compare equal (`Timeout(1) != Crash(1)`) and equal events are equal values. Successor
+generation builds them with `tuple.__new__`, at C speed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from zabmc.errors import UsageError
+from zabmc.model import payload
+
+_new = tuple.__new__
+
+# Positions in `State.budgets`: what is left of each budget, and the proposals made.
+DROPS, TIMEOUTS, HEARTBEATS, MADE = range(4)
+
+
+def _node_arg(d: dict, key: str = "node") -> int:
+    v = d.get(key)
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise UsageError(f"malformed trace event: {key!r} must be a node id, got {v!r}")
+    return v
+
+
+def _each_node(env, s, out, budget: int, cls, kind: str, handler) -> None:
+    """The events of a budgeted kind that any node may take when `handler(node, n)` gives a
+    step: one per such node, ascending, each spending one unit of budget number `budget`."""
+    b = s.budgets
+    if not b[budget]:
+        return
+    b2 = b[:budget] + (b[budget] - 1,) + b[budget + 1:]
+    n, nodes = env.n, s.nodes
+    for i in range(n):
+        step = handler(nodes[i], n)
+        if step is not None:
+            out.append(env._apply(_new(cls, (i, kind)), s, i, step, s.net, b2))
+
+
+class Deliver(NamedTuple):
+    """The network delivers message `msg` from `src` to `dst` (E4)."""
+
+    src: int
+    dst: int
+    msg: Any
+    kind: str = "deliver"
+
+    @property
+    def actor(self) -> int:
+        return self.dst
+
+    @staticmethod
+    def expand(env, s, heads, out) -> None:
+        deliver, take, apply = env._deliver, env._take, env._apply
+        net, budgets = s.net, s.budgets
+        nodes = s.nodes
+        for k, src, dst, msg in heads:
+            step = deliver(nodes[dst], src, msg)
+            out.append(apply(_new(Deliver, (src, dst, msg, "deliver")), s, dst, step,
+                             take(net, k), budgets))
+
+    def step(self, model, nodes, n):
+        return model.deliver(nodes[self.dst], self.src, self.msg, n)
+
+    def describe(self, model) -> str:
+        return f"deliver {self.src}->{self.dst} {model.describe_msg(self.msg)}"
+
+    def to_json(self, model) -> dict:
+        return {"kind": "deliver", "src": self.src, "dst": self.dst, "msg": model.msg_json(self.msg)}
+
+
+class Drop(NamedTuple):
+    """The network loses message `msg` from `src` to `dst` (budget `max_drops`)."""
+
+    src: int
+    dst: int
+    msg: Any
+    kind: str = "drop"
+
+    actor = None
+
+    @staticmethod
+    def expand(env, s, heads, out) -> None:
+        b = s.budgets
+        if not b[DROPS]:
+            return
+        b2 = (b[0] - 1,) + b[1:]
+        take, state = env._take, type(s)
+        nodes, net, ghost = s.nodes, s.net, s.ghost
+        for k, src, dst, msg in heads:
+            out.append((_new(Drop, (src, dst, msg, "drop")),
+                        state(nodes, take(net, k), b2, ghost), None))
+
+    def step(self, model, nodes, n):
+        return None
+
+    def describe(self, model) -> str:
+        return f"drop {self.src}->{self.dst} {model.describe_msg(self.msg)}"
+
+    def to_json(self, model) -> dict:
+        return {"kind": "drop", "src": self.src, "dst": self.dst, "msg": model.msg_json(self.msg)}
+
+
+class Timeout(NamedTuple):
+    """Node `node`'s election timeout fires (budget `max_timeouts`, shared by all nodes)."""
+
+    node: int
+    kind: str = "timeout"
+
+    @property
+    def actor(self) -> int:
+        return self.node
+
+    @staticmethod
+    def expand(env, s, heads, out) -> None:
+        _each_node(env, s, out, TIMEOUTS, Timeout, "timeout", env.model.timeout)
+
+    def step(self, model, nodes, n):
+        return model.timeout(nodes[self.node], n)
+
+    def describe(self, model) -> str:
+        return f"timeout node {self.node}"
+
+    def to_json(self, model) -> dict:
+        return {"kind": "timeout", "node": self.node}
+
+
+class Heartbeat(NamedTuple):
+    """Leader `node` sends a heartbeat (budget `max_heartbeats`)."""
+
+    node: int
+    kind: str = "heartbeat"
+
+    @property
+    def actor(self) -> int:
+        return self.node
+
+    @staticmethod
+    def expand(env, s, heads, out) -> None:
+        _each_node(env, s, out, HEARTBEATS, Heartbeat, "heartbeat", env.model.heartbeat)
+
+    def step(self, model, nodes, n):
+        return model.heartbeat(nodes[self.node], n)
+
+    def describe(self, model) -> str:
+        return f"heartbeat node {self.node}"
+
+    def to_json(self, model) -> dict:
+        return {"kind": "heartbeat", "node": self.node}
+
+
+class Propose(NamedTuple):
+    """Client proposal number `k` (payload `zab-<k>`) goes to the lowest-id node that may take
+    it (budget `proposals`)."""
+
+    node: int
+    k: int
+    kind: str = "propose"
+
+    @property
+    def actor(self) -> int:
+        return self.node
+
+    @staticmethod
+    def expand(env, s, heads, out) -> None:
+        b = s.budgets
+        made = b[MADE]
+        if made >= env.config.proposals:
+            return
+        model, n, nodes = env.model, env.n, s.nodes
+        for i in range(n):
+            if model.can_propose(nodes[i]):
+                b2 = b[:3] + (made + 1,) + b[4:]
+                step = model.propose(nodes[i], payload(made), n)
+                out.append(env._apply(_new(Propose, (i, made, "propose")), s, i, step, s.net, b2))
+                return
+
+    def step(self, model, nodes, n):
+        return model.propose(nodes[self.node], payload(self.k), n)
+
+    def describe(self, model) -> str:
+        return f"propose {payload(self.k).decode()} at node {self.node}"
+
+    def to_json(self, model) -> dict:
+        return {"kind": "propose", "node": self.node, "payload": payload(self.k).decode()}
+
+
+#: Every kind of event, in the order `Env.successors` lists them. New kinds go at the end, so that
+#: the indices of the older ones, and every trace made before, stay what they were.
+KINDS = (Deliver, Drop, Timeout, Heartbeat, Propose)
+BY_NAME = {k._field_defaults["kind"]: k for k in KINDS}
+
+
+def check_json(d) -> str:
+    """The kind of a JSON event, after checking its shape; a one-line `UsageError` otherwise."""
+    if not isinstance(d, dict):
+        raise UsageError("malformed trace event: not an object")
+    kind = d.get("kind")
+    cls = BY_NAME.get(kind)
+    if cls is None:
+        raise UsageError(f"malformed trace event: unknown kind {kind!r} "
+                         f"(known: {', '.join(BY_NAME)})")
+    if cls in (Deliver, Drop):
+        _node_arg(d, "src")
+        _node_arg(d, "dst")
+        if not isinstance(d.get("msg"), dict):
+            raise UsageError(f"malformed trace event: a {kind} needs a 'msg' object")
+    else:
+        _node_arg(d)
+        if cls is Propose and not isinstance(d.get("payload"), str):
+            raise UsageError("malformed trace event: a propose needs a 'payload' string")
+    return kind
+
+
+def from_json(env, s, d: dict):
+    """The event enabled in state `s` whose JSON form is `d`, with its successor:
+    `(event, next_state, violation)`, or None when no enabled event has that form."""
+    kind = check_json(d)
+    model = env.model
+    for item in env.successors(s):
+        ev = item[0]
+        if ev.kind == kind and ev.to_json(model) == d:
+            return item
+    return None
+
+
+def brief(d: dict) -> str:
+    """A short description of a JSON event (for error messages about one that does not apply)."""
+    kind = d.get("kind")
+    if kind in ("deliver", "drop"):
+        msg = d.get("msg", {})
+        name = msg.get("type") if isinstance(msg, dict) else msg
+        return f"{kind} {d.get('src')}->{d.get('dst')} {name}"
+    if kind == "propose":
+        return f"propose {d.get('payload')}"
+    return f"{kind} node {d.get('node')}"

@@ -1,0 +1,119 @@
+"""The search frame every strategy runs in (the registry of strategies is `zabmc.strategies`).
+
+In the manner of DSLabs' `Search` template: a strategy only says how it walks the state space
+(`search`) and what it holds at the end (`finish`); the frame owns everything around that: the
+`Outcome`, recording violations, progress reports, the time limit, interruption, the cyclic
+collector, and the reason the search stopped.
+
+A strategy signals the end of its search in one of three ways: it returns (the frame then asks
+`natural_stop()` whether the space was exhausted or a bound was hit), `record` or `progress` raise
+`Stopped` (a violation with stop-at-first, or the time limit), or the user interrupts
+(KeyboardInterrupt). In every case `finish()` runs and the observer sees `on_finish`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from .collector import collector_paused
+from .env import Env
+from .outcome import (INTERRUPTED, NULL_OBSERVER, TIME_LIMIT, VIOLATION, Found, Observer,
+                      Outcome, Progress, StopReason)
+
+PROGRESS_EVERY = 0.5  # seconds between two progress reports (and time-limit checks)
+
+
+class Stopped(Exception):
+    """Raised inside a search to end it; the frame has recorded why."""
+
+
+class Search:
+    """One run of one strategy over one `Env`. Subclasses set `name` and implement `search`."""
+
+    name: ClassVar[str]
+    engine: ClassVar[str] = "in-process"
+    #: which violation of a property is kept: the first met ("first": with BFS, a shortest one),
+    #: or the shortest met so far ("shortest": random walks meet them in any order)
+    keep: ClassVar[str] = "first"
+
+    def __init__(self, env: Env, *, stop_at_first: bool = True,
+                 observer: Observer = NULL_OBSERVER, time_limit: float | None = None, **options):
+        self.env = env
+        self.config = env.config
+        self.stop_at_first = stop_at_first
+        self.observer = observer
+        self.time_limit = time_limit
+        self.options = options
+        self.out = Outcome(strategy=self.name, engine=self.engine, model=env.model.name,
+                           config=env.config, invariants=env.checker.names)
+        self._reported: dict[str, int] = {}  # property -> index in out.violations
+        self.t0 = 0.0
+        self.next_progress = 0.0
+
+    # --- what a strategy implements ----------------------------------------------------------------
+    def search(self) -> None:
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """Fill in the outcome's figures (distinct, depth reached, memory); runs however the
+        search ended."""
+
+    def natural_stop(self) -> StopReason:
+        """Why a search that returned by itself stopped."""
+        raise NotImplementedError
+
+    # --- services for strategies -------------------------------------------------------------------
+    def record(self, v, depth: int, path: tuple) -> None:
+        """Note every property that step `v` violates at `depth` (reached by `path`); tell the
+        observer about each new (or, with keep="shortest", shorter) one, and raise `Stopped` when
+        the search must stop at the first violation."""
+        out, reported = self.out, self._reported
+        new = False
+        for x in v.all():
+            k = reported.get(x.property)
+            if k is not None and (self.keep == "first" or out.violations[k].depth <= depth):
+                continue
+            found = Found(x, depth, path)
+            if k is None:
+                reported[x.property] = len(out.violations)
+                out.violations.append(found)
+            else:
+                out.violations[k] = found
+            self.observer.on_violation(found)
+            new = True
+        if new and self.stop_at_first:
+            out.stop_reason = VIOLATION
+            raise Stopped
+
+    def progress(self, depth: int, distinct: int, frontier: int, check_time: bool = True) -> None:
+        """Report progress, and enforce the time limit (unless the engine enforces it itself).
+        Strategies call this when `time.perf_counter() >= self.next_progress` (cheap to test in a
+        hot loop)."""
+        now = time.perf_counter()
+        self.next_progress = now + PROGRESS_EVERY
+        self.observer.on_progress(Progress(depth, self.out.generated, distinct, frontier,
+                                           now - self.t0))
+        if check_time and self.time_limit is not None and now - self.t0 >= self.time_limit:
+            self.out.stop_reason = TIME_LIMIT
+            raise Stopped
+
+    # --- the frame ---------------------------------------------------------------------------------
+    def run(self) -> Outcome:
+        out = self.out
+        out.stop_reason = None
+        with collector_paused():
+            self.t0 = time.perf_counter()
+            self.next_progress = self.t0 + PROGRESS_EVERY
+            try:
+                self.search()
+            except Stopped:
+                pass
+            except KeyboardInterrupt:
+                out.stop_reason = INTERRUPTED
+            self.finish()
+            out.elapsed = time.perf_counter() - self.t0
+            if out.stop_reason is None:
+                out.stop_reason = self.natural_stop()
+            self.observer.on_finish(out)
+        return out
