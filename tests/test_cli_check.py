@@ -27,7 +27,7 @@ def test_violation_exit_code_json_and_trace_file(tmp_path, capsys):
     summary = json.loads(out)
     assert summary["verdict"] == "violation" and summary["stop_reason"] == "violation"
     assert summary["config"] == {"nodes": 2, "network": "bag", "max_drops": 0, "max_timeouts": 1,
-                                 "max_heartbeats": 0, "proposals": 2, "depth": 40}
+                                 "max_heartbeats": 0, "proposals": 2, "depth": 40, "max_crashes": 0}
     assert [(v["property"], v["depth"]) for v in summary["violations"]] == [
         ("local-primary-order", 11), ("agreement", 11), ("total-order", 11)]
     v = summary["violations"][0]
@@ -35,7 +35,7 @@ def test_violation_exit_code_json_and_trace_file(tmp_path, capsys):
     trace = trace.with_name("t-local-primary-order.json")
     assert summary["depth_reached"] == 11 and summary["distinct_states"] > 0
     data = json.loads(trace.read_text())
-    assert data["format"] == "zabmc-trace" and data["version"] == 1
+    assert data["format"] == "zabmc-trace" and data["version"] == 2
     assert len(data["events"]) == 11 and len(data["states"]) == 12
     assert data["violation"]["step"] == 11
     # the counterexamples go to stderr, so a CI log shows them; stdout is the JSON alone

@@ -169,7 +169,7 @@ def test_initial_state_is_the_simulator_startup():
     assert [x.role for x in s.nodes] == [0, 0, 0]
     # every node's LookForLeader and Vote to each peer: 3 * 2 * 2 distinct messages, one copy each
     assert len(s.net) == 12 and all(c == 1 for _, c in s.net)
-    assert s.budgets == (0, 0, 0, 0)
+    assert s.budgets == (0, 0, 0, 0, 0, 0)
 
 
 def test_bag_merges_identical_messages_and_delivers_one_copy():
@@ -288,3 +288,112 @@ def test_a_frozen_pause_moves_the_survivors_out_of_the_collectors_reach():
         assert gc.get_freeze_count() >= before + len(kept)
     finally:
         gc.unfreeze()
+
+
+# --- crash and restart (E7-E10) --------------------------------------------------------------------
+
+# (config, distinct states, transitions, depth) with one crash, exhaustive; with every default
+# property on and with none: here the ghost (the established leaders of each epoch) adds states.
+EXHAUSTIVE_CRASHES = [
+    (dict(nodes=2, network="fifo", proposals=0), (157, 246, 25), (139, 223, 20)),
+    (dict(nodes=2, network="fifo", proposals=1), (331, 512, 32), (302, 473, 31)),
+    (dict(nodes=2, network="bag", proposals=1), (1579, 6301, 20), (1527, 6206, 19)),
+]
+
+
+@pytest.mark.parametrize("cfg,with_ghost,without", EXHAUSTIVE_CRASHES)
+def test_pinned_exhaustive_counts_with_a_crash(cfg, with_ghost, without):
+    for invariants, want in ((ALL, with_ghost), ((), without)):
+        o = bfs(env_for(invariants, depth=200, max_crashes=1, **cfg), stop_at_first=False)
+        assert o.stop_reason == "exhausted" and not o.violations
+        assert (o.distinct, o.generated, o.depth_reached) == want
+
+
+def _node_state(env, s, i):
+    return [f for f in s.nodes[i]._fields if getattr(s.nodes[i], f) != getattr(env.model.fresh(i, env.n), f)]
+
+
+def test_a_crash_keeps_the_durable_fields_and_closes_the_nodes_links():
+    env = env_for(nodes=3, network="fifo", proposals=1, max_crashes=1, depth=40)
+    # the first state, breadth first and without crashes, where a proposal was made
+    s, _ = env.initial()
+    todo, seen = [s], {env.fingerprint(s)}
+    while todo:
+        s = todo.pop(0)
+        if s.budgets[3] == 1:
+            break
+        for ev, s2, _ in env.successors(s):
+            if ev.kind != "crash" and env.fingerprint(s2) not in seen:
+                seen.add(env.fingerprint(s2))
+                todo.append(s2)
+    assert s.budgets[3] == 1 and any(s.net), "a proposal was made and is in flight"
+    leader = next(i for i, x in enumerate(s.nodes) if x.role == 2)
+    crashes = {ev.node: (s2, v) for ev, s2, v in env.successors(s) if ev.kind == "crash"}
+    assert sorted(crashes) == [0, 1, 2]  # any up node may crash, the leader too
+    down, v = crashes[leader]
+    assert v is None
+    node = down.nodes[leader]
+    for f in node._fields:
+        kept = f in env.model.durable
+        assert getattr(node, f) == (getattr(s.nodes[leader], f) if kept else
+                                    getattr(env.model.fresh(leader, 3), f)), f
+    assert down.budgets[4:] == (0, 1 << leader)
+    n = 3
+    for k, q in enumerate(down.net):  # every link to or from the crashed node is empty
+        if leader in (k // n, k % n):
+            assert q == ()
+        else:
+            assert q == s.net[k]
+    kinds = [(ev.kind, getattr(ev, "node", None)) for ev in env.events(down)]
+    assert ("restart", leader) in kinds  # also with no crash budget left
+    assert not any(k == "crash" for k, _ in kinds)
+    for ev in env.events(down):  # a down node receives nothing and does nothing
+        assert getattr(ev, "dst", None) != leader and getattr(ev, "src", None) != leader
+        assert not (ev.kind in ("timeout", "heartbeat", "propose") and ev.node == leader)
+    # what the others send to it while it is down is lost at send
+    for ev, s2, _ in env.successors(down):
+        if ev.kind == "deliver":
+            assert all(q == () for k, q in enumerate(s2.net) if k % n == leader)
+
+
+def test_a_restart_runs_the_start_up_for_that_node_only():
+    env = env_for(nodes=3, network="fifo", proposals=0, max_crashes=1, depth=40)
+    s, _ = env.initial()
+    down = env.step(s, next(e for e in env.events(s) if e.kind == "crash" and e.node == 1))[0]
+    up, v = env.step(down, next(e for e in env.events(down) if e.kind == "restart"))
+    assert v is None and up.budgets[4:] == (0, 0)
+    want = env.model.start(down.nodes[1], 3)
+    assert up.nodes[1] == want.node
+    # its LookForLeader and Vote are now on its links to nodes 0 and 2, after nothing else
+    assert up.net[1 * 3 + 0] == tuple(m for d, m in want.outs if d == 0)
+    assert up.net[1 * 3 + 2] == tuple(m for d, m in want.outs if d == 2)
+    assert up.nodes[0] is down.nodes[0] and up.nodes[2] is down.nodes[2]
+    # down and up again after start-up differs from never down: the in-flight messages went
+    assert env.fingerprint(up) != env.fingerprint(s)
+    assert env.fingerprint(down) != env.fingerprint(s)
+
+
+def test_zero_crashes_means_no_crash_event_and_the_old_state_json():
+    env = env_for(nodes=2, network="fifo", proposals=1, depth=40)
+    s, _ = env.initial()
+    assert all(ev.kind not in ("crash", "restart") for ev in env.events(s))
+    j = env.state_json(s)
+    assert "down" not in j and "crashes_left" not in j["budgets"]
+
+
+def test_shortest_crash_counterexample_db19_2_nodes_fifo():
+    """A follower crashes with a Propose in flight to it, restarts, rejoins the same leader by its
+    votes (db-19 re-synchronizes only through NewLeader) and accepts the next proposal over the
+    gap: the leader delivered zab-0 then zab-1, the follower zab-1 alone."""
+    env = env_for(nodes=2, network="fifo", proposals=2, max_crashes=1, depth=40)
+    o = bfs(env)
+    assert [(f.violation.property, f.depth) for f in o.violations] == [
+        ("local-primary-order", 25), ("agreement", 25), ("total-order", 25)]
+    trace = rebuild(env, o.violations[0].path)
+    kinds = [e.kind for e in trace.events]
+    assert kinds.count("crash") == 1 and kinds.count("restart") == 1
+    assert [e.describe(env.model) for e in trace.events[12:15]] == [
+        "propose zab-0 at node 1", "crash node 0", "restart node 0"]
+    # without the crash, the same bounds are clean
+    clean = bfs(env_for(nodes=2, network="fifo", proposals=2, depth=40), stop_at_first=False)
+    assert not clean.violations

@@ -73,6 +73,10 @@ CASES = [
     pytest.param(dict(nodes=2, network="bag", max_drops=1, max_timeouts=1, depth=40), ALL,
                  True, id="n2-bag-drop-timeout-stop"),
     pytest.param(dict(nodes=3, network="fifo", depth=9), ALL, True, id="n3-fifo-depth9"),
+    pytest.param(dict(nodes=2, network="fifo", proposals=2, max_crashes=1, depth=40), ALL, False,
+                 id="n2-fifo-crash-all"),
+    pytest.param(dict(nodes=2, network="bag", proposals=1, max_crashes=1, depth=40), (), True,
+                 id="n2-bag-crash-no-invariants"),
 ]
 
 

@@ -39,6 +39,9 @@ def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
               help="Election timeouts budget (shared by all nodes).")
 @click.option("--max-heartbeats", type=int, default=0, show_default=True, help="Heartbeats budget.")
 @click.option("--proposals", type=int, default=2, show_default=True, help="Client proposals budget.")
+@click.option("--max-crashes", type=int, default=0, show_default=True,
+              help="Crashes budget (shared by all nodes): a crash keeps only the node's durable "
+                   "fields; restarts are unbudgeted.")
 @click.option("--strategy", type=click.Choice(list(STRATEGIES)), default="bfs", show_default=True,
               help="bfs: shortest counterexamples; dfs: memory = the path; random: seeded walks.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for --strategy random.")
@@ -50,7 +53,8 @@ def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
               help="Do not stop at the first violation; report each violated property once.")
 @click.option("--invariant", "invariants", multiple=True, metavar="NAME",
               help="Check only this property (repeatable); see `zabmc invariants`.")
-@click.option("--no-invariants", is_flag=True, help="Check nothing and keep no ghost state (E6).")
+@click.option("--no-invariants", is_flag=True, help="Check nothing and keep no ghost state: the distinct-state count is then the "
+                   "protocol's own (docs/semantics.md, E6).")
 @click.option("--trace-out", type=click.Path(dir_okay=False), default=None,
               help="Counterexample trace file [default: zabmc-<model>-<property>.trace.json]; "
                    "with --all, FILE-<property>.json per property.")
@@ -63,9 +67,10 @@ def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
 @click.option("--partitions", type=int, default=None, help="Spark partitions [default: cores].")
 @click.option("--verbose", is_flag=True, help="Show engine logs (Spark start-up output).")
 def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartbeats, proposals,
-          strategy, seed, walks, no_shorten, find_all, invariants, no_invariants, trace_out, as_json, quiet,
+          max_crashes, strategy, seed, walks, no_shorten, find_all, invariants, no_invariants, trace_out, as_json, quiet,
           time_limit, engine, master, partitions, verbose):
-    """Explore every interleaving, drop, timeout, heartbeat and proposal within the bounds.
+    """Explore every interleaving, drop, timeout, heartbeat, proposal, crash and restart within
+    the bounds.
 
     Exit codes: 0 no violation within the bounds, 10 a property violation, 2 bad usage,
     1 internal error.
@@ -91,7 +96,7 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
         raise UsageError(f"model {model.name} assumes FIFO links (the paper's TCP); under "
                          f"--network {network} its violations would not be bugs: use --network fifo")
     cfg = ExploreConfig(nodes, network, max_drops, max_timeouts, max_heartbeats, proposals,
-                        depth).validate()
+                        depth, max_crashes).validate()
     names = resolve(invariants, no_invariants)
     env = Env(model, cfg, Checker(names))
 

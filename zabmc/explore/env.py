@@ -6,10 +6,12 @@ A `State` is an immutable value `(nodes, net, budgets, ghost)`:
 - `net`: the in-flight messages in canonical order. Under `bag` a sorted tuple of
   `((src, dst, msg), count)` (E5: identical messages are one multiset element); under `fifo` a
   tuple of n*n message queues, the queue of link (src, dst) at index src*n + dst, oldest first;
-- `budgets`: `(drops_left, timeouts_left, heartbeats_left, proposals_made)`;
+- `budgets`: `(drops_left, timeouts_left, heartbeats_left, proposals_made, crashes_left, down)`,
+  `down` the bit set of the nodes that are down (E7);
 - `ghost`: the invariant checker's ghost state (all `None` parts with invariants off, E6).
 
-Events are the values of `zabmc.explore.events` (deliver, drop, timeout, heartbeat, propose), which
+Events are the values of `zabmc.explore.events` (deliver, drop, timeout, heartbeat, propose, crash,
+restart), which
 also enumerates them: `successors(state)` lists them in a fixed order, so an event's index in that
 list identifies it (traces store indices and rebuild states by replay). Every protocol step goes
 through the model's kernel functions.
@@ -44,18 +46,22 @@ class ExploreConfig(NamedTuple):
     max_heartbeats: int = 0
     proposals: int = 2
     depth: int = 40
+    max_crashes: int = 0
 
     def validate(self) -> "ExploreConfig":
         if not 1 <= self.nodes <= 9:
             raise UsageError(f"--nodes must be between 1 and 9, got {self.nodes}")
         if self.network not in NETWORKS:
             raise UsageError(f"--network must be one of {', '.join(NETWORKS)}, got {self.network!r}")
-        for name in ("max_drops", "max_timeouts", "max_heartbeats", "proposals", "depth"):
+        for name in ("max_drops", "max_timeouts", "max_heartbeats", "proposals", "depth",
+                     "max_crashes"):
             v = getattr(self, name)
             if v < 0:
                 raise UsageError(f"--{name.replace('_', '-')} must not be negative, got {v}")
-        if self.proposals > 255 or self.max_drops > 65535 or self.max_timeouts > 65535:
-            raise UsageError("budgets are limited to 255 proposals and 65535 drops or timeouts")
+        if self.proposals > 255 or max(self.max_drops, self.max_timeouts, self.max_heartbeats,
+                                       self.max_crashes) > 65535:
+            raise UsageError("budgets are limited to 255 proposals and 65535 drops, timeouts, "
+                             "heartbeats or crashes")
         return self
 
     def to_json(self) -> dict:
@@ -93,7 +99,7 @@ class Env:
             ghost, v = self.checker.step(ghost, i, s.node, s.effects, nodes)
             violation = violation or v
         cfg = self.config
-        budgets = (cfg.max_drops, cfg.max_timeouts, cfg.max_heartbeats, 0)
+        budgets = (cfg.max_drops, cfg.max_timeouts, cfg.max_heartbeats, 0, cfg.max_crashes, 0)
         net = ((),) * (n * n) if self.fifo else ()
         for i, s in enumerate(steps):
             net = self._add(net, i, s.outs)
@@ -129,6 +135,13 @@ class Env:
         if count == 1:
             return net[:k] + net[k + 1 :]
         return net[:k] + ((item, count - 1),) + net[k + 1 :]
+
+    def _cut_off(self, net: tuple, i: int) -> tuple:
+        """`net` without any message to or from node `i` (its connections close at a crash, E7)."""
+        if self.fifo:
+            n = self.n
+            return tuple(() if k // n == i or k % n == i else q for k, q in enumerate(net))
+        return tuple(e for e in net if e[0][0] != i and e[0][1] != i)
 
     def _heads(self, net: tuple):
         """`(k, src, dst, msg)` for every message that may be delivered or dropped next."""
@@ -173,8 +186,12 @@ class Env:
         prev = nodes[i]
         if step.node is not prev:
             nodes = nodes[:i] + (step.node,) + nodes[i + 1 :]
-        if step.outs:
-            net = self._add(net, i, step.outs)
+        outs = step.outs
+        if outs:
+            down = budgets[5]
+            if down:  # a message to a down node is lost at send (E8)
+                outs = tuple(o for o in outs if not down >> o[0] & 1)
+            net = self._add(net, i, outs)
         ghost, violation = self.checker.step(s.ghost, i, step.node, step.effects, nodes, prev)
         return ev, State(nodes, net, budgets, ghost), violation
 
@@ -217,13 +234,17 @@ class Env:
         else:
             net = [{"src": src, "dst": dst, "msg": model.msg_json(msg), "count": cnt}
                    for (src, dst, msg), cnt in s.net]
-        d, t, h, p = s.budgets
+        d, t, h, p, c, down = s.budgets
+        budgets = {"drops_left": d, "timeouts_left": t, "heartbeats_left": h, "proposals_made": p}
+        if self.config.max_crashes:
+            budgets["crashes_left"] = c
         out: dict[str, Any] = {
             "nodes": [model.node_json(x) for x in s.nodes],
             "network": net,
-            "budgets": {"drops_left": d, "timeouts_left": t, "heartbeats_left": h,
-                        "proposals_made": p},
+            "budgets": budgets,
         }
+        if self.config.max_crashes:
+            out["down"] = [i for i in range(self.n) if down >> i & 1]
         if self.checker.active:
             out["ghost"] = self.checker.ghost_json(s.ghost)
         return out

@@ -22,12 +22,14 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from zabmc.errors import UsageError
-from zabmc.model import payload
+from zabmc.model import Step, crashed, payload
 
 _new = tuple.__new__
 
-# Positions in `State.budgets`: what is left of each budget, and the proposals made.
-DROPS, TIMEOUTS, HEARTBEATS, MADE = range(4)
+# Positions in `State.budgets`: what is left of each budget, the proposals made, and the set of
+# down nodes (a bit mask, E7). The last one is not a budget, but like the budgets it is a small
+# counter that every event reads and few change.
+DROPS, TIMEOUTS, HEARTBEATS, MADE, CRASHES, DOWN = range(6)
 
 
 def _node_arg(d: dict, key: str = "node") -> int:
@@ -44,8 +46,10 @@ def _each_node(env, s, out, budget: int, cls, kind: str, handler) -> None:
     if not b[budget]:
         return
     b2 = b[:budget] + (b[budget] - 1,) + b[budget + 1:]
-    n, nodes = env.n, s.nodes
+    n, nodes, down = env.n, s.nodes, b[DOWN]
     for i in range(n):
+        if down >> i & 1:  # a down node does nothing (E8)
+            continue
         step = handler(nodes[i], n)
         if step is not None:
             out.append(env._apply(_new(cls, (i, kind)), s, i, step, s.net, b2))
@@ -164,7 +168,7 @@ class Heartbeat(NamedTuple):
 
 
 class Propose(NamedTuple):
-    """Client proposal number `k` (payload `zab-<k>`) goes to the lowest-id node that may take
+    """Client proposal number `k` (payload `zab-<k>`) goes to the lowest-id up node that may take
     it (budget `proposals`)."""
 
     node: int
@@ -181,9 +185,9 @@ class Propose(NamedTuple):
         made = b[MADE]
         if made >= env.config.proposals:
             return
-        model, n, nodes = env.model, env.n, s.nodes
+        model, n, nodes, down = env.model, env.n, s.nodes, b[DOWN]
         for i in range(n):
-            if model.can_propose(nodes[i]):
+            if not down >> i & 1 and model.can_propose(nodes[i]):
                 b2 = b[:3] + (made + 1,) + b[4:]
                 step = model.propose(nodes[i], payload(made), n)
                 out.append(env._apply(_new(Propose, (i, made, "propose")), s, i, step, s.net, b2))
@@ -199,9 +203,80 @@ class Propose(NamedTuple):
         return {"kind": "propose", "node": self.node, "payload": payload(self.k).decode()}
 
 
+class Crash(NamedTuple):
+    """Node `node` crashes (E7; budget `max_crashes`, shared by all nodes): it keeps its durable
+    fields, loses the rest and every message in flight to or from it, and is down."""
+
+    node: int
+    kind: str = "crash"
+
+    @property
+    def actor(self) -> int:
+        return self.node
+
+    @staticmethod
+    def expand(env, s, heads, out) -> None:
+        b = s.budgets
+        if not b[CRASHES]:
+            return
+        model, n, nodes, down = env.model, env.n, s.nodes, b[DOWN]
+        for i in range(n):
+            if down >> i & 1:
+                continue
+            b2 = b[:4] + (b[CRASHES] - 1, down | 1 << i)
+            node = crashed(model, nodes[i], n)
+            nodes2 = nodes if node == nodes[i] else nodes[:i] + (node,) + nodes[i + 1:]
+            ghost, v = env.checker.step(s.ghost, i, node, (), nodes2, nodes[i])
+            out.append((_new(Crash, (i, "crash")),
+                        type(s)(nodes2, env._cut_off(s.net, i), b2, ghost), v))
+
+    def step(self, model, nodes, n):
+        return Step(crashed(model, nodes[self.node], n), (), ())
+
+    def describe(self, model) -> str:
+        return f"crash node {self.node}"
+
+    def to_json(self, model) -> dict:
+        return {"kind": "crash", "node": self.node}
+
+
+class Restart(NamedTuple):
+    """Down node `node` restarts (E9; no budget): with its durable fields, it runs the start-up for
+    itself; what it sends to down nodes is lost."""
+
+    node: int
+    kind: str = "restart"
+
+    @property
+    def actor(self) -> int:
+        return self.node
+
+    @staticmethod
+    def expand(env, s, heads, out) -> None:
+        b = s.budgets
+        down = b[DOWN]
+        if not down:
+            return
+        model, n, nodes = env.model, env.n, s.nodes
+        for i in range(n):
+            if down >> i & 1:
+                b2 = b[:5] + (down & ~(1 << i),)
+                step = model.start(nodes[i], n)
+                out.append(env._apply(_new(Restart, (i, "restart")), s, i, step, s.net, b2))
+
+    def step(self, model, nodes, n):
+        return model.start(nodes[self.node], n)
+
+    def describe(self, model) -> str:
+        return f"restart node {self.node}"
+
+    def to_json(self, model) -> dict:
+        return {"kind": "restart", "node": self.node}
+
+
 #: Every kind of event, in the order `Env.successors` lists them. New kinds go at the end, so that
 #: the indices of the older ones, and every trace made before, stay what they were.
-KINDS = (Deliver, Drop, Timeout, Heartbeat, Propose)
+KINDS = (Deliver, Drop, Timeout, Heartbeat, Propose, Crash, Restart)
 BY_NAME = {k._field_defaults["kind"]: k for k in KINDS}
 
 

@@ -1,11 +1,13 @@
 """Counterexample traces: rebuilt from event indices by replay, saved as versioned JSON, and
 re-executed (`zabmc replay`) through the same kernel.
 
-Trace file format `zabmc-trace` version 1 (a JSON object):
-- `format`: "zabmc-trace", `version`: 1, `model`: model name;
+Trace file format `zabmc-trace` version 2 (a JSON object; version 1, from before crashes, still
+loads):
+- `format`: "zabmc-trace", `version`: 2, `model`: model name;
 - `config`: the explorer bounds and semantics (`ExploreConfig` fields); `invariants`: property names;
 - `events`: list of events, each `{"kind": ..., ...}` as `zabmc.explore.events` writes them;
 - `states`: the state after each step (`states[0]` is the initial state, so len = len(events) + 1);
+  with a crash budget, each also lists the `down` nodes and the `crashes_left`;
 - `violation`: `{"property", "message", "nodes", "txns", "step"}` or null;
 - `final_sha256`: SHA-256 of the canonical `DSEZAB01` dump of the last state's nodes.
 Replay matches each recorded event against the enabled events by value, so a trace does not depend
@@ -26,7 +28,10 @@ from . import events as E
 from .env import Env, ExploreConfig, State
 
 TRACE_FORMAT = "zabmc-trace"
-TRACE_VERSION = 1
+TRACE_VERSION = 2
+#: versions this zabmc reads: 1 (before crashes: no `max_crashes` in the config, no crash or
+#: restart events) reads as version 2 with `max_crashes` 0
+READABLE_VERSIONS = (1, 2)
 
 
 @dataclass
@@ -119,9 +124,9 @@ def load(path: str) -> dict:
     if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:
         raise UsageError(f"{path} is not a zabmc trace (no \"format\": \"{TRACE_FORMAT}\")")
     version = data.get("version")
-    if version != TRACE_VERSION:
+    if version not in READABLE_VERSIONS:
         raise UsageError(f"{path}: unsupported trace version {version!r} (this zabmc reads "
-                         f"version {TRACE_VERSION})")
+                         f"versions {', '.join(map(str, READABLE_VERSIONS))})")
     return data
 
 

@@ -9,6 +9,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
+from zabmc.explore.events import DOWN
 from zabmc.explore.outcome import Found, Observer, Outcome, Progress
 
 from .simtrace import ROLE, _changes, _zx
@@ -139,6 +140,13 @@ def print_trace(console: Console, trace) -> None:
             c = _changes(a, b)
             if c:
                 changes.append(f"node {b.id}: " + "; ".join(c))
+        went, came = _down(prev) & ~_down(cur), _down(cur) & ~_down(prev)
+        for x in _ids(came):
+            lost = sum(_count(prev.net, env)) - sum(_count(cur.net, env))
+            changes.append(f"node {x} is down: it keeps only its durable fields; "
+                           f"{lost} message(s) in flight to or from it lost")
+        for x in _ids(went):
+            changes.append(f"node {x} is up again")
         console.print(f"{k:>3} {escape(ev.describe(env.model))}")
         for c in changes:
             console.print(f"      [magenta]{c}[/]")
@@ -146,9 +154,18 @@ def print_trace(console: Console, trace) -> None:
             console.print(f"      [bold red]=> {v.property} violated:[/] {escape(v.message)}")
     last = trace.states[-1]
     console.print("  final: " + "; ".join(
-        f"node {x.id} {ROLE[x.role]} e{x.current_epoch} "
+        f"node {x.id} {'down' if _down(last) >> x.id & 1 else ROLE[x.role]} e{x.current_epoch} "
         f"hist [{' '.join(_zx(t[0]) for t in x.history)}] commit {_zx(x.last_committed)}"
         for x in last.nodes), highlight=False)
+
+
+def _down(s) -> int:
+    """The bit set of the nodes down in state `s`."""
+    return s.budgets[DOWN]
+
+
+def _ids(mask: int) -> list[int]:
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]
 
 
 def _count(net, env):
