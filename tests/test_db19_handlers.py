@@ -1,5 +1,5 @@
 """Every branch of every db-19 handler, checked against the seed document's pseudo-code and
-CLARIFICATIONS.md (C<n>): the exact resulting node, the exact messages out in send order, the exact
+docs/semantics.md (C<n>): the exact resulting node, the exact messages out in send order, the exact
 effects.
 
 Nodes are built from `fresh_node` with the fields a case needs; `expect(...)` spells the whole

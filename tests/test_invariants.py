@@ -1,4 +1,4 @@
-"""The safety properties of shared/spec/PROPERTIES.md as `zabmc.invariants.Checker` evaluates them:
+"""The safety properties of docs/semantics.md as `zabmc.invariants.Checker` evaluates them:
 one firing and one holding case per property (each checked alone, so that the case shows that
 property and no other), violations planted in copies of real simulator states, and the simulator's
 `--check` path reporting the first violation with its tick.

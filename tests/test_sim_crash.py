@@ -1,4 +1,4 @@
-"""Crash and restart directives of partition scripts (CLARIFICATIONS E7-E9, E11): parsing and the
+"""Crash and restart directives of partition scripts (docs/semantics.md, E7-E9, E11): parsing and the
 JSON form, and what the seeded simulator does with them, observed from outside through a
 SimObserver: a crashed node keeps its durable fields only, receives nothing while down, loses every
 message in flight to or from it, and restarts Looking with its LookForLeader and Vote sent at the

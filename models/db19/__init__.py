@@ -1,4 +1,4 @@
-"""The db-19 ZAB design (seed 000): state, RPCs, handlers, codecs and the model adapter."""
+"""The db-19 ZAB design (docs/semantics.md): state, RPCs, handlers, codecs and the model adapter."""
 
 from .model import MODEL, Db19Model
 

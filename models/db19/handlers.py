@@ -2,7 +2,7 @@
 
 Each public function maps (node state, input) to a `Step(node, outs, effects)` and touches nothing
 else. The code follows the seed document's pseudo-code line by line, with the open points decided by
-`shared/spec/CLARIFICATIONS.md` (cited as C<n>); where the pseudo-code looks buggy it is still
+docs/semantics.md (cited as C<n>); where the pseudo-code looks buggy it is still
 followed literally, because finding such bugs is zabmc's job.
 
 Effects: `("timer",)` for reset_election_deadline(), `("leading", e)` when become_leading() runs with

@@ -8,7 +8,7 @@ from .state import LEADING, fresh_node
 
 class Db19Model:
     name = "db19"
-    description = "the db-19 lab design, literal reading of its pseudo-code (seed 000)"
+    description = "the db-19 lab design, literal reading of its pseudo-code (docs/semantics.md)"
     network_assumption = "any"
     #: the seed's `persistent` group (E7)
     durable = ("current_epoch", "accepted_epoch", "history", "last_committed")

@@ -1,4 +1,4 @@
-"""The explorer's environment (CLARIFICATIONS E1 to E6): states, events, budgets, network semantics,
+"""The explorer's environment (docs/semantics.md, E1 to E10): states, events, budgets, network semantics,
 the canonical state encoding and its fingerprint.
 
 A `State` is an immutable value `(nodes, net, budgets, ghost)`:

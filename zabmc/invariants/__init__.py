@@ -1,4 +1,4 @@
-"""The safety properties of ZAB (shared/spec/PROPERTIES.md), evaluated in one place.
+"""The safety properties of ZAB (docs/semantics.md, "Properties"), evaluated in one place.
 
 The simulator (`--check`), every explorer strategy and the Spark engine call the same `Checker`.
 Properties are named data (`PROPERTIES`); the checker keeps only the ghost state the enabled
