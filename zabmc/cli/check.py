@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+from contextlib import contextmanager
 
 import click
 
-from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
+from zabmc.cli import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, cli
 from zabmc.errors import UsageError
 from zabmc.strategies import STRATEGIES, get_strategy
 
@@ -75,13 +77,10 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     Exit codes: 0 no violation within the bounds, 10 a property violation, 2 bad usage,
     1 internal error.
     """
-    from rich.console import Console
-
     from zabmc.explore import Env, ExploreConfig
-    from zabmc.explore.trace import rebuild
     from zabmc.invariants import Checker, resolve
     from zabmc.model import get_model
-    from zabmc.report.console import ConsoleObserver, print_summary, print_trace
+    from zabmc.report.console import ConsoleObserver, PipeConsole
 
     if invariants and no_invariants:
         raise UsageError("--invariant and --no-invariants exclude each other")
@@ -100,12 +99,41 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     names = resolve(invariants, no_invariants)
     env = Env(model, cfg, Checker(names))
 
-    out_console = Console(stderr=as_json, highlight=False, soft_wrap=True)
+    out_console = PipeConsole(stderr=as_json, highlight=False, soft_wrap=True)
     observer = ConsoleObserver(out_console, quiet=quiet or as_json)
     observer.on_start({"model": model.name, "strategy": strategy, "engine": engine,
                        "config": {k: v for k, v in cfg._asdict().items()},
                        "invariants": names})
     stop_at_first = not find_all
+    with _terminate_as_exception():
+        outcome = _search(env, engine, strategy, stop_at_first, observer, time_limit, master,
+                          partitions, verbose, seed, walks)
+    return _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_json,
+                   out_console)
+
+
+@contextmanager
+def _terminate_as_exception():
+    """While a search runs, SIGTERM (what `timeout`, CI runners and Kubernetes send) stops it like
+    Ctrl-C does: cleanly, keeping and reporting the partial result."""
+    from zabmc.explore.search import Terminated
+
+    def handler(signum, frame):
+        raise Terminated(signum)
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (an embedding program): leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _search(env, engine, strategy, stop_at_first, observer, time_limit, master, partitions,
+            verbose, seed, walks):
     if engine == "spark":
         from zabmc.spark.engine import spark_bfs
 
@@ -115,6 +143,13 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
         options = {"seed": seed, "walks": walks} if strategy == "random" else {}
         outcome = get_strategy(strategy)(env, stop_at_first=stop_at_first, observer=observer,
                                          time_limit=time_limit, **options).run()
+    return outcome
+
+
+def _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_json, out_console):
+    """Shorten, save and print the counterexamples, print the summary; the exit code."""
+    from zabmc.explore.trace import rebuild
+    from zabmc.report.console import print_summary, print_trace
 
     if strategy != "bfs" and outcome.violations and not no_shorten:
         from zabmc.explore import Found
@@ -138,16 +173,29 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
         traces.append(trace)
 
     # Each counterexample is printed (to stderr with --json, so that a CI log shows it while
-    # stdout stays one JSON document).
-    for trace in traces:
-        print_trace(out_console, trace)
-    if as_json:
-        click.echo(json.dumps(outcome_json(outcome, trace_paths), indent=2))
-    else:
-        if traces:
-            out_console.print()
-        print_summary(out_console, outcome, trace_paths)
-    sys.stdout.flush()
+    # stdout stays one JSON document). A reader that goes away (`| head`) ends the printing
+    # quietly; the exit code is still the verdict's.
+    try:
+        for trace in traces:
+            print_trace(out_console, trace)
+        if as_json:
+            click.echo(json.dumps(outcome_json(outcome, trace_paths), indent=2))
+        else:
+            if traces:
+                out_console.print()
+            print_summary(out_console, outcome, trace_paths)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    if outcome.stop_reason == "interrupted":
+        # never 0: an interrupted gate must not pass (128 + the signal's number, as a shell says)
+        return 143 if outcome.extra.get("signal") == "SIGTERM" else 130
+    if outcome.stop_reason == "out-of-memory":
+        click.echo("zabmc: error: out of memory; the partial result above is kept. Give the search "
+                   "less to hold: smaller bounds (--depth, budgets), --strategy dfs (memory is the "
+                   "path), or a machine with more memory", err=True)
+        return EXIT_INTERNAL
     return EXIT_VIOLATION if outcome.violations else EXIT_OK
 
 
@@ -174,6 +222,8 @@ def outcome_json(o, trace_paths: dict) -> dict:
             for f in o.violations
         ],
     }
+    if "signal" in o.extra:  # the signal that interrupted the search
+        out["signal"] = o.extra["signal"]
     if "spark" in o.extra:  # the Spark engine's run statistics (zabmc.spark.engine)
         out["spark"] = o.extra["spark"]
     return out

@@ -102,6 +102,9 @@ class BFS(Search):
                     if time.perf_counter() >= self.next_progress:
                         self.progress(depth + 1, len(seen) + len(cand),
                                       len(frontier) - pi - 1 + len(nxt) + len(cand))
+            except MemoryError:
+                cand.clear()  # free what can be freed; the level's count stays what was merged
+                raise
             finally:
                 # keep what the level found so far, also when the search stops in its middle
                 if cand:

@@ -18,12 +18,13 @@ class StopReason(StrEnum):
     EXHAUSTED = "exhausted"  # every reachable state within the bounds was expanded
     DEPTH_BOUND = "depth-bound"  # states at the depth bound were not expanded
     VIOLATION = "violation"  # stopped at the first violation
-    INTERRUPTED = "interrupted"  # Ctrl-C; the partial result is kept
+    INTERRUPTED = "interrupted"  # SIGINT (Ctrl-C) or SIGTERM; the partial result is kept
     TIME_LIMIT = "time-limit"
     WALKS_DONE = "walks-done"  # random search ran every walk
+    OUT_OF_MEMORY = "out-of-memory"  # MemoryError; the partial result is kept
 
 
-EXHAUSTED, DEPTH_BOUND, VIOLATION, INTERRUPTED, TIME_LIMIT, WALKS_DONE = StopReason
+EXHAUSTED, DEPTH_BOUND, VIOLATION, INTERRUPTED, TIME_LIMIT, WALKS_DONE, OUT_OF_MEMORY = StopReason
 
 
 @dataclass(frozen=True)

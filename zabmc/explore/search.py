@@ -7,25 +7,37 @@ collector, and the reason the search stopped.
 
 A strategy signals the end of its search in one of three ways: it returns (the frame then asks
 `natural_stop()` whether the space was exhausted or a bound was hit), `record` or `progress` raise
-`Stopped` (a violation with stop-at-first, or the time limit), or the user interrupts
-(KeyboardInterrupt). In every case `finish()` runs and the observer sees `on_finish`.
+`Stopped` (a violation with stop-at-first, or the time limit), the user interrupts
+(KeyboardInterrupt, or `Terminated` for SIGTERM), or memory runs out (MemoryError). In every case
+`finish()` runs, the outcome keeps what was found, and the observer sees `on_finish`.
 """
 
 from __future__ import annotations
 
+import signal
 import time
 from typing import ClassVar
 
 from .collector import collector_paused
 from .env import Env
-from .outcome import (INTERRUPTED, NULL_OBSERVER, TIME_LIMIT, VIOLATION, Found, Observer,
-                      Outcome, Progress, StopReason)
+from .outcome import (INTERRUPTED, NULL_OBSERVER, OUT_OF_MEMORY, TIME_LIMIT, VIOLATION, Found,
+                      Observer, Outcome, Progress, StopReason)
 
 PROGRESS_EVERY = 0.5  # seconds between two progress reports (and time-limit checks)
 
 
 class Stopped(Exception):
     """Raised inside a search to end it; the frame has recorded why."""
+
+
+class Terminated(BaseException):
+    """A termination signal (SIGTERM) turned into an exception, so that a search stops the way
+    it stops at Ctrl-C (KeyboardInterrupt): cleanly, with its partial result. Whoever owns the
+    process installs the handler that raises it (the CLI does)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
 
 
 class Search:
@@ -111,6 +123,12 @@ class Search:
                 pass
             except KeyboardInterrupt:
                 out.stop_reason = INTERRUPTED
+                out.extra["signal"] = "SIGINT"
+            except Terminated as t:
+                out.stop_reason = INTERRUPTED
+                out.extra["signal"] = signal.Signals(t.signum).name
+            except MemoryError:
+                out.stop_reason = OUT_OF_MEMORY
             self.finish()
             out.elapsed = time.perf_counter() - self.t0
             if out.stop_reason is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 
 from rich.console import Console
@@ -13,6 +15,16 @@ from zabmc.explore.events import DOWN
 from zabmc.explore.outcome import Found, Observer, Outcome, Progress
 
 from .simtrace import ROLE, _changes, _zx
+
+
+class PipeConsole(Console):
+    """A console whose reader may go away (`zabmc check | head`): output stops quietly and the
+    command still exits with its verdict's code, instead of rich's exit 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _rate(x: float) -> str:
@@ -100,7 +112,8 @@ def print_summary(console: Console, o: Outcome, trace_paths: dict) -> None:
         "exhausted": "the whole bounded state space was explored",
         "depth-bound": f"explored to the depth bound {o.config.depth} (states there not expanded)",
         "violation": "stopped at the first violation",
-        "interrupted": "interrupted: partial result",
+        "interrupted": f"interrupted by {o.extra.get('signal', 'a signal')}: partial result",
+        "out-of-memory": "out of memory: partial result",
         "time-limit": "time limit reached: partial result",
         "walks-done": f"random walks: {o.extra.get('walks', 0)} walks of up to {o.config.depth} steps",
     }[o.stop_reason]

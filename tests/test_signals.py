@@ -1,0 +1,95 @@
+"""A search that is interrupted (SIGINT, SIGTERM) or runs out of memory stops cleanly, keeps and
+reports its partial result, and never exits 0."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from zabmc.cli import main
+from zabmc.explore import Env, ExploreConfig, StopReason
+from zabmc.explore.bfs import BFS
+from zabmc.explore.search import Terminated
+from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+from zabmc.model import get_model
+
+LONG = ["check", "--nodes", "3", "--network", "bag", "--depth", "40", "--max-timeouts", "2"]
+
+
+def _interrupt(sig, extra=()):
+    """Start a long `zabmc check`, wait until its search reports progress, send `sig`; the exit
+    code and the output."""
+    p = subprocess.Popen([sys.executable, "-c", "from zabmc.cli import main; main()", *LONG,
+                          *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in p.stdout:
+        lines.append(line)
+        if line.startswith("progress:"):
+            break
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=120)
+    return p.returncode, "".join(lines) + out, err
+
+
+@pytest.mark.parametrize("sig,code,name", [(signal.SIGINT, 130, "SIGINT"),
+                                           (signal.SIGTERM, 143, "SIGTERM")])
+def test_a_signal_stops_the_search_with_a_partial_summary_and_its_exit_code(sig, code, name):
+    rc, out, err = _interrupt(sig)
+    assert rc == code, err
+    assert f"interrupted by {name}: partial result" in out
+    assert "distinct states" in out and "Traceback" not in err
+
+
+def test_an_interrupted_search_keeps_its_partial_result():
+    env = Env(get_model("db19"), ExploreConfig(nodes=3, depth=12), Checker(DEFAULT_PROPERTIES))
+
+    class Interrupted(BFS):
+        """SIGTERM arrives at the first progress check, after the first parent's expansion."""
+
+        def search(self):
+            self.next_progress = 0.0
+            return super().search()
+
+        def progress(self, *a, **k):
+            raise Terminated(signal.SIGTERM)
+
+    o = Interrupted(env).run()
+    assert o.stop_reason == StopReason.INTERRUPTED and o.extra["signal"] == "SIGTERM"
+    assert not o.complete
+    # the initial state and the first level (its 6 successors) were merged before stopping
+    assert o.per_depth == [1, 6] and o.distinct == 7 and o.generated == 7
+
+
+def test_out_of_memory_is_a_partial_result_one_line_and_exit_1(monkeypatch, capsys):
+    def explode(self):
+        self.seen = __import__("zabmc.explore.seen", fromlist=["SortedRunSet"]).SortedRunSet()
+        self.table = __import__("zabmc.explore.bfs", fromlist=["ParentTable"]).ParentTable()
+        self.depth, self.frontier = 0, []
+        raise MemoryError
+
+    monkeypatch.setattr(BFS, "search", explode)
+    with pytest.raises(SystemExit) as e:
+        main(["check", "--nodes", "2", "--json"])
+    assert e.value.code == 1
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert summary["stop_reason"] == "out-of-memory" and summary["complete"] is False
+    errs = [x for x in captured.err.splitlines() if x.startswith("zabmc: error:")]
+    assert len(errs) == 1 and "--strategy dfs" in errs[0]
+
+
+@pytest.mark.parametrize("args,code", [(["--nodes", "3", "--depth", "12"], 0),
+                                       (["--nodes", "2", "--max-crashes", "1"], 10)])
+def test_a_reader_that_goes_away_ends_output_quietly_with_the_verdicts_code(args, code, tmp_path):
+    p = subprocess.Popen([sys.executable, "-c", "from zabmc.cli import main; main()", "check",
+                          "--trace-out", str(tmp_path / "t.json"), *args],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    p.stdout.close()  # like `| head -1`
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == code
+    assert err == ""
