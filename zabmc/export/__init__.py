@@ -1,7 +1,8 @@
 """Counterexample traces as partition scripts (`zabmc export`).
 
 `export(path, budget)` reads a `zabmc-trace` file, searches simulator configurations and link-cut
-schedules (`search`), and returns a script that has been verified to reproduce the trace's property
+schedules (`search`; for a trace with crashes, with the trace's crashes and restarts placed in
+every run), and returns a script that has been verified to reproduce the trace's property
 violation in the seeded simulator, or a `NotFound` saying what was tried. Nothing unverified is
 ever returned as a script.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import shlex
 
 from zabmc.invariants import DEFAULT_PROPERTIES
+from zabmc.sim.script import NODE_ACTIONS
 
 from .facts import TraceFacts, read_trace
 from .search import Budget, NotFound, Verified, search
@@ -38,9 +40,17 @@ def simulate_command(invariants: tuple, header: dict, script_path: str) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
+def _node_directives(script) -> list:
+    return [d for d in script.directives if d.action in NODE_ACTIONS]
+
+
 def _cut_summary(result: Verified) -> str:
     k = len(result.script.directives)
-    return f"{k} directive{'s' if k != 1 else ''}"
+    m = len(_node_directives(result.script))
+    if not m:
+        return f"{k} directive{'s' if k != 1 else ''}"
+    return (f"{k - m} cut directive{'s' if k - m != 1 else ''} and {m} crash/restart "
+            f"directive{'s' if m != 1 else ''}")
 
 
 def script_comments(facts: TraceFacts, result: Verified, command: str) -> list[str]:
@@ -58,8 +68,15 @@ def script_comments(facts: TraceFacts, result: Verified, command: str) -> list[s
     also = [x.property for x in v.all()[1:]] if hasattr(v, "all") else []
     if also:
         lines.append(f"the same step also breaks: {', '.join(also)}")
-    if not result.script.directives:
-        lines.append("no link cut is needed: the seed's own delays and timers produce the violation")
+    nodes = _node_directives(result.script)
+    for d, ev in zip(nodes, facts.node_events):
+        anchor = ("the start-up" if ev.anchor is None else
+                  f"step {ev.anchor_step} ({facts.events[ev.anchor_step - 1].describe(facts.model)})")
+        lines.append(f"{d.text()}: the trace's step {ev.step} ({ev.action} node {ev.node}), placed "
+                     f"after the run's counterpart of {anchor}")
+    if len(result.script.directives) == len(nodes):
+        lines.append("no link cut is needed: the seed's own delays and timers produce the violation"
+                     + (", with these crashes and restarts" if nodes else ""))
     return lines
 
 

@@ -1,20 +1,52 @@
-"""What the exporter reads from a counterexample trace: the violated property, the cluster, and the
-fate of every message the trace sends (delivered at some step, dropped, or still in flight at the end).
+"""What the exporter reads from a counterexample trace: the violated property, the cluster, the
+fate of every message the trace sends (delivered at some step, dropped, lost with a crash, or still
+in flight at the end), and the crashes and restarts with the point of the run each follows.
 
 Sends are recomputed through the model's own kernel functions (the same calls the explorer made), so
-nothing here re-implements a handler.
+nothing here re-implements a handler. They follow the explorer's crash rules exactly: a message sent
+to a node that is down after the step never enters the network (E8), and every message in flight to
+or from a node when it crashes is lost (E7).
 """
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from zabmc.errors import UsageError
+from zabmc.explore.events import DOWN
 from zabmc.explore.trace import load, replay
 from zabmc.model import initial_steps
 
 DELIVERED, DROPPED, PENDING = "delivered", "dropped", "pending"
+LOST = "lost"  # in flight to or from a node when it crashed (E7)
+
+# The kinds of trace event the simulator can be seen to take (an explorer drop has no simulator
+# step: the simulator only drops at send time).
+OBSERVABLE = ("deliver", "propose", "timeout", "heartbeat", "crash", "restart")
+
+
+def signature(ev) -> tuple:
+    """What identifies a trace event among the simulator's steps, in trace node ids: a delivery
+    by its message, a proposal by its number, the other kinds by their node."""
+    kind = ev.kind
+    if kind == "deliver":
+        return (kind, ev.src, ev.dst, ev.msg)
+    if kind == "propose":
+        return (kind, ev.k)
+    return (kind, ev.node)
+
+
+class NodeEvent(NamedTuple):
+    """A crash or restart of the trace, with the point of the run it follows."""
+
+    step: int
+    action: str  # "crash" or "restart"
+    node: int
+    anchor: tuple | None  # signature() of the last observable event before it; None: start-up
+    count: int  # occurrences of `anchor` in the trace up to and including that event
+    anchor_step: int  # the trace step of that event (0: the start-up)
 
 
 @dataclass
@@ -32,10 +64,17 @@ class TraceFacts:
     proposals_budget: int
     timeouts: list  # [(step, node)] in trace order
     heartbeats: list  # [(step, node)]
-    # (src, dst, msg) -> [(fate, step)] in send order; step is where it was delivered/dropped
+    # (src, dst, msg) -> [(fate, step)] in send order; step is where it was delivered, dropped or
+    # lost with a crash
     fates: dict = field(default_factory=dict)
     # node -> first trace step at which a message from or to it is delivered (None: never)
     first_contact: dict = field(default_factory=dict)
+    crashes: list = field(default_factory=list)  # [(step, node)]
+    restarts: list = field(default_factory=list)  # [(step, node)]
+    # every crash and restart in trace order: NodeEvent(step, action, node, anchor, count), where
+    # `anchor` is the signature of the last observable event before it (None: the start-up) and
+    # `count` how many events with that signature the trace has up to and including it
+    node_events: list = field(default_factory=list)
 
     def fate_queues(self) -> dict:
         """A fresh copy of `fates` as deques, for one steered run to consume."""
@@ -58,8 +97,10 @@ def read_trace(path: str) -> TraceFacts:
     sends: list[list] = [[] for _ in range(len(trace.events) + 1)]
     for i, st in enumerate(initial_steps(model, n)):
         sends[0].extend((i, dst, msg) for dst, msg in st.outs)
-    timeouts, heartbeats = [], []
+    timeouts, heartbeats, crashes, restarts, node_events = [], [], [], [], []
     proposals = 0
+    seen: dict = {}  # signature -> occurrences so far
+    last, last_step = None, 0  # signature and step of the last observable event
     for k, ev in enumerate(trace.events, start=1):
         kind = ev.kind
         if kind == "timeout":
@@ -68,9 +109,17 @@ def read_trace(path: str) -> TraceFacts:
             heartbeats.append((k, ev.node))
         elif kind == "propose":
             proposals += 1
+        elif kind in ("crash", "restart"):
+            (crashes if kind == "crash" else restarts).append((k, ev.node))
+            node_events.append(NodeEvent(k, kind, ev.node, last, seen.get(last, 0), last_step))
+        if kind in OBSERVABLE:
+            last, last_step = signature(ev), k
+            seen[last] = seen.get(last, 0) + 1
         step = ev.step(model, states[k - 1].nodes, n)
-        if step is not None:
-            sends[k].extend((ev.actor, dst, msg) for dst, msg in step.outs)
+        if step is not None and step.outs:
+            down = states[k].budgets[DOWN]  # what goes to a down node is lost at send (E8)
+            sends[k].extend((ev.actor, dst, msg) for dst, msg in step.outs
+                            if not down >> dst & 1)
 
     fates: dict = {}
     open_: dict = {}  # value -> deque of indices into fates[value] still in flight
@@ -86,6 +135,11 @@ def read_trace(path: str) -> TraceFacts:
                     for x in (ev.src, ev.dst):
                         if first_contact[x] is None:
                             first_contact[x] = k
+            elif ev.kind == "crash":  # its connections close: everything in flight is lost (E7)
+                i = ev.node
+                for key in [key for key in open_ if i in key[:2]]:
+                    for idx in open_.pop(key):
+                        fates[key][idx] = (LOST, k)
         for key in sends[k]:
             fates.setdefault(key, []).append((PENDING, None))
             open_.setdefault(key, deque()).append(len(fates[key]) - 1)
@@ -95,5 +149,6 @@ def read_trace(path: str) -> TraceFacts:
         invariants=tuple(env.checker.names), property=trace.violation.property,
         message=trace.violation.message, step=trace.violation_step, events=list(trace.events),
         proposals_used=proposals, proposals_budget=env.config.proposals, timeouts=timeouts,
-        heartbeats=heartbeats, fates=fates, first_contact=first_contact,
+        heartbeats=heartbeats, fates=fates, first_contact=first_contact, crashes=crashes,
+        restarts=restarts, node_events=node_events,
     )

@@ -9,15 +9,27 @@ message of that link in that tick, so that the recorded answers, written as a st
 The levers (issue 4): cutting a link drops the messages sent over it, which removes or delays a
 message class (a later copy may still pass); isolating a node long enough stops the messages that
 reset its election timer, so its timer fires (150 to 300 ticks, C9).
+
+Crashes and restarts (E7-E9, E11). When the trace crashes or restarts nodes, every plan's runs do
+the same, in the trace's order, each placed by a `Life`: it watches the run for the simulator's
+counterpart of the last event the trace took before the crash or restart (its *anchor*: the same
+delivery, proposal, timeout, heartbeat, crash or restart, counted as often as in the trace) and asks
+for the node event `gap` ticks after the tick where it saw it: 1 tick after an ordinary event (the
+tick right after: what that step sent is still in flight, and a crash takes it, E7), `plan.gap`
+ticks (0, 1 or 3) after a crash or restart. The simulator takes crashes and restarts from a static
+schedule only, so the search runs the simulator again with every node event it has placed (`Place`
+ends a pass); the runs are deterministic, so each pass repeats the one before up to the new event.
 """
 
 from __future__ import annotations
 
+import copy
 from itertools import permutations
 
+from zabmc.model import payload
 from zabmc.sim.simulator import SimObserver
 
-from .facts import DELIVERED, TraceFacts
+from .facts import DELIVERED, LOST, TraceFacts
 
 STARVE_TICKS = 300  # an election deadline is at most 299 ticks after its last reset (C9)
 
@@ -31,25 +43,104 @@ class Stop(Exception):
         self.violation = violation
 
 
+class Place(Exception):
+    """Raised from the observer when a run reaches the point of the trace's next crash or restart:
+    the search runs the simulator again with that node event at `tick`."""
+
+    def __init__(self, tick, action, node):
+        super().__init__(tick, action, node)
+        self.tick = tick
+        self.action = action
+        self.node = node
+
+
+GAPS = (0, 1, 3)  # ticks between a crash or restart and a node event the trace takes right after
+
+
+class Life:
+    """Places the trace's crashes and restarts in one simulator pass (see the module docstring).
+
+    `placed` holds the node events earlier passes placed, `(tick, action, simulator node)` in trace
+    order; this pass runs with them and raises `Place` for the next one when its anchor shows."""
+
+    def __init__(self, facts: TraceFacts, perm: tuple, gap: int, placed: list, rounds: int):
+        self.events = facts.node_events
+        self.perm = perm
+        self.inv = {sim: tr for tr, sim in enumerate(perm)}  # sim node -> trace node
+        self.gap = gap
+        self.placed = placed
+        self.rounds = rounds
+        self.applied = 0  # node events applied so far in this pass
+        self.seen: dict = {}  # signature (trace ids) -> occurrences so far
+        self.payloads = {payload(k): k for k in range(256)}
+
+    @property
+    def complete(self) -> bool:
+        """Every crash and restart of the trace has happened in this pass."""
+        return self.applied == len(self.events)
+
+    def _signature(self, kind, node, detail):
+        inv = self.inv
+        if kind == "deliver":
+            src, dst, msg = detail
+            return (kind, inv[src], inv[dst], msg)
+        if kind == "propose":
+            return (kind, self.payloads.get(detail))
+        if kind in ("timeout", "heartbeat", "crash", "restart"):
+            return (kind, inv[node])
+        return None  # the start-up, and drops at send time
+
+    def observe(self, t, kind, node, detail) -> None:
+        if kind in ("crash", "restart"):
+            self.applied += 1
+        sig = self._signature(kind, node, detail)
+        if sig is not None:
+            self.seen[sig] = self.seen.get(sig, 0) + 1
+        j = self.applied
+        if j != len(self.placed) or j >= len(self.events):
+            return  # the next one is placed already (not yet reached), or none is left
+        ev = self.events[j]
+        if ev.anchor is not None and self.seen.get(ev.anchor, 0) < ev.count:
+            return
+        after_node_event = ev.anchor is not None and ev.anchor[0] in ("crash", "restart")
+        tick = t + (self.gap if after_node_event else 1)
+        if tick < self.rounds:
+            raise Place(tick, ev.action, self.perm[ev.node])
+
+
 class Run(SimObserver):
-    """One run's cut policy and its record of answers. Subclasses decide `want(t, src, dst, msg)`."""
+    """One run's cut policy and its record of answers. Subclasses decide `want(t, src, dst, msg)`.
+
+    With a `life` (traces with crashes) it also places the trace's crashes and restarts, and asks
+    nothing about messages to a node that is down: the simulator drops those at send (E8)."""
 
     stop_early = True
+    life: Life | None = None
 
     def __init__(self):
         self.decisions: dict = {}  # (tick, src, dst) -> cut?
+        self.down: set = set()  # simulator nodes that are down
 
     def want(self, t, src, dst, msg) -> bool:
         """True to cut the link for this message (subclasses)."""
         return False
 
     def on_step(self, t, kind, node, detail, before, step):
+        if self.life is not None:
+            if kind == "crash":
+                self.down.add(node)
+            elif kind == "restart":
+                self.down.discard(node)
+            self.life.observe(t, kind, node, detail)
         if kind == "drop" or not step.outs:
             return
         # one answer per destination and tick: a link stays open if any of this step's messages
         # over it should pass, and a (tick, link) answered before keeps its answer
+        down = self.down
         wants: dict = {}
         for dst, msg in step.outs:
+            if down and dst in down:
+                continue  # lost at send: the link is not asked
             w = self.want(t, node, dst, msg)
             wants[dst] = wants.get(dst, True) and w
         decisions = self.decisions
@@ -66,10 +157,15 @@ class Run(SimObserver):
 
 
 class Plan:
-    """A named family of runs; `run(cfg)` makes the Run for one simulator configuration."""
+    """A named family of runs; `run(cfg)` makes the Run for one simulator configuration.
+
+    `perm` maps trace node ids onto simulator ids (None: the identity) and `gap` is the Life's gap
+    after a crash or restart; both matter only for traces with crashes."""
 
     name = "none"
     rounds_floor = 0  # runs shorter than this cannot show the plan's effect
+    perm: tuple | None = None
+    gap = 1
 
     def run(self, cfg) -> Run:
         return Run()
@@ -82,7 +178,8 @@ class SteerRun(Run):
     """Fate steering: each message the simulator sends is matched (by sender, receiver and value,
     in send order, under the node mapping `perm`: trace node i is simulator node perm[i]; message
     contents are compared as they are) to the next unmatched copy the trace sends. It passes if the
-    trace delivers that copy and is cut if the trace drops it or leaves it in flight.
+    trace delivers that copy, or loses it with a crash (the run's crash takes it: the Life places
+    the crash right after), and is cut if the trace drops it or leaves it in flight.
 
     Messages the trace never sends pass, unless `extra_cut` (then they are cut until every copy the
     trace delivers has been matched) or `timers` and they go to a node whose election timeouts in the
@@ -112,7 +209,7 @@ class SteerRun(Run):
             if fate == DELIVERED:
                 self.to_match -= 1
                 return False
-            return True
+            return fate != LOST
         if self.starve.get(dst):
             return True  # keep the node's election timer running out, as in the trace
         return self.extra_cut and self.to_match > 0
@@ -188,7 +285,23 @@ def node_perms(n: int) -> list[tuple]:
 
 
 def plans_for(facts: TraceFacts, max_rounds: int) -> list[Plan]:
-    """The plans derived from a trace, most trace-like first (deterministic)."""
+    """The plans derived from a trace, most trace-like first (deterministic). For a trace with a
+    crash or restart right after another one, each plan comes once per gap of `GAPS`."""
+    out = _cut_plans(facts, max_rounds)
+    if not any(ev.anchor is not None and ev.anchor[0] in ("crash", "restart")
+               for ev in facts.node_events):
+        return out
+    with_gaps = []
+    for plan in out:
+        for gap in GAPS:
+            p = copy.copy(plan)
+            p.gap = gap
+            p.name = f"{plan.name}/gap{gap}"
+            with_gaps.append(p)
+    return with_gaps
+
+
+def _cut_plans(facts: TraceFacts, max_rounds: int) -> list[Plan]:
     n = facts.nodes
     out: list[Plan] = []
     perms = node_perms(n)
@@ -202,7 +315,7 @@ def plans_for(facts: TraceFacts, max_rounds: int) -> list[Plan]:
     # message classes the trace never delivers: cut their link from tick 1 (after start-up) on
     undelivered: dict = {}
     for (src, dst, _), fates in facts.fates.items():
-        lost = sum(1 for f, _ in fates if f != DELIVERED)
+        lost = sum(1 for f, _ in fates if f not in (DELIVERED, LOST))  # a crash takes the LOST
         if lost:
             undelivered[(src, dst)] = undelivered.get((src, dst), 0) + lost
     length = STARVE_TICKS + 100

@@ -9,6 +9,11 @@ first, the script is verified (and the command line written) with the trace's pr
 that `zabmc simulate --check --invariant P` reports P. Finally it is shrunk: cut intervals are
 removed one by one while the script still reproduces the property.
 Everything depends only on the trace and the budget: the same inputs give the same script.
+
+Traces with crashes: every run crashes and restarts the trace's nodes in the trace's order, placed
+by the plan's `Life` (plans.py); a run counts only when all of them happened before its violation,
+and the script carries them as `crash`/`restart` directives, which shrinking keeps. Placing them
+takes one simulator pass more per crash or restart (`run_plan`); a search run is all of its passes.
 """
 
 from __future__ import annotations
@@ -17,11 +22,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 from zabmc.invariants import Checker
-from zabmc.sim.script import Script, from_link_decisions
+from zabmc.sim.script import NODE_ACTIONS, Script, from_link_decisions
 from zabmc.sim.simulator import SimConfig, Simulator
 
 from .facts import TraceFacts
-from .plans import Run, Stop, plans_for
+from .plans import Life, Place, Run, Stop, plans_for
 
 
 @dataclass
@@ -95,16 +100,45 @@ def candidates(facts: TraceFacts, budget: Budget):
             yield SimConfig(seed, facts.nodes, r, k), plan
 
 
-def simulate_once(facts: TraceFacts, cfg: SimConfig, run: Run, stop_early: bool = True):
-    """One simulator run under `run`'s cuts; returns (tick, violation) of the first violation."""
+def simulate_once(facts: TraceFacts, cfg: SimConfig, run: Run, stop_early: bool = True,
+                  node_events: dict | None = None):
+    """One simulator run under `run`'s cuts (and the crashes and restarts `node_events`, tick ->
+    `((action, node), ...)`); returns (tick, violation) of the first violation. A `Place` raised
+    by the run's Life passes through."""
     run.stop_early = stop_early
     sim = Simulator(facts.model, cfg, observer=run, checker=Checker(facts.invariants),
-                    link_cut=run.link_cut)
+                    link_cut=run.link_cut, node_events=node_events or None)
     try:
         result = sim.run()
     except Stop as s:
         return s.tick, s.violation
     return result.violation_tick, result.violation
+
+
+def node_event_schedule(placed: list) -> dict:
+    """`[(tick, action, node)]` in order as the simulator's `node_events`."""
+    out: dict = {}
+    for t, action, x in placed:
+        out.setdefault(t, []).append((action, x))
+    return {t: tuple(v) for t, v in out.items()}
+
+
+def run_plan(facts: TraceFacts, cfg: SimConfig, plan, stop_early: bool = True):
+    """One search run of `plan`: `(run, placed, tick, violation)`, `placed` being the crashes and
+    restarts it made, `[(tick, action, node)]`. Without crashes in the trace this is one
+    simulator pass, exactly `simulate_once`; with them, one more per node event placed."""
+    placed: list = []
+    perm = plan.perm or tuple(range(facts.nodes))
+    while True:
+        run = plan.run(cfg)
+        if facts.node_events:
+            run.life = Life(facts, perm, plan.gap, placed, cfg.rounds)
+        try:
+            tick, v = simulate_once(facts, cfg, run, stop_early, node_event_schedule(placed))
+        except Place as p:
+            placed.append((p.tick, p.action, p.node))
+            continue
+        return run, placed, tick, v
 
 
 def properties_of(v) -> list:
@@ -121,7 +155,9 @@ def verify(facts: TraceFacts, script: Script, invariants: tuple | None = None):
     cfg = script.config()
     tl = script.timeline(cfg.nodes)
     names = facts.invariants if invariants is None else invariants
-    result = Simulator(facts.model, cfg, checker=Checker(names), link_cut=tl.link_cut).run()
+    result = Simulator(facts.model, cfg, checker=Checker(names),
+                       link_cut=tl.link_cut if tl.has_cuts else None,
+                       node_events=tl.node_events).run()
     return result.violation_tick, result.violation
 
 
@@ -140,9 +176,11 @@ def _intervals(script: Script) -> list[tuple]:
 
 def shrink(facts: TraceFacts, script: Script, invariants: tuple) -> tuple:
     """Remove cut intervals one at a time (earliest first) while the script still reproduces the
-    property; returns (script, tick, violation, runs)."""
+    property; returns (script, tick, violation, runs). Crashes and restarts stay, and a script
+    with them must still show the property at or after the last of them."""
     runs = 0
     tick, v = verify(facts, script, invariants)
+    last_node = max((d.tick for d in script.directives if d.action in NODE_ACTIONS), default=0)
     k = 0
     while True:
         ivs = _intervals(script)
@@ -154,7 +192,7 @@ def shrink(facts: TraceFacts, script: Script, invariants: tuple) -> tuple:
                       script.source)
         runs += 1
         t2, v2 = verify(facts, cand, invariants)
-        if v2 is not None and v2.property == facts.property:
+        if v2 is not None and v2.property == facts.property and t2 >= last_node:
             script, tick, v = cand, t2, v2
         else:
             k += 1
@@ -178,17 +216,18 @@ def search(facts: TraceFacts, budget: Budget, progress: Callable | None = None):
         last_seed = cfg.seed
         if progress:
             progress(runs, cfg, plan)
-        run = plan.run(cfg)
-        tick, v = simulate_once(facts, cfg, run)
+        run, placed, tick, v = run_plan(facts, cfg, plan)
         if v is None:
             continue
         if facts.property not in properties_of(v):
             other[v.property] = other.get(v.property, 0) + 1
             continue
+        if run.life is not None and not run.life.complete:
+            continue  # the violation came before the run made every crash and restart the trace makes
         # the step broke the trace's property; when it broke another one first, the command line
         # checks the trace's property alone, so that `zabmc simulate --check` reports it
         names = facts.invariants if v.property == facts.property else (facts.property,)
-        script = from_link_decisions(run.decisions, header_for(facts, cfg))
+        script = from_link_decisions(run.decisions, header_for(facts, cfg), placed)
         vt, vv = verify(facts, script, names)
         if vv is None or vv.property != facts.property:
             continue  # cannot happen for a deterministic simulator; never emit it unverified

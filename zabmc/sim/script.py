@@ -444,12 +444,17 @@ def load(path: str) -> Script:
     return loads(text, path)
 
 
-def from_link_decisions(decisions: dict, header: dict) -> Script:
-    """The smallest cut/heal script that answers every recorded `link_cut` query the same way.
+def from_link_decisions(decisions: dict, header: dict, node_events=()) -> Script:
+    """The smallest cut/heal script that answers every recorded `link_cut` query the same way,
+    plus the crashes and restarts `node_events` (`(tick, "crash"|"restart", node)`, in the order
+    they apply).
 
     `decisions` maps `(tick, src, dst)` to the bool answered at that tick; between two queried ticks
     a link's state does not matter (nothing was sent over it), so a link is cut at the first tick of
-    each run of True answers and healed at the first False after it.
+    each run of True answers and healed at the first False after it. Within a tick, the link
+    directives come first and the crashes and restarts follow in their order (all of a tick's
+    directives apply before anything of the tick happens, E11, so only the order among the node
+    events matters). Without node events the script is exactly what it was before they existed.
     """
     per_link: dict = {}
     for (t, s, d), cut in decisions.items():
@@ -463,4 +468,10 @@ def from_link_decisions(decisions: dict, header: dict) -> Script:
                 state = cut
     changes.sort()
     directives = [Directive(t, action, link, 0) for t, _, link, action in changes]
+    if node_events:
+        ordered = sorted(enumerate(node_events), key=lambda e: (e[1][0], e[0]))
+        nodes = [Directive(t, action, (x,), 0) for _, (t, action, x) in ordered]
+        merged = sorted(enumerate(directives + nodes),
+                        key=lambda e: (e[1].tick, e[1].action in NODE_ACTIONS, e[0]))
+        directives = [d for _, d in merged]
     return Script(header, directives, "<export>")
