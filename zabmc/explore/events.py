@@ -13,13 +13,14 @@ Adding a kind of event is adding one class here and naming it in `KINDS` (and it
 `ExploreConfig`, when it has one).
 
 Events are named tuples whose last field is the kind's name, so that two events of different kinds
-never compare equal (`Timeout(1) != Crash(1)`) and equal events are equal values. Successor
+never compare equal (`Timeout(1) != Crash(1)`) and equal events are equal values; the events of one
+node and the events of one message share their views (`_NodeEvent`, `_MessageEvent`). Successor
 generation builds them with `tuple.__new__`, at C speed.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections import namedtuple
 
 from zabmc.errors import UsageError
 from zabmc.model import Step, crashed, payload
@@ -55,13 +56,44 @@ def _each_node(env, s, out, budget: int, cls, kind: str, handler) -> None:
             out.append(env._apply(_new(cls, (i, kind)), s, i, step, s.net, b2))
 
 
-class Deliver(NamedTuple):
+class _MessageEvent:
+    """What the events about one in-flight message share: `(src, dst, msg, kind)`."""
+
+    __slots__ = ()
+
+    def describe(self, model) -> str:
+        return f"{self.kind} {self.src}->{self.dst} {model.describe_msg(self.msg)}"
+
+    def to_json(self, model) -> dict:
+        return {"kind": self.kind, "src": self.src, "dst": self.dst, "msg": model.msg_json(self.msg)}
+
+
+class _NodeEvent:
+    """What the events of one node share: `(node, kind)`, the node being the one that acts."""
+
+    __slots__ = ()
+
+    @property
+    def actor(self) -> int:
+        return self.node
+
+    def describe(self, model) -> str:
+        return f"{self.kind} node {self.node}"
+
+    def to_json(self, model) -> dict:
+        return {"kind": self.kind, "node": self.node}
+
+
+def _fields(name: str, fields: str, kind: str):
+    """The immutable value behind an event class: a named tuple whose last field, `kind`,
+    defaults to the kind's name."""
+    return namedtuple(name, fields + " kind", defaults=(kind,))
+
+
+class Deliver(_MessageEvent, _fields("Deliver", "src dst msg", "deliver")):
     """The network delivers message `msg` from `src` to `dst` (E4)."""
 
-    src: int
-    dst: int
-    msg: Any
-    kind: str = "deliver"
+    __slots__ = ()
 
     @property
     def actor(self) -> int:
@@ -80,21 +112,11 @@ class Deliver(NamedTuple):
     def step(self, model, nodes, n):
         return model.deliver(nodes[self.dst], self.src, self.msg, n)
 
-    def describe(self, model) -> str:
-        return f"deliver {self.src}->{self.dst} {model.describe_msg(self.msg)}"
 
-    def to_json(self, model) -> dict:
-        return {"kind": "deliver", "src": self.src, "dst": self.dst, "msg": model.msg_json(self.msg)}
-
-
-class Drop(NamedTuple):
+class Drop(_MessageEvent, _fields("Drop", "src dst msg", "drop")):
     """The network loses message `msg` from `src` to `dst` (budget `max_drops`)."""
 
-    src: int
-    dst: int
-    msg: Any
-    kind: str = "drop"
-
+    __slots__ = ()
     actor = None
 
     @staticmethod
@@ -112,22 +134,11 @@ class Drop(NamedTuple):
     def step(self, model, nodes, n):
         return None
 
-    def describe(self, model) -> str:
-        return f"drop {self.src}->{self.dst} {model.describe_msg(self.msg)}"
 
-    def to_json(self, model) -> dict:
-        return {"kind": "drop", "src": self.src, "dst": self.dst, "msg": model.msg_json(self.msg)}
-
-
-class Timeout(NamedTuple):
+class Timeout(_NodeEvent, _fields("Timeout", "node", "timeout")):
     """Node `node`'s election timeout fires (budget `max_timeouts`, shared by all nodes)."""
 
-    node: int
-    kind: str = "timeout"
-
-    @property
-    def actor(self) -> int:
-        return self.node
+    __slots__ = ()
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
@@ -136,22 +147,12 @@ class Timeout(NamedTuple):
     def step(self, model, nodes, n):
         return model.timeout(nodes[self.node], n)
 
-    def describe(self, model) -> str:
-        return f"timeout node {self.node}"
-
-    def to_json(self, model) -> dict:
-        return {"kind": "timeout", "node": self.node}
 
 
-class Heartbeat(NamedTuple):
+class Heartbeat(_NodeEvent, _fields("Heartbeat", "node", "heartbeat")):
     """Leader `node` sends a heartbeat (budget `max_heartbeats`)."""
 
-    node: int
-    kind: str = "heartbeat"
-
-    @property
-    def actor(self) -> int:
-        return self.node
+    __slots__ = ()
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
@@ -160,24 +161,13 @@ class Heartbeat(NamedTuple):
     def step(self, model, nodes, n):
         return model.heartbeat(nodes[self.node], n)
 
-    def describe(self, model) -> str:
-        return f"heartbeat node {self.node}"
-
-    def to_json(self, model) -> dict:
-        return {"kind": "heartbeat", "node": self.node}
 
 
-class Propose(NamedTuple):
+class Propose(_NodeEvent, _fields("Propose", "node k", "propose")):
     """Client proposal number `k` (payload `zab-<k>`) goes to the lowest-id up node that may take
     it (budget `proposals`)."""
 
-    node: int
-    k: int
-    kind: str = "propose"
-
-    @property
-    def actor(self) -> int:
-        return self.node
+    __slots__ = ()
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
@@ -203,16 +193,11 @@ class Propose(NamedTuple):
         return {"kind": "propose", "node": self.node, "payload": payload(self.k).decode()}
 
 
-class Crash(NamedTuple):
+class Crash(_NodeEvent, _fields("Crash", "node", "crash")):
     """Node `node` crashes (E7; budget `max_crashes`, shared by all nodes): it keeps its durable
     fields, loses the rest and every message in flight to or from it, and is down."""
 
-    node: int
-    kind: str = "crash"
-
-    @property
-    def actor(self) -> int:
-        return self.node
+    __slots__ = ()
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
@@ -233,23 +218,13 @@ class Crash(NamedTuple):
     def step(self, model, nodes, n):
         return Step(crashed(model, nodes[self.node], n), (), ())
 
-    def describe(self, model) -> str:
-        return f"crash node {self.node}"
-
-    def to_json(self, model) -> dict:
-        return {"kind": "crash", "node": self.node}
 
 
-class Restart(NamedTuple):
+class Restart(_NodeEvent, _fields("Restart", "node", "restart")):
     """Down node `node` restarts (E9; no budget): with its durable fields, it runs the start-up for
     itself; what it sends to down nodes is lost."""
 
-    node: int
-    kind: str = "restart"
-
-    @property
-    def actor(self) -> int:
-        return self.node
+    __slots__ = ()
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
@@ -267,11 +242,6 @@ class Restart(NamedTuple):
     def step(self, model, nodes, n):
         return model.start(nodes[self.node], n)
 
-    def describe(self, model) -> str:
-        return f"restart node {self.node}"
-
-    def to_json(self, model) -> dict:
-        return {"kind": "restart", "node": self.node}
 
 
 #: Every kind of event, in the order `Env.successors` lists them. New kinds go at the end, so that
