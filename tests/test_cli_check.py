@@ -160,3 +160,38 @@ def test_invariants_lists_every_property(capsys):
                  "single-prospective-leader", "sane-history"):
         assert name in out
     assert "DSN 2011" in out and "LADIS 2008" in out
+
+
+def test_a_version_1_trace_still_replays(tmp_path, capsys):
+    """Traces written before crashes existed (format version 1: no max_crashes, no crash events)
+    load and replay to the same violation and digest."""
+    trace = tmp_path / "t.json"
+    run(["check", *BAG_BUG, *LPO, "--quiet", "--trace-out", str(trace)], capsys)
+    data = json.loads(trace.read_text())
+    assert data["version"] == 2 and data["config"]["max_crashes"] == 0
+    data["version"] = 1
+    del data["config"]["max_crashes"]
+    old = tmp_path / "v1.json"
+    old.write_text(json.dumps(data))
+    code, out, _ = run(["replay", "-q", str(old)], capsys)
+    assert code == 10
+    assert "confirmed: local-primary-order violated at step 11" in out
+    assert data["final_sha256"] in out
+
+
+def test_a_crash_trace_replays_and_names_its_crash(tmp_path, capsys):
+    trace = tmp_path / "c.json"
+    code, _, _ = run(["check", "--nodes", "2", "--max-crashes", "1", "--invariant", "agreement",
+                      "--quiet", "--trace-out", str(trace)], capsys)
+    assert code == 10
+    data = json.loads(trace.read_text())
+    kinds = [e["kind"] for e in data["events"]]
+    assert kinds.count("crash") == 1 and kinds.count("restart") == 1
+    crash = kinds.index("crash")
+    assert data["events"][crash] == {"kind": "crash", "node": 0}
+    assert data["states"][crash + 1]["down"] == [0]
+    assert data["states"][crash + 1]["budgets"]["crashes_left"] == 0
+    assert data["states"][crash + 2]["down"] == []
+    code, out, _ = run(["replay", str(trace)], capsys)
+    assert code == 10 and "crash node 0" in out and "node 0 is down" in out
+    assert "confirmed: agreement violated at step 25" in out
