@@ -357,3 +357,170 @@ def test_the_reports_command_lines_reproduce_their_findings(fid, capsys, monkeyp
     code, _, err = run(capsys, *argv[1:])
     assert code == EXIT_VIOLATION
     assert err.startswith(f"violation: {prop} at tick {tick}: ")
+
+
+# --- traces with crashes and restarts ---------------------------------------------------------------
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+from zabmc.explore import Env, ExploreConfig, bfs  # noqa: E402
+from zabmc.explore.events import Crash, Deliver, Restart  # noqa: E402
+from zabmc.explore.trace import Trace, rebuild  # noqa: E402
+from zabmc.export.facts import LOST, analyse  # noqa: E402
+from zabmc.export.search import run_plan  # noqa: E402
+from zabmc.invariants import DEFAULT_PROPERTIES, Checker  # noqa: E402
+from zabmc.model import get_model  # noqa: E402
+from zabmc.sim.script import from_link_decisions  # noqa: E402
+
+# `zabmc check --nodes 2 --max-crashes 1 --depth 30`: follower 0 crashes while Propose(1.1) is in
+# flight to it, restarts, rejoins leader 1 through its Vote reply (no NewLeader) and accepts
+# Propose(1.2) over the gap (reports/db19-findings.md, fifo-crash-follower-gap)
+CRASH_CONFIG = dict(nodes=2, network="fifo", proposals=2, max_crashes=1, depth=30)
+# what `zabmc export` makes of it: the crash and the restart at the tick after the simulator's
+# proposal of zab-0, and no cut at all
+CRASH_EXPECTED = (
+    "local-primary-order", {"seed": 0, "nodes": 2, "rounds": 90, "proposals": 2},
+    ["at 31 crash 0", "at 31 restart 0"], 65,
+    "8cdf77adba915ad3e6c5c460c8220dbe436724f957cf4600cdddb1a37eb4d02c")
+
+
+@pytest.fixture(scope="module")
+def crash_trace(tmp_path_factory):
+    env = Env(get_model("db19"), ExploreConfig(**CRASH_CONFIG), Checker(DEFAULT_PROPERTIES))
+    o = bfs(env)
+    found = o.violations[0]
+    trace = rebuild(env, found.path, found.violation.property)
+    path = tmp_path_factory.mktemp("crash") / "crash.trace.json"
+    trace.save(str(path))
+    return str(path)
+
+
+def test_crash_trace_facts_follow_the_explorer(crash_trace):
+    facts = read_trace(crash_trace)
+    assert (facts.property, facts.step) == ("local-primary-order", 25)
+    assert facts.crashes == [(14, 0)] and facts.restarts == [(15, 0)]
+    assert [(e.step, e.action, e.node, e.anchor, e.count, e.anchor_step)
+            for e in facts.node_events] == [
+        (14, "crash", 0, ("propose", 0), 1, 13), (15, "restart", 0, ("crash", 0), 1, 14)]
+    # Propose(1.1), sent at step 13, is in flight to node 0 when it crashes: lost with it (E7)
+    lost = sorted((k[0], k[1], k[2][0], f) for k, fs in facts.fates.items() for f in fs
+                  if f[0] == LOST)
+    assert [(s, d, f) for s, d, _, f in lost] == [(1, 0, (LOST, 14)), (1, 0, (LOST, 14))]
+    assert any(k[2][0] == 6 and k[2][1][0] == (1, 1) for k, fs in facts.fates.items()
+               if fs == [(LOST, 14)])
+
+
+def test_sends_to_a_down_node_never_enter_the_trace_network():
+    """E8: what a step sends to a down node is lost at send, so it has no fate at all; everything
+    in flight to or from a node when it crashes is lost at the crash (E7)."""
+    model = get_model("db19")
+    env = Env(model, ExploreConfig(nodes=3, max_crashes=1), Checker(DEFAULT_PROPERTIES))
+    s, _ = env.initial()
+    states, events = [s], []
+
+    def take(pred):
+        nonlocal s
+        ev, s2, _ = next(x for x in env.successors(s) if pred(x[0]))
+        events.append(ev)
+        states.append(s2)
+        s = s2
+        return ev
+
+    take(lambda e: e == Crash(2))
+    # node 0 hears of candidate 1 and switches its vote: a Vote to node 1 and one to node 2 (down)
+    take(lambda e: isinstance(e, Deliver) and (e.src, e.dst) == (1, 0) and e.msg[0] == 0)
+    take(lambda e: e == Restart(2))
+    facts = analyse(Trace(env, events, states, None, None))
+    assert facts.crashes == [(1, 2)] and facts.restarts == [(3, 2)]
+    # the 8 start-up messages to and from node 2 were lost at its crash (step 1); its restart
+    # (step 3) sends the same LookForLeader and Vote to nodes 0 and 1 again, still in flight
+    touching = {k: fs for k, fs in facts.fates.items() if 2 in k[:2]}
+    assert len(touching) == 8
+    assert {k: fs for k, fs in touching.items() if k[1] == 2} == {
+        k: [(LOST, 1)] for k in touching if k[1] == 2}
+    assert {k: fs for k, fs in touching.items() if k[0] == 2} == {
+        k: [(LOST, 1), (PENDING, None)] for k in touching if k[0] == 2}
+    # step 2's Vote went to node 1 only: the copy for node 2 never entered the network
+    votes = {k[:2]: fs for k, fs in facts.fates.items()
+             if k[2][0] == 1 and k[0] == 0 and k[2][4] == 1}  # Vote(voter 0, ..., leader 1)
+    assert votes == {(0, 1): [(PENDING, None)]}
+
+
+def test_node_events_are_merged_into_the_script_after_the_ticks_link_directives():
+    decisions = {(5, 0, 1): True, (9, 0, 1): False, (9, 1, 0): True}
+    header = {"seed": 1, "nodes": 2, "rounds": 20, "proposals": 0}
+    plain = from_link_decisions(decisions, header)
+    assert [d.text() for d in plain.directives] == [
+        "at 5 cut 0 1", "at 9 heal 0 1", "at 9 cut 1 0"]
+    mixed = from_link_decisions(decisions, header,
+                                [(5, "crash", 1), (5, "restart", 1), (12, "crash", 0)])
+    assert [d.text() for d in mixed.directives] == [
+        "at 5 cut 0 1", "at 5 crash 1", "at 5 restart 1", "at 9 heal 0 1", "at 9 cut 1 0",
+        "at 12 crash 0"]
+    assert mixed.timeline(2).node_events == {5: (("crash", 1), ("restart", 1)),
+                                             12: (("crash", 0),)}
+
+
+def test_every_run_of_a_crash_trace_places_its_crash_and_restart(crash_trace):
+    facts = read_trace(crash_trace)
+    plans = plans_for(facts, 1000)
+    # the restart follows the crash at once in the trace: each plan comes with gaps 0, 1 and 3
+    assert [p.name for p in plans[:4]] == ["steer/gap0", "steer/gap1", "steer/gap3",
+                                           "steer[1,0]/gap0"]
+    none = next(p for p in plans if p.name == "none/gap0")
+    run, placed, tick, v = run_plan(facts, SimConfig(0, 2, 90, 2), none)
+    # the simulator's leader proposes zab-0 at tick 30; node 0 crashes and restarts at tick 31
+    assert placed == [(31, "crash", 0), (31, "restart", 0)]
+    assert run.life.complete and (v.property, tick) == ("local-primary-order", 65)
+    gap3 = next(p for p in plans if p.name == "none/gap3")
+    _, placed, _, _ = run_plan(facts, SimConfig(0, 2, 90, 2), gap3)
+    assert placed == [(31, "crash", 0), (34, "restart", 0)]
+
+
+def test_crash_trace_exports_to_a_script_that_crashes_and_reproduces_it(crash_trace, capsys,
+                                                                        tmp_path):
+    prop, header, directives, tick, digest = CRASH_EXPECTED
+    out_path = str(tmp_path / "crash.zps")
+    code, out, err = run(capsys, "export", crash_trace, "-o", out_path)
+    assert (code, err) == (EXIT_OK, "")
+    assert out.splitlines()[0].startswith(f"verified: the simulator reproduces {prop} at tick "
+                                          f"{tick} (trace step 25)")
+    script = load(out_path)
+    assert ({k: script.header[k] for k in header}, [d.text() for d in script.directives]) == (
+        header, directives)
+    text = open(out_path).read()
+    assert ("# at 31 crash 0: the trace's step 14 (crash node 0), placed after the run's "
+            "counterpart of step 13 (propose zab-0 at node 1)") in text
+    # the script, run by a real `zabmc simulate` process: the property at the pinned tick and digest
+    argv = [sys.executable, "-c", "from zabmc.cli import main; main()", "simulate",
+            "--partition-script", out_path, "--check"]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert r.returncode == EXIT_VIOLATION
+    assert r.stdout == digest
+    assert r.stderr.startswith(f"violation: {prop} at tick {tick}: node 0 delivered 1.2:zab-1")
+    # and its trace shows the crash taking Propose(1.1) and the restart
+    r = subprocess.run(argv[:-1] + ["--trace"], capture_output=True, text=True, timeout=120)
+    assert "31 lost      1->0 Propose(txn=1.1:zab-0) (node 0 crashed)" in r.stdout
+    assert "31 restart   node 0" in r.stdout
+    # the JSON form is version 2, with the same events, and runs the same
+    json_path = str(tmp_path / "crash.json")
+    code, _, _ = run(capsys, "export", crash_trace, "--format", "json", "-o", json_path)
+    assert code == EXIT_OK
+    doc = json.load(open(json_path))
+    assert doc["version"] == 2 and doc["simulator"] == header
+    assert doc["events"] == [{"tick": 31, "action": "crash", "node": 0},
+                             {"tick": 31, "action": "restart", "node": 0}]
+    assert (doc["expected_violation"]["property"], doc["expected_violation"]["tick"]) == (prop, tick)
+    from_text = run(capsys, "simulate", "--partition-script", out_path, "--check")
+    assert from_text[:2] == (EXIT_VIOLATION, digest)
+    assert run(capsys, "simulate", "--partition-script", json_path, "--check") == from_text
+
+
+def test_a_crash_trace_not_reproduced_within_the_budget_writes_nothing(crash_trace, capsys,
+                                                                       tmp_path):
+    out_path = tmp_path / "x.zps"
+    code, out, err = run(capsys, "export", crash_trace, "-o", str(out_path), "--max-runs", "3")
+    assert (code, out) == (EXIT_NOT_REPRODUCED, "")
+    assert err.startswith("not reproduced: none of 3 simulator runs (seeds 0..0")
+    assert not out_path.exists()

@@ -91,6 +91,12 @@ def read_trace(path: str) -> TraceFacts:
     if not result.confirmed:
         raise UsageError(f"{path} does not replay to its recorded violation "
                          f"({result.expected.get('property')} at step {result.expected.get('step')})")
+    return analyse(trace, path)
+
+
+def analyse(trace, path: str = "<trace>") -> TraceFacts:
+    """The facts of a replayed `Trace` (with or without a violation: without one, `property`,
+    `message` and `step` are None)."""
     env = trace.env
     model, n = env.model, env.n
     states = trace.states
@@ -144,10 +150,11 @@ def read_trace(path: str) -> TraceFacts:
             fates.setdefault(key, []).append((PENDING, None))
             open_.setdefault(key, deque()).append(len(fates[key]) - 1)
 
+    v = trace.violation
     return TraceFacts(
         path=path, model=model, nodes=n, network=env.config.network,
-        invariants=tuple(env.checker.names), property=trace.violation.property,
-        message=trace.violation.message, step=trace.violation_step, events=list(trace.events),
+        invariants=tuple(env.checker.names), property=v.property if v else None,
+        message=v.message if v else None, step=trace.violation_step, events=list(trace.events),
         proposals_used=proposals, proposals_budget=env.config.proposals, timeouts=timeouts,
         heartbeats=heartbeats, fates=fates, first_contact=first_contact, crashes=crashes,
         restarts=restarts, node_events=node_events,
