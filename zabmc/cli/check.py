@@ -68,9 +68,24 @@ def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
 @click.option("--partitions", type=int, default=None, help="Spark partitions [default: cores].")
 @click.option("--verbose", is_flag=True, help="Show engine logs (Spark start-up output).")
+@click.option("--checkpoint", "checkpoint_dir", type=click.Path(file_okay=False), default=None,
+              metavar="DIR",
+              help="bfs: write checkpoints into DIR (atomically; the last good one survives a kill "
+                   "at any instant), at level boundaries only, at most every --checkpoint-every "
+                   "seconds, and a last one when the search ends or is interrupted.")
+@click.option("--checkpoint-every", type=float, default=300.0, show_default=True,
+              metavar="SECONDS",
+              help="Seconds between two checkpoints (taken at the first level boundary after; 0: "
+                   "at every level boundary).")
+@click.option("--resume", "resume_dir", type=click.Path(file_okay=False), default=None,
+              metavar="DIR",
+              help="bfs: continue the search checkpointed in DIR; the other flags must be the "
+                   "ones it was started with. Keeps checkpointing into DIR unless --checkpoint "
+                   "names another directory.")
 def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartbeats, proposals,
           max_crashes, strategy, seed, walks, no_shorten, find_all, invariants, no_invariants, trace_out, as_json, quiet,
-          time_limit, engine, master, partitions, verbose):
+          time_limit, engine, master, partitions, verbose, checkpoint_dir, checkpoint_every,
+          resume_dir):
     """Explore every interleaving, drop, timeout, heartbeat, proposal, crash and restart within
     the bounds.
 
@@ -90,6 +105,10 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
         raise UsageError(f"--time-limit must be positive, got {time_limit}")
     if engine == "spark" and strategy != "bfs":
         raise UsageError("--engine spark runs breadth-first search only (--strategy bfs)")
+    if (checkpoint_dir or resume_dir) and (strategy != "bfs" or engine != "in-process"):
+        raise UsageError("--checkpoint and --resume work with --strategy bfs --engine in-process")
+    if checkpoint_every < 0:
+        raise UsageError(f"--checkpoint-every must not be negative, got {checkpoint_every}")
     model = get_model(model_name)
     if model.network_assumption == "fifo" and network != "fifo":
         raise UsageError(f"model {model.name} assumes FIFO links (the paper's TCP); under "
@@ -100,14 +119,24 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     env = Env(model, cfg, Checker(names))
 
     out_console = PipeConsole(stderr=as_json, highlight=False, soft_wrap=True)
+    stop_at_first = not find_all
+    options = {}
+    if checkpoint_dir or resume_dir:  # before anything is printed: a bad checkpoint is one line
+        options = _checkpoint_options(env, strategy, stop_at_first, checkpoint_dir or resume_dir,
+                                      checkpoint_every, resume_dir, out_console,
+                                      quiet=quiet or as_json)
     observer = ConsoleObserver(out_console, quiet=quiet or as_json)
     observer.on_start({"model": model.name, "strategy": strategy, "engine": engine,
                        "config": {k: v for k, v in cfg._asdict().items()},
                        "invariants": names})
-    stop_at_first = not find_all
+    if "resume" in options and not (quiet or as_json):
+        snap = options["resume"]
+        out_console.print(f"resuming from {resume_dir}: level {snap.depth}, "
+                          f"{snap.meta['distinct']:,} distinct, {len(snap.frontier):,} frontier "
+                          "states", highlight=False)
     with _terminate_as_exception():
         outcome = _search(env, engine, strategy, stop_at_first, observer, time_limit, master,
-                          partitions, verbose, seed, walks)
+                          partitions, verbose, seed, walks, options)
     return _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_json,
                    out_console)
 
@@ -132,8 +161,32 @@ def _terminate_as_exception():
         signal.signal(signal.SIGTERM, old)
 
 
+def _checkpoint_options(env, strategy, stop_at_first, directory, every, resume_dir, console,
+                        quiet):
+    """The BFS options that write checkpoints into `directory` and resume from `resume_dir`."""
+    from zabmc.explore import checkpoint as ck
+    from zabmc.explore.codec import choose_codec, make_codec
+
+    codec_name = choose_codec(env)
+    ident = ck.identity(model=env.model.name, config=env.config, invariants=env.checker.names,
+                        strategy=strategy, stop_at_first=stop_at_first, codec=codec_name)
+    options = {"codec": make_codec(codec_name, env)}
+    if resume_dir:
+        options["resume"] = ck.load(resume_dir, ident)
+
+    def log(line: str) -> None:
+        if not quiet:
+            console.print(line, highlight=False)
+
+    try:
+        options["checkpoint"] = ck.Checkpointer(directory, ident, every=every, log=log)
+    except OSError as e:
+        raise UsageError(f"--checkpoint {directory}: {e.strerror or e}") from None
+    return options
+
+
 def _search(env, engine, strategy, stop_at_first, observer, time_limit, master, partitions,
-            verbose, seed, walks):
+            verbose, seed, walks, bfs_options=None):
     if engine == "spark":
         from zabmc.spark.engine import spark_bfs
 
@@ -141,6 +194,7 @@ def _search(env, engine, strategy, stop_at_first, observer, time_limit, master, 
                             partitions=partitions, verbose=verbose, time_limit=time_limit)
     else:
         options = {"seed": seed, "walks": walks} if strategy == "random" else {}
+        options.update(bfs_options or {})
         outcome = get_strategy(strategy)(env, stop_at_first=stop_at_first, observer=observer,
                                          time_limit=time_limit, **options).run()
     return outcome
@@ -148,8 +202,11 @@ def _search(env, engine, strategy, stop_at_first, observer, time_limit, master, 
 
 def _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_json, out_console):
     """Shorten, save and print the counterexamples, print the summary; the exit code."""
+    from zabmc.explore.memory import peak_rss
     from zabmc.explore.trace import rebuild
     from zabmc.report.console import print_summary, print_trace
+
+    outcome.extra.setdefault("peak_rss_bytes", peak_rss())
 
     if strategy != "bfs" and outcome.violations and not no_shorten:
         from zabmc.explore import Found
@@ -222,11 +279,30 @@ def outcome_json(o, trace_paths: dict) -> dict:
             for f in o.violations
         ],
     }
+    out.update(memory_json(o))
+    if "checkpoint" in o.extra:
+        out["checkpoint"] = {"dir": o.extra["checkpoint"], "level": o.extra.get("checkpoint_level")}
     if "signal" in o.extra:  # the signal that interrupted the search
         out["signal"] = o.extra["signal"]
     if "spark" in o.extra:  # the Spark engine's run statistics (zabmc.spark.engine)
         out["spark"] = o.extra["spark"]
     return out
+
+
+def memory_json(o) -> dict:
+    """The run's memory figures: `frontier_left` (states at the depth bound left unexpanded, TLC's
+    "states left on queue") and `memory`: the process's peak RSS, and per distinct state that peak,
+    the visited set's bytes (fingerprints and parent pointers), and for BFS the largest level held
+    (`frontier_peak_states`) and its states' mean encoded size (sampled: the size on disk or in a
+    checkpoint; in memory a state's objects take more, shared between states)."""
+    n = max(o.distinct, 1)
+    rss = o.extra.get("peak_rss_bytes", 0)
+    mem = {"peak_rss_bytes": rss, "peak_rss_bytes_per_state": round(rss / n, 1),
+           "visited_bytes": o.seen_bytes, "visited_bytes_per_state": round(o.seen_bytes / n, 1)}
+    for k in ("frontier_peak_states", "frontier_encoded_bytes_per_state", "frontier_disk_bytes"):
+        if k in o.extra:
+            mem[k] = o.extra[k]
+    return {"frontier_left": o.extra.get("frontier_left", 0), "memory": mem}
 
 
 @cli.command()

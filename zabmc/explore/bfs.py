@@ -11,13 +11,16 @@ fingerprint set in one batch; the set's answer is also its insertion.
 
 from __future__ import annotations
 
+import os
 import time
 from array import array
+
+import numpy as np
 
 from .env import Env
 from .outcome import DEPTH_BOUND, EXHAUSTED, Outcome, StopReason
 from .search import Search
-from .seen import SortedRunSet
+from .seen import SortedRunSet, as_array, member
 
 CHUNK = 20_000  # candidate states per batch offered to the fingerprint set
 
@@ -53,7 +56,17 @@ class ParentTable:
 
 
 class BFS(Search):
+    """Options: `checkpoint` (a `checkpoint.Checkpointer`: write checkpoints at level boundaries)
+    and `resume` (a `checkpoint.Snapshot` to continue from), with `codec` (a `codec.Codec`) for the
+    frontier's states in both."""
+
     name = "bfs"
+    # set by `search`; these defaults keep `finish` sound however early the search stopped
+    frontier_peak = 0
+    frontier_sample_bytes = 0.0
+    partial = None
+    _boundary = None
+    _ck_written_at = None
 
     def search(self) -> None:
         env, out, cfg = self.env, self.out, self.config
@@ -61,19 +74,38 @@ class BFS(Search):
         self.table = table = ParentTable()
         self.depth = depth = 0
         self.frontier = frontier = []
+        self._boundary = None
+        self._level_done = True
+        self.partial = None  # the states of a level stopped in its middle
+        self._ck_written_at = None  # the level of the last checkpoint written or resumed from
+        self.frontier_peak = 0
+        self.frontier_sample_bytes = 0.0
+        ck = self.options.get("checkpoint")
+        snap = self.options.get("resume")
 
-        init, v0 = env.initial()
-        seen.add_batch([env.fingerprint(init)])
-        out.generated = 1
-        out.per_depth.append(1)
-        if v0 is not None:
-            self.record(v0, 0, ())
-        self.frontier = frontier = [init]
+        if snap is None:
+            init, v0 = env.initial()
+            seen.add_batch([env.fingerprint(init)])
+            out.generated = 1
+            out.per_depth.append(1)
+            self.frontier = frontier = [init]
+            self._boundary = (0, 1, frontier)
+            if v0 is not None:
+                self.record(v0, 0, ())
+        else:
+            self.frontier = frontier = self._restore(snap)
+            self.depth = depth = snap.depth
+            self._boundary = (depth, out.generated, frontier)
+            if ck is not None and os.path.realpath(ck.dir) == os.path.realpath(snap.directory):
+                self._ck_written_at = depth  # that checkpoint is this state
+        self._measure_frontier(frontier)
         fingerprint = env.fingerprint
         successors = env.successors
         record = self.record
         while frontier and depth < cfg.depth:
             lt = time.perf_counter()
+            self._boundary = (depth, out.generated, frontier)
+            self._level_done = False
             table.new_level()
             nxt: list = []
             cand: dict = {}  # fp -> (state, parent index, event index), this chunk only
@@ -100,8 +132,10 @@ class BFS(Search):
                     if len(cand) >= CHUNK:
                         flush()
                     if time.perf_counter() >= self.next_progress:
-                        self.progress(depth + 1, len(seen) + len(cand),
-                                      len(frontier) - pi - 1 + len(nxt) + len(cand))
+                        # only what is known: the candidates of the chunk not yet merged may be
+                        # states seen before, so neither count includes them
+                        self.progress(depth + 1, len(seen), len(frontier) - pi - 1 + len(nxt))
+                self._level_done = True
             except MemoryError:
                 cand.clear()  # free what can be freed; the level's count stays what was merged
                 raise
@@ -112,9 +146,79 @@ class BFS(Search):
                 if nxt:
                     depth += 1
                     out.per_depth.append(len(nxt))
+                if self._level_done:  # the next level boundary, before anything else can stop us
+                    self._boundary = (depth, out.generated, nxt)
+                else:
+                    self.partial = nxt
                 self.observer.on_level(depth, len(frontier), len(nxt), time.perf_counter() - lt)
                 self.frontier = frontier = nxt
                 self.depth = depth
+            if not self._level_done:  # pragma: no cover - the finally clause re-raised
+                break
+            self._measure_frontier(frontier)
+            if ck is not None and frontier and depth < cfg.depth and ck.due():
+                self._write_checkpoint()
+
+    # --- figures -----------------------------------------------------------------------------------
+    def _measure_frontier(self, frontier: list) -> None:
+        """Track the largest level held and its states' mean encoded size (sampled)."""
+        n = len(frontier)
+        if n <= self.frontier_peak:
+            return
+        self.frontier_peak = n
+        step = max(1, n // 256)
+        sample = frontier[::step]
+        encode = self.env.encode
+        self.frontier_sample_bytes = sum(len(encode(s)) for s in sample) / len(sample)
+
+    # --- checkpoints -------------------------------------------------------------------------------
+    def _restore(self, snap) -> list:
+        """Load a checkpoint's search state; the frontier (decoded)."""
+        from .outcome import Found
+        from .trace import rebuild
+        from zabmc.errors import UsageError
+
+        out = self.out
+        if len(snap.seen):
+            self.seen._push(np.ascontiguousarray(snap.seen))
+        self.table.parents = [array("I", p) for p in snap.parents]
+        self.table.events = [array("H", e) for e in snap.events]
+        meta = snap.meta
+        out.generated = meta["generated"]
+        out.per_depth = list(meta["per_depth"])
+        for x in meta["violations"]:
+            path = tuple(x["path"])
+            v = rebuild(self.env, path, x["property"]).violation
+            if v is None or v.property != x["property"]:
+                raise UsageError(f"checkpoint: the recorded violation of {x['property']} does not "
+                                 "replay (corrupt checkpoint, or a different model)")
+            self._reported[v.property] = len(out.violations)
+            out.violations.append(Found(v, x["depth"], path))
+        decode = self.options["codec"].decode
+        return [decode(b) for b in snap.frontier]
+
+    def _write_checkpoint(self) -> None:
+        """A checkpoint of the last level boundary (rolling back a level stopped in its middle)."""
+        ck = self.options.get("checkpoint")
+        if ck is None or self._boundary is None:
+            return
+        depth, generated, frontier = self._boundary
+        if self._ck_written_at == depth:
+            return  # nothing new since the last checkpoint (or the one this search resumed from)
+        out, table = self.out, self.table
+        seen = self.seen.to_array()
+        levels = depth + 1
+        if len(table.parents) > levels and self.partial:
+            # a level stopped in its middle: roll it back
+            fp = self.env.fingerprint
+            drop = np.sort(as_array([fp(s) for s in self.partial]))
+            seen = seen[~member(drop, seen)]
+        violations = [f for f in out.violations if f.depth <= depth]
+        encode = self.options["codec"].encode
+        ck.write(depth=depth, generated=generated, per_depth=out.per_depth[:levels],
+                 violations=violations, seen=seen, parents=table.parents[:levels],
+                 events=table.events[:levels], frontier_blobs=map(encode, frontier))
+        self._ck_written_at = depth
 
     def finish(self) -> None:
         out = self.out
@@ -122,6 +226,15 @@ class BFS(Search):
         out.depth_reached = self.depth
         out.seen_bytes = self.seen.nbytes + self.table.nbytes
         out.extra["seen"] = self.seen
+        out.extra["frontier_peak_states"] = self.frontier_peak
+        out.extra["frontier_encoded_bytes_per_state"] = round(self.frontier_sample_bytes, 1)
+        if self.options.get("checkpoint") is not None:
+            try:
+                self._write_checkpoint()
+            except MemoryError:  # out of memory: the last checkpoint written stays the good one
+                out.extra["checkpoint_error"] = "out of memory while writing the last checkpoint"
+            out.extra["checkpoint"] = self.options["checkpoint"].dir
+            out.extra["checkpoint_level"] = self._ck_written_at
 
     def natural_stop(self) -> StopReason:
         if self.frontier and self.depth >= self.config.depth:

@@ -126,8 +126,19 @@ def print_summary(console: Console, o: Outcome, trace_paths: dict) -> None:
     t.add_row("depth reached", str(o.depth_reached))
     t.add_row("time", f"{o.elapsed:.2f}s")
     t.add_row("distinct states/s", f"{o.states_per_second:,.0f}")
+    if o.extra.get("frontier_left"):
+        t.add_row("states left unexpanded (at the bound)", f"{o.extra['frontier_left']:,}")
     if o.seen_bytes:
         t.add_row("visited-set memory", f"{o.seen_bytes / max(o.distinct, 1):.1f} bytes/state")
+    if o.extra.get("frontier_peak_states"):
+        t.add_row("largest frontier", f"{o.extra['frontier_peak_states']:,} states, "
+                  f"{o.extra.get('frontier_encoded_bytes_per_state', 0):,.0f} bytes/state encoded")
+    if o.extra.get("frontier_disk_bytes"):
+        t.add_row("frontier on disk (peak)", f"{o.extra['frontier_disk_bytes'] / 2**20:,.1f} MiB")
+    rss = o.extra.get("peak_rss_bytes")
+    if rss:
+        t.add_row("peak RSS", f"{rss / 2**20:,.1f} MiB, {rss / max(o.distinct, 1):,.0f} bytes per "
+                  "distinct state")
     t.add_row("fingerprint collision probability", f"{o.collision_probability:.1e} (optimistic, TLC)")
     console.print(t)
     for f in o.violations:

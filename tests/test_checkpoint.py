@@ -1,0 +1,261 @@
+"""Checkpoint and resume of the in-process BFS (`zabmc check --checkpoint DIR`, `--resume DIR`):
+a resumed search reports exactly what an uninterrupted one does, a kill at any instant leaves a
+usable checkpoint, and a damaged or mismatched checkpoint is a one-line usage error."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from zabmc.cli import main
+from zabmc.explore import Env, ExploreConfig
+from zabmc.explore import checkpoint as ck
+from zabmc.explore.bfs import BFS
+from zabmc.explore.codec import choose_codec, make_codec
+from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+from zabmc.model import get_model
+
+VIOLATING = ExploreConfig(nodes=2, network="bag", max_timeouts=1, proposals=2)
+CLEAN = ExploreConfig(nodes=3, depth=12)
+
+
+def _env(cfg):
+    return Env(get_model("db19"), cfg, Checker(DEFAULT_PROPERTIES))
+
+
+def _ident(env, stop_at_first=True):
+    return ck.identity(model=env.model.name, config=env.config, invariants=env.checker.names,
+                       strategy="bfs", stop_at_first=stop_at_first, codec=choose_codec(env))
+
+
+def _summary(o):
+    return (o.distinct, o.generated, list(o.per_depth), o.depth_reached, o.stop_reason,
+            o.extra.get("frontier_left"),
+            [(f.violation.property, f.depth, f.path, f.violation.message) for f in o.violations])
+
+
+def test_the_codec_round_trips_states_with_their_fingerprints_and_successors():
+    env = _env(ExploreConfig(nodes=3, network="bag", max_timeouts=1, max_crashes=1, depth=5))
+    codec = make_codec(choose_codec(env), env)
+    init, _ = env.initial()
+    todo, n = [init], 0
+    while todo and n < 400:
+        s = todo.pop(0)
+        n += 1
+        s2 = codec.decode(codec.encode(s))
+        assert s2 == s and env.fingerprint(s2) == env.fingerprint(s)
+        assert env.encode(s2) == env.encode(s)
+        a = [(ev, env.fingerprint(x)) for ev, x, _ in env.successors(s)]
+        b = [(ev, env.fingerprint(x)) for ev, x, _ in env.successors(s2)]
+        assert a == b
+        todo.extend(x for _, x, _ in env.successors(s))
+
+
+@pytest.mark.parametrize("cfg", [VIOLATING, pytest.param(CLEAN, marks=pytest.mark.slow)],
+                         ids=["violation", "clean"])
+def test_resuming_from_every_level_gives_the_uninterrupted_result(cfg, tmp_path):
+    env = _env(cfg)
+    plain = BFS(env).run()
+    ident = _ident(env)
+    codec = make_codec(ident["codec"], env)
+    work = tmp_path / "ck"
+    copies = []
+
+    def keep(line):  # called after each checkpoint is written: keep a copy of each level's
+        dst = tmp_path / f"level-{len(copies)}"
+        shutil.copytree(work, dst)
+        copies.append(dst)
+
+    with_ck = BFS(env, checkpoint=ck.Checkpointer(str(work), ident, every=0, log=keep),
+                  codec=codec).run()
+    assert _summary(with_ck) == _summary(plain)
+    assert len(copies) >= 5
+    levels = set()
+    for d in copies:
+        snap = ck.load(str(d), ident)
+        levels.add(snap.depth)
+        resumed = BFS(env, resume=snap, codec=codec).run()
+        assert _summary(resumed) == _summary(plain), snap.depth
+    assert len(levels) == len(copies)  # one checkpoint per level
+
+
+def test_a_completed_checkpoint_resumes_to_the_same_result(tmp_path):
+    env = _env(CLEAN)
+    ident = _ident(env)
+    codec = make_codec(ident["codec"], env)
+    first = BFS(env, checkpoint=ck.Checkpointer(str(tmp_path), ident), codec=codec).run()
+    again = BFS(env, resume=ck.load(str(tmp_path), ident), codec=codec).run()
+    assert _summary(again) == _summary(first)
+
+
+def test_an_interrupted_level_is_checkpointed_at_its_start(tmp_path, monkeypatch):
+    """SIGTERM in the middle of a level: the last checkpoint is the level boundary before it."""
+    from zabmc.explore.search import Terminated
+
+    env = _env(CLEAN)
+    ident = _ident(env)
+    codec = make_codec(ident["codec"], env)
+    plain = BFS(env).run()
+    monkeypatch.setattr(sys.modules["zabmc.explore.bfs"], "CHUNK", 50)  # merge often: the level has new states
+
+    class Interrupted(BFS):
+        """SIGTERM at the 100th parent of level 9 (progress is due after every parent)."""
+
+        calls = 0
+
+        def search(self):
+            self.next_progress = 0.0
+            return super().search()
+
+        def progress(self, *a, **k):
+            if self.depth == 8:
+                Interrupted.calls += 1
+                if Interrupted.calls == 100:
+                    raise Terminated(signal.SIGTERM)
+
+    out = Interrupted(env, checkpoint=ck.Checkpointer(str(tmp_path), ident, every=1e9),
+                      codec=codec).run()
+    assert out.stop_reason == "interrupted" and out.distinct > sum(plain.per_depth[:9])
+    snap = ck.load(str(tmp_path), ident)
+    assert snap.depth == 8 and len(snap.seen) == sum(plain.per_depth[:9])
+    resumed = BFS(env, resume=snap, codec=codec).run()
+    assert _summary(resumed) == _summary(plain)
+
+
+def _cli_json(args, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["check", *args, "--json"])
+    out = capsys.readouterr().out
+    return e.value.code, json.loads(out)
+
+
+def _essentials(d):
+    return (d["distinct_states"], d["states"], d["per_depth"], d["stop_reason"],
+            [(v["property"], v["depth"], v["message"]) for v in d["violations"]])
+
+
+def test_a_run_with_checkpoints_reports_as_one_without(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals", "2"]
+    rc, plain = _cli_json(args, capsys)
+    rc2, with_ck = _cli_json([*args, "--checkpoint", "ck", "--checkpoint-every", "0"], capsys)
+    assert rc == rc2 == 10
+    assert _essentials(with_ck) == _essentials(plain)
+    assert with_ck["checkpoint"] == {"dir": "ck", "level": 10}
+    rc3, resumed = _cli_json([*args, "--resume", "ck"], capsys)
+    assert rc3 == 10 and _essentials(resumed) == _essentials(plain)
+
+
+def _kill_and_resume(tmp_path, args, after: int):
+    """Start `zabmc check ARGS --checkpoint DIR`, SIGKILL it after its `after`-th checkpoint line,
+    resume; the resumed run's --json."""
+    d = tmp_path / f"ck-{after}"
+    cmd = [sys.executable, "-c", "from zabmc.cli import main; main()", "check", *args]
+    p = subprocess.Popen([*cmd, "--checkpoint", str(d), "--checkpoint-every", "0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                         cwd=tmp_path)
+    seen = 0
+    for line in p.stdout:
+        if line.startswith("checkpoint:"):
+            seen += 1
+            if seen == after:
+                break
+    p.send_signal(signal.SIGKILL)
+    p.communicate(timeout=120)
+    assert seen == after
+    r = subprocess.run([*cmd, "--resume", str(d), "--json"], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=300)
+    assert r.returncode in (0, 10), r.stderr
+    return r.returncode, json.loads(r.stdout)
+
+
+def _plain(tmp_path, args):
+    r = subprocess.run([sys.executable, "-c", "from zabmc.cli import main; main()", "check", *args,
+                        "--json"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    return r.returncode, json.loads(r.stdout)
+
+
+def test_kill_9_then_resume_gives_the_uninterrupted_result(tmp_path):
+    args = ["--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals", "2"]
+    rc, plain = _plain(tmp_path, args)
+    for after in (1, 4, 8):
+        rc2, resumed = _kill_and_resume(tmp_path, args, after)
+        assert rc2 == rc == 10
+        assert _essentials(resumed) == _essentials(plain)
+
+
+@pytest.mark.slow
+def test_kill_9_at_several_moments_of_a_longer_run(tmp_path):
+    args = ["--nodes", "3", "--depth", "16"]
+    rc, plain = _plain(tmp_path, args)
+    for after in (2, 9, 14):
+        rc2, resumed = _kill_and_resume(tmp_path, args, after)
+        assert rc2 == rc == 0
+        assert _essentials(resumed) == _essentials(plain)
+        assert resumed["frontier_left"] == plain["frontier_left"] > 0
+
+
+@pytest.fixture
+def written(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["--nodes", "3", "--depth", "8"]
+    with pytest.raises(SystemExit):
+        main(["check", *args, "--checkpoint", "ck", "-q"])
+    capsys.readouterr()
+    return args, tmp_path / "ck"
+
+
+def _resume_error(args, d, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["check", *args, "--resume", str(d), "-q"])
+    err = capsys.readouterr().err
+    return e.value.code, err
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+@pytest.mark.parametrize("which", ["manifest", "seen", "parents", "frontier"])
+def test_a_damaged_checkpoint_is_a_one_line_error(written, capsys, damage, which):
+    args, d = written
+    name = "manifest.json" if which == "manifest" else next(
+        n for n in os.listdir(d) if n.startswith(which + "."))
+    path = d / name
+    data = bytearray(path.read_bytes())
+    if damage == "truncate":
+        data = data[: len(data) // 2]
+    else:
+        data[len(data) // 3] ^= 0x01
+    path.write_bytes(bytes(data))
+    rc, err = _resume_error(args, d, capsys)
+    assert rc == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("zabmc: error: checkpoint"), err
+
+
+def test_resuming_with_another_configuration_is_a_usage_error(written, capsys):
+    args, d = written
+    rc, err = _resume_error(["--nodes", "2", "--depth", "8"], d, capsys)
+    assert rc == 2 and err.strip() == ("zabmc: error: checkpoint " + str(d) + " was written with "
+                                       "a different configuration: --nodes 3 there, 2 here")
+    rc, err = _resume_error([*args, "--all"], d, capsys)
+    assert rc == 2 and "different --all" in err
+
+
+def test_resuming_with_another_zabmc_version_is_a_usage_error(written, capsys, monkeypatch):
+    args, d = written
+    monkeypatch.setattr(ck, "zabmc_version", lambda: "0.0.0-other")
+    rc, err = _resume_error(args, d, capsys)
+    assert rc == 2 and "different zabmc version" in err
+
+
+def test_no_checkpoint_and_other_strategies_are_usage_errors(tmp_path, capsys):
+    rc, err = _resume_error(["--nodes", "2"], tmp_path / "none", capsys)
+    assert rc == 2 and "no checkpoint in" in err
+    with pytest.raises(SystemExit) as e:
+        main(["check", "--strategy", "dfs", "--checkpoint", str(tmp_path / "x")])
+    assert e.value.code == 2
