@@ -2,7 +2,7 @@
 FastLeaderElection as Phase 0: state, messages, handlers, codecs and the model adapter.
 
 Every deviation from the paper and every addition to it is listed, with its reason, in
-`models/zab/README.md` (D1 to D15); the handlers cite those numbers.
+`models/zab/README.md` (D1 to D21); the handlers cite those numbers.
 """
 
 from .handlers import OmegaRules, Rules

@@ -6,9 +6,10 @@ follower, Phase 2, step 1). Every place where the paper leaves a choice, or wher
 to it, is listed in `models/zab/README.md` (D<n>); the comments cite those numbers.
 
 The protocol's decision points (vote order, the new-epoch promise, the history selection, proposal
-acceptance, zxid order, the commit quorum) are the methods of `Rules`, so that a variant of the
-protocol (the Omega election, the seeded mutations in tests/test_zab_mutations.py) is a one-method
-subclass and never a copy of a handler.
+acceptance, zxid order, the commit quorum, and for crashes what the disk keeps and what a restart
+recovers from it) are the members of `Rules`, so that a variant of the protocol (the Omega
+election, the seeded mutations in tests/test_zab_mutations.py) is a one-member subclass and never a
+copy of a handler.
 
 Effects: `("timer",)` for reset_election_deadline() (the seeded simulator's only concern),
 `("leading", e)` when the node becomes the prospective leader of epoch e (it chose e, step l.1.1),
@@ -52,6 +53,16 @@ class Rules:
 
     #: suffix for the model name ("" for the protocol as documented)
     tag = ""
+
+    #: E7: the node fields a crash keeps (the disk): the paper's persistent variables f.a
+    #: (`current_epoch`), f.p (`accepted_epoch`) and h_f (`history`), and the delivery point
+    #: (`last_committed`). Every other field is lost (D19). `ZabModel.durable` reads this.
+    durable = ("current_epoch", "accepted_epoch", "history", "last_committed")
+
+    def recover(self, node: Node) -> Node:
+        """E9: what a starting node rebuilds from its disk before it starts (D19): every durable
+        field as it was written. At start-up nothing is written yet, so this is a no-op there."""
+        return node
 
     def vote_better(self, peer_zxid: tuple, voter: int, target_zxid: tuple, target: int) -> bool:
         """FastLeaderElection's order: switch the vote to `voter` when this holds (db-19 C5)."""
@@ -445,8 +456,19 @@ def _on_commit(c: _Ctx, src: int, e: int, zxid: tuple) -> None:
 # --- public kernel ----------------------------------------------------------------------------------
 
 
+def start(node: Node, n: int, rules: Rules = RULES) -> Step:
+    """Start-up and every restart (E9, D19): the node recovers what its disk holds
+    (`Rules.recover`) and begins a new iteration in Looking. Its role is not durable, so a starting
+    node is always Looking here; only a variant whose `durable` keeps the role would start in
+    another, and it then resumes that role without a word."""
+    node = rules.recover(node)
+    if node.role != LOOKING:
+        return Step(node, (), ())
+    return enter_looking(node, n, rules)
+
+
 def enter_looking(node: Node, n: int, rules: Rules = RULES) -> Step:
-    """Start-up, and every election timeout: a new iteration begins in Looking."""
+    """Every election timeout, and start-up: a new iteration begins in Looking."""
     c = _Ctx(node, n, rules)
     _enter_looking(c)
     return c.done()

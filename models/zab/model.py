@@ -3,7 +3,9 @@
 
 `ZabModel(rules)` is the whole variation mechanism: `MODEL` uses `Rules()` (db-19's zxid-ordered
 election), `OMEGA` uses `OmegaRules()` (a data-blind leader oracle), and the seeded mutations in
-tests/test_zab_mutations.py pass a `Rules` subclass that overrides one decision.
+tests/test_zab_mutations.py pass a `Rules` subclass that overrides one decision. That includes what
+a crash keeps (`durable`, read from the rules) and what a restart recovers (`start`, through
+`Rules.recover`; models/zab/README.md, D19-D21).
 """
 
 from __future__ import annotations
@@ -17,8 +19,6 @@ from .state import fresh_node
 
 class ZabModel:
     network_assumption = "fifo"
-    #: the paper's persistent variables f.a, f.p, h_f and the delivery point (E7)
-    durable = ("current_epoch", "accepted_epoch", "history", "last_committed")
     fresh = staticmethod(fresh_node)
 
     def __init__(self, rules: Rules | None = None, name: str | None = None,
@@ -34,10 +34,15 @@ class ZabModel:
     def __repr__(self) -> str:
         return f"ZabModel({type(self.rules).__name__}(), name={self.name!r})"
 
+    @property
+    def durable(self) -> tuple:
+        """The fields a crash keeps (E7): the rules' (the paper's persistent variables, D19)."""
+        return self.rules.durable
+
     # --- the kernel --------------------------------------------------------------------------------
     def start(self, node, n: int) -> Step:
-        """A starting node (start-up, and every restart) enters Looking."""
-        return handlers.enter_looking(node, n, self.rules)
+        """A starting node (start-up, and every restart) recovers its disk and enters Looking (D20)."""
+        return handlers.start(node, n, self.rules)
 
     def deliver(self, node, src: int, msg, n: int) -> Step:
         return handlers.deliver(node, src, msg, n, self.rules)
