@@ -95,3 +95,101 @@ def test_peak_rss_and_sizes():
     assert parse_size("1.5g") == 3 * 2**29 and parse_size("4096") == 4096
     with pytest.raises(UsageError):
         parse_size("lots")
+
+
+# --- levels on disk (--memory-limit) ----------------------------------------------------------------
+
+from zabmc.explore.codec import choose_codec, make_codec  # noqa: E402
+from zabmc.explore.spill import Level, Spill  # noqa: E402
+
+
+def _env(cfg):
+    return Env(get_model("db19"), cfg, Checker(DEFAULT_PROPERTIES))
+
+
+@pytest.mark.parametrize("compress", [0, 1])
+def test_a_level_on_disk_gives_back_the_same_states(compress, tmp_path):
+    env = _env(ExploreConfig(nodes=3, network="bag", max_timeouts=1, max_crashes=1, depth=4))
+    codec = make_codec(choose_codec(env), env)
+    spill = Spill(codec, budget=10 * 1500, parent=str(tmp_path), compress=compress)
+    init, _ = env.initial()
+    states, todo = [], [init]
+    while todo and len(states) < 3000:
+        s = todo.pop(0)
+        states.append(s)
+        todo.extend(x for _, x, _ in env.successors(s))
+    level = Level(spill)
+    for s in states:
+        level.append(s)
+    level.finish()
+    assert level.on_disk and len(level) == len(states) and spill.peak_disk_bytes > 0
+    back = list(level)
+    assert back == states
+    for a, b in zip(states[:300], back):
+        assert env.fingerprint(a) == env.fingerprint(b)
+        assert ([(e, env.fingerprint(x)) for e, x, _ in env.successors(a)]
+                == [(e, env.fingerprint(x)) for e, x, _ in env.successors(b)])
+    assert list(level) == states  # a level reads back more than once
+    level.drop()
+    spill.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+def _summary(o):
+    return (o.distinct, o.generated, list(o.per_depth), o.depth_reached, o.stop_reason,
+            o.extra.get("frontier_left"),
+            [(f.violation.property, f.depth, f.path) for f in o.violations])
+
+
+@pytest.mark.parametrize("cfg", [ExploreConfig(nodes=2, network="bag", max_timeouts=1, proposals=2),
+                                 ExploreConfig(nodes=3, depth=12)], ids=["violation", "clean"])
+def test_a_search_with_levels_on_disk_finds_what_one_in_memory_does(cfg, tmp_path):
+    env = _env(cfg)
+    plain = BFS(env).run()
+    codec = make_codec(choose_codec(env), env)
+    spill = Spill(codec, budget=200 * 1500, parent=str(tmp_path))
+    o = BFS(env, spill=spill, codec=codec).run()
+    assert _summary(o) == _summary(plain)
+    assert o.extra["spilled_levels"] >= 3 and o.extra["frontier_disk_bytes"] > 0
+    assert list(tmp_path.iterdir()) == []  # the spill files are gone
+
+
+def test_checkpoints_and_resume_work_with_levels_on_disk(tmp_path):
+    from zabmc.explore import checkpoint as ck
+
+    env = _env(ExploreConfig(nodes=3, depth=11))
+    plain = BFS(env).run()
+    name = choose_codec(env)
+    codec = make_codec(name, env)
+    ident = ck.identity(model="db19", config=env.config, invariants=env.checker.names,
+                        strategy="bfs", stop_at_first=True, codec=name)
+    copies = []
+
+    def keep(line):
+        import shutil
+        dst = tmp_path / f"copy-{len(copies)}"
+        shutil.copytree(tmp_path / "ck", dst)
+        copies.append(dst)
+
+    o = BFS(env, spill=Spill(codec, 200 * 1500), codec=codec,
+            checkpoint=ck.Checkpointer(str(tmp_path / "ck"), ident, every=0, log=keep)).run()
+    assert _summary(o) == _summary(plain)
+    for d in copies[5::2]:
+        r = BFS(env, spill=Spill(codec, 200 * 1500), codec=codec,
+                resume=ck.load(str(d), ident)).run()
+        assert _summary(r) == _summary(plain)
+
+
+def test_memory_limit_option(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc, d = _json(["--nodes", "3", "--depth", "10", "--memory-limit", "1M"], capsys)
+    rc2, d2 = _json(["--nodes", "3", "--depth", "10", "--memory-limit", "none"], capsys)
+    assert d["per_depth"] == d2["per_depth"] and d["distinct_states"] == d2["distinct_states"]
+    assert d["memory"]["spilled_levels"] > 0 and d["memory"]["memory_limit"] == 2**20
+    assert "spilled_levels" not in d2["memory"]
+    with pytest.raises(SystemExit) as e:
+        main(["check", "--memory-limit", "lots"])
+    assert e.value.code == 2
+    with pytest.raises(SystemExit) as e:
+        main(["check", "--strategy", "dfs", "--memory-limit", "1G"])
+    assert e.value.code == 2

@@ -82,10 +82,16 @@ def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
               help="bfs: continue the search checkpointed in DIR; the other flags must be the "
                    "ones it was started with. Keeps checkpointing into DIR unless --checkpoint "
                    "names another directory.")
+@click.option("--memory-limit", default=None, metavar="SIZE",
+              help="bfs: memory the search may count on (e.g. 800M, 2G; 'none': keep every level "
+                   "in memory) [default: half of MemAvailable]. A level whose states would take "
+                   "more than a quarter of it, and at most 256 MiB, goes to disk (compressed "
+                   "segment files in $TMPDIR) and is read back when it is expanded; the visited "
+                   "set stays in memory (22 bytes a state).")
 def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartbeats, proposals,
           max_crashes, strategy, seed, walks, no_shorten, find_all, invariants, no_invariants, trace_out, as_json, quiet,
           time_limit, engine, master, partitions, verbose, checkpoint_dir, checkpoint_every,
-          resume_dir):
+          resume_dir, memory_limit):
     """Explore every interleaving, drop, timeout, heartbeat, proposal, crash and restart within
     the bounds.
 
@@ -125,6 +131,10 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
         options = _checkpoint_options(env, strategy, stop_at_first, checkpoint_dir or resume_dir,
                                       checkpoint_every, resume_dir, out_console,
                                       quiet=quiet or as_json)
+    if strategy == "bfs" and engine == "in-process":
+        options.update(_spill_options(env, memory_limit, options))
+    elif memory_limit is not None:
+        raise UsageError("--memory-limit works with --strategy bfs --engine in-process")
     observer = ConsoleObserver(out_console, quiet=quiet or as_json)
     observer.on_start({"model": model.name, "strategy": strategy, "engine": engine,
                        "config": {k: v for k, v in cfg._asdict().items()},
@@ -183,6 +193,23 @@ def _checkpoint_options(env, strategy, stop_at_first, directory, every, resume_d
     except OSError as e:
         raise UsageError(f"--checkpoint {directory}: {e.strerror or e}") from None
     return options
+
+
+def _spill_options(env, memory_limit, options) -> dict:
+    """The BFS options that let large levels go to disk (`zabmc.explore.spill`)."""
+    from zabmc.explore.codec import choose_codec, make_codec
+    from zabmc.explore.memory import mem_available, parse_size
+    from zabmc.explore.spill import DEFAULT_LEVEL_BUDGET, Spill
+
+    if memory_limit is not None and memory_limit.strip().lower() == "none":
+        return {}
+    if memory_limit is None:
+        limit = mem_available() // 2 or 4 << 30
+    else:
+        limit = parse_size(memory_limit)
+    codec = options.get("codec") or make_codec(choose_codec(env), env)
+    return {"codec": codec, "spill": Spill(codec, min(limit // 4, DEFAULT_LEVEL_BUDGET)),
+            "memory_limit": limit}
 
 
 def _search(env, engine, strategy, stop_at_first, observer, time_limit, master, partitions,
@@ -299,7 +326,8 @@ def memory_json(o) -> dict:
     rss = o.extra.get("peak_rss_bytes", 0)
     mem = {"peak_rss_bytes": rss, "peak_rss_bytes_per_state": round(rss / n, 1),
            "visited_bytes": o.seen_bytes, "visited_bytes_per_state": round(o.seen_bytes / n, 1)}
-    for k in ("frontier_peak_states", "frontier_encoded_bytes_per_state", "frontier_disk_bytes"):
+    for k in ("frontier_peak_states", "frontier_encoded_bytes_per_state", "frontier_disk_bytes",
+              "spilled_levels", "memory_limit"):
         if k in o.extra:
             mem[k] = o.extra[k]
     return {"frontier_left": o.extra.get("frontier_left", 0), "memory": mem}

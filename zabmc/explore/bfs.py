@@ -21,6 +21,7 @@ from .env import Env
 from .outcome import DEPTH_BOUND, EXHAUSTED, Outcome, StopReason
 from .search import Search
 from .seen import SortedRunSet, as_array, member
+from .spill import Level
 
 CHUNK = 20_000  # candidate states per batch offered to the fingerprint set
 
@@ -66,6 +67,7 @@ class BFS(Search):
     frontier_sample_bytes = 0.0
     partial = None
     _boundary = None
+    _boundary_prev = None
     _ck_written_at = None
 
     def search(self) -> None:
@@ -82,6 +84,7 @@ class BFS(Search):
         self.frontier_sample_bytes = 0.0
         ck = self.options.get("checkpoint")
         snap = self.options.get("resume")
+        spill = self.options.get("spill")
 
         if snap is None:
             init, v0 = env.initial()
@@ -105,9 +108,10 @@ class BFS(Search):
         while frontier and depth < cfg.depth:
             lt = time.perf_counter()
             self._boundary = (depth, out.generated, frontier)
+            self._boundary_prev = frontier
             self._level_done = False
             table.new_level()
-            nxt: list = []
+            nxt = Level(spill) if spill is not None else []
             cand: dict = {}  # fp -> (state, parent index, event index), this chunk only
 
             def flush() -> None:
@@ -155,6 +159,12 @@ class BFS(Search):
                 self.depth = depth
             if not self._level_done:  # pragma: no cover - the finally clause re-raised
                 break
+            if spill is not None:
+                nxt.finish()
+                old = self._boundary_prev
+                if isinstance(old, Level):
+                    old.drop()  # expanded, and no checkpoint can need it any more
+                self._boundary_prev = nxt
             self._measure_frontier(frontier)
             if ck is not None and frontier and depth < cfg.depth and ck.due():
                 self._write_checkpoint()
@@ -166,6 +176,11 @@ class BFS(Search):
         if n <= self.frontier_peak:
             return
         self.frontier_peak = n
+        if isinstance(frontier, Level):
+            if frontier.on_disk:  # every state's encoded size is known
+                self.frontier_sample_bytes = frontier.raw_bytes / n
+                return
+            frontier = frontier.mem
         step = max(1, n // 256)
         sample = frontier[::step]
         encode = self.env.encode
@@ -195,7 +210,17 @@ class BFS(Search):
             self._reported[v.property] = len(out.violations)
             out.violations.append(Found(v, x["depth"], path))
         decode = self.options["codec"].decode
-        return [decode(b) for b in snap.frontier]
+        spill = self.options.get("spill")
+        if spill is None:
+            return [decode(b) for b in snap.frontier]
+        level = Level(spill)
+        for b in snap.frontier:
+            if level.on_disk:
+                level.append_blob(b)
+            else:
+                level.append(decode(b))
+        level.finish()
+        return level
 
     def _write_checkpoint(self) -> None:
         """A checkpoint of the last level boundary (rolling back a level stopped in its middle)."""
@@ -217,7 +242,9 @@ class BFS(Search):
         encode = self.options["codec"].encode
         ck.write(depth=depth, generated=generated, per_depth=out.per_depth[:levels],
                  violations=violations, seen=seen, parents=table.parents[:levels],
-                 events=table.events[:levels], frontier_blobs=map(encode, frontier))
+                 events=table.events[:levels],
+                 frontier_blobs=(frontier.blobs(encode) if isinstance(frontier, Level)
+                                 else map(encode, frontier)))
         self._ck_written_at = depth
 
     def finish(self) -> None:
@@ -235,6 +262,13 @@ class BFS(Search):
                 out.extra["checkpoint_error"] = "out of memory while writing the last checkpoint"
             out.extra["checkpoint"] = self.options["checkpoint"].dir
             out.extra["checkpoint_level"] = self._ck_written_at
+        if "memory_limit" in self.options:
+            out.extra["memory_limit"] = self.options["memory_limit"]
+        spill = self.options.get("spill")
+        if spill is not None:
+            out.extra["frontier_disk_bytes"] = spill.peak_disk_bytes
+            out.extra["spilled_levels"] = spill.spilled_levels
+            spill.close()
 
     def natural_stop(self) -> StopReason:
         if self.frontier and self.depth >= self.config.depth:

@@ -1,0 +1,180 @@
+"""A BFS level that may live on disk (`zabmc check --memory-limit`).
+
+A `Level` holds its states in a list until it holds more than its spill's budget; then it writes
+them, and every state appended after, to an append-only segment file: blocks of length-prefixed
+encoded states (the state codec, `zabmc.explore.codec`), each block zlib-compressed (level 1: 3.3 us
+a state, about 9x on db19) and framed by its compressed and raw lengths. Iterating a level reads the
+blocks back in order and decodes each state (`ZABMC_SPILL_COMPRESS=0` stores the encodings uncompressed; 1, the default,
+is zlib level 1), which is the same value with the same fingerprint and
+successors as the one appended (the codec guarantees it: `choose_codec` checks it, the tests pin
+it). A level is written once and read back once or twice (its expansion, a checkpoint).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import tempfile
+import zlib
+
+_LEN = struct.Struct("<I")
+_BLOCK = struct.Struct("<II")  # compressed length, raw length
+BLOCK_BYTES = 1 << 20  # raw bytes per block
+#: estimated bytes an in-memory state costs (its tuples, shared in part with other states); a
+#: level is kept in memory while (states x this) stays within the spill's budget
+MEM_BYTES_PER_STATE = 1500
+#: the most a level keeps in memory by default, whatever the memory limit
+DEFAULT_LEVEL_BUDGET = 256 << 20
+
+
+class Spill:
+    """Where and when levels go to disk: `budget` bytes of in-memory states per level (estimated,
+    `MEM_BYTES_PER_STATE` each), segment files in a private directory under `parent`."""
+
+    def __init__(self, codec, budget: int, parent: str | None = None, compress: int | None = None):
+        if compress is None:  # zlib level; 0 writes the encodings as they are
+            compress = int(os.environ.get("ZABMC_SPILL_COMPRESS", "1"))
+        self.codec = codec
+        self.budget_states = max(1, budget // MEM_BYTES_PER_STATE)
+        self.compress = compress
+        self.parent = parent
+        self.dir: str | None = None
+        self.seq = 0
+        self.disk_bytes = 0  # bytes on disk now
+        self.peak_disk_bytes = 0
+        self.spilled_levels = 0
+
+    def new_path(self) -> str:
+        if self.dir is None:
+            self.dir = tempfile.mkdtemp(prefix="zabmc-spill-", dir=self.parent)
+        self.seq += 1
+        return os.path.join(self.dir, f"level-{self.seq}.seg")
+
+    def grew(self, n: int) -> None:
+        self.disk_bytes += n
+        self.peak_disk_bytes = max(self.peak_disk_bytes, self.disk_bytes)
+
+    def close(self) -> None:
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+            self.disk_bytes = 0
+
+
+class Level:
+    """The states of one BFS level, in order: a list, or a segment file once large."""
+
+    def __init__(self, spill: Spill | None):
+        self.spill = spill
+        self.mem: list = []
+        self.path: str | None = None
+        self.f = None
+        self.buf: list = []
+        self.buf_bytes = 0
+        self.n = 0
+        self.raw_bytes = 0  # encoded bytes of the states on disk
+        self.disk_bytes = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __bool__(self) -> bool:
+        return self.n > 0
+
+    @property
+    def on_disk(self) -> bool:
+        return self.path is not None
+
+    def append(self, s) -> None:
+        self.n += 1
+        if self.path is None:
+            self.mem.append(s)
+            if self.spill is not None and len(self.mem) > self.spill.budget_states:
+                self._to_disk()
+            return
+        self.append_blob(self.spill.codec.encode(s), count=False)
+
+    def append_blob(self, b: bytes, count: bool = True) -> None:
+        """Append an already encoded state (the level must be on disk, or have a spill)."""
+        if count:
+            self.n += 1
+        if self.path is None:
+            self._to_disk()
+        self.raw_bytes += len(b)
+        self.buf.append(_LEN.pack(len(b)))
+        self.buf.append(b)
+        self.buf_bytes += len(b) + 4
+        if self.buf_bytes >= BLOCK_BYTES:
+            self._flush()
+
+    def _to_disk(self) -> None:
+        sp = self.spill
+        self.path = sp.new_path()
+        self.f = open(self.path, "wb")
+        sp.spilled_levels += 1
+        mem, self.mem = self.mem, []
+        encode = sp.codec.encode
+        for s in mem:
+            self.append_blob(encode(s), count=False)
+
+    def _flush(self) -> None:
+        if not self.buf:
+            return
+        raw = b"".join(self.buf)
+        self.buf.clear()
+        self.buf_bytes = 0
+        data = zlib.compress(raw, self.spill.compress) if self.spill.compress else raw
+        self.f.write(_BLOCK.pack(len(data), len(raw)))
+        self.f.write(data)
+        self.disk_bytes += len(data) + _BLOCK.size
+        self.spill.grew(len(data) + _BLOCK.size)
+
+    def finish(self) -> None:
+        """No more appends: write what is buffered."""
+        if self.f is not None:
+            self._flush()
+            self.f.close()
+            self.f = None
+
+    def blobs(self, encode=None):
+        """The encoded states, in order (`encode` encodes those held in memory)."""
+        if self.path is None:
+            yield from map(encode or self.spill.codec.encode, self.mem)
+            return
+        self.finish()
+        unpack_block, unpack_len = _BLOCK.unpack_from, _LEN.unpack_from
+        with open(self.path, "rb") as f:
+            while True:
+                head = f.read(_BLOCK.size)
+                if not head:
+                    break
+                clen, rlen = unpack_block(head)
+                data = f.read(clen)
+                raw = zlib.decompress(data) if self.spill.compress else data
+                if len(raw) != rlen:
+                    raise OSError(f"spill file {self.path} is damaged")
+                pos = 0
+                while pos < rlen:
+                    (k,) = unpack_len(raw, pos)
+                    pos += 4
+                    yield raw[pos:pos + k]
+                    pos += k
+
+    def __iter__(self):
+        if self.path is None:
+            return iter(self.mem)
+        return map(self.spill.codec.decode, self.blobs())
+
+    def drop(self) -> None:
+        """Delete the level's file (the level is not read again)."""
+        self.finish()
+        if self.path is not None:
+            try:
+                os.remove(self.path)
+            except OSError:
+                pass
+            self.spill.disk_bytes -= self.disk_bytes
+            self.disk_bytes = 0
+            self.path = None
+            self.n = 0
