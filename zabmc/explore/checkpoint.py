@@ -125,6 +125,72 @@ def read_records(data: bytes | memoryview, count: int) -> Iterator[bytes]:
         raise ValueError("trailing bytes")
 
 
+class RecordFile:
+    """The frontier of a checkpoint: `count` length-prefixed records, streamed from the file (never
+    all in memory), checked against the manifest's size and checksum before and while reading."""
+
+    def __init__(self, directory: str, entry: dict, count: int):
+        self.directory = directory
+        self.entry = entry
+        self.path = os.path.join(directory, entry["name"])
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def _open(self):
+        try:
+            return open(self.path, "rb")
+        except FileNotFoundError:
+            raise _bad(self.directory, f"{self.entry['name']} is missing") from None
+        except OSError as e:
+            raise _bad(self.directory, f"cannot read {self.entry['name']}: {e.strerror}") from None
+
+    def verify(self) -> None:
+        """Size and checksum, and that the records fill the file exactly."""
+        name, h, size = self.entry["name"], xxh3_128(), 0
+        with self._open() as f:
+            while chunk := f.read(_BUF):
+                h.update(chunk)
+                size += len(chunk)
+        if size != self.entry["size"]:
+            raise _bad(self.directory, f"{name} has {size:,} bytes, the manifest says "
+                                       f"{self.entry['size']:,} (truncated?)")
+        if h.hexdigest() != self.entry["xxh3"]:
+            raise _bad(self.directory, f"{name} fails its checksum (corrupt)")
+        n = 0
+        for _ in self._records(check=False):
+            n += 1
+        if n != self.count:
+            raise _bad(self.directory, f"{name} holds {n:,} states, the manifest says "
+                                       f"{self.count:,}")
+
+    def _records(self, check: bool = True) -> Iterator[bytes]:
+        name = self.entry["name"]
+        h = xxh3_128()
+        with self._open() as f:
+            read = f.read
+            while True:
+                head = read(4)
+                if not head:
+                    break
+                if len(head) < 4:
+                    raise _bad(self.directory, f"{name} is malformed (a cut record)")
+                (k,) = _LEN.unpack(head)
+                b = read(k)
+                if len(b) < k:
+                    raise _bad(self.directory, f"{name} is malformed (a cut record)")
+                if check:
+                    h.update(head)
+                    h.update(b)
+                yield b
+        if check and h.hexdigest() != self.entry["xxh3"]:
+            raise _bad(self.directory, f"{name} changed while it was read")
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._records()
+
+
 class Snapshot:
     """What a checkpoint holds, in memory (the frontier still encoded)."""
 
@@ -325,11 +391,8 @@ def load(directory: str, expect: dict) -> Snapshot:
             events.append(e)
         if pos != len(par_b):
             raise _bad(directory, "the parent table is longer than the manifest says")
-        fr_b = _read_file(directory, files["frontier"])
-        try:
-            frontier = list(read_records(fr_b, body["frontier_states"]))
-        except ValueError as e:
-            raise _bad(directory, f"the frontier file is malformed ({e})") from None
+        frontier = RecordFile(directory, files["frontier"], body["frontier_states"])
+        frontier.verify()
     except (KeyError, TypeError) as e:
         raise _bad(directory, f"the manifest lacks {e}") from None
     return Snapshot(directory, body, seen, parents, events, frontier)
