@@ -259,3 +259,24 @@ def test_no_checkpoint_and_other_strategies_are_usage_errors(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["check", "--strategy", "dfs", "--checkpoint", str(tmp_path / "x")])
     assert e.value.code == 2
+
+
+@pytest.mark.slow
+def test_sigterm_writes_a_last_checkpoint_that_resumes_to_the_uninterrupted_result(tmp_path):
+    args = ["--nodes", "3", "--depth", "16"]
+    rc, plain = _plain(tmp_path, args)
+    d = tmp_path / "ck"
+    cmd = [sys.executable, "-c", "from zabmc.cli import main; main()", "check", *args]
+    p = subprocess.Popen([*cmd, "--checkpoint", str(d), "--checkpoint-every", "1e9"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                         cwd=tmp_path)
+    for line in p.stdout:
+        if line.startswith("progress:"):
+            break
+    p.send_signal(signal.SIGTERM)
+    out, _ = p.communicate(timeout=120)
+    assert p.returncode == 143 and "checkpoint: level" in out
+    r = subprocess.run([*cmd, "--resume", str(d), "--json"], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=300)
+    assert r.returncode == rc
+    assert _essentials(json.loads(r.stdout)) == _essentials(plain)
