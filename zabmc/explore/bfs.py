@@ -16,6 +16,7 @@ import time
 from array import array
 
 import numpy as np
+from xxhash import xxh3_128_digest
 
 from .env import Env
 from .outcome import DEPTH_BOUND, EXHAUSTED, Outcome, StopReason
@@ -103,6 +104,19 @@ class BFS(Search):
                 self._ck_written_at = depth  # that checkpoint is this state
         self._measure_frontier(frontier)
         fingerprint = env.fingerprint
+        blobs = None
+        codec = self.options.get("codec")
+        if spill is not None and codec is not None and codec.encode == env.encode:
+            # the canonical encoding is what the fingerprint hashes: keep each candidate's bytes
+            # for the chunk, so that a new state going to disk is not encoded a second time
+            blobs = {}
+            encode = env.encode
+
+            def fingerprint(s, _h=xxh3_128_digest, _blobs=blobs):
+                b = encode(s)
+                fp = _h(b)
+                _blobs[fp] = b
+                return fp
         successors = env.successors
         record = self.record
         while frontier and depth < cfg.depth:
@@ -120,9 +134,14 @@ class BFS(Search):
                 for fp, is_new in zip(fps, new.tolist()):
                     if is_new:
                         s2, pi, ei = cand[fp]
-                        nxt.append(s2)
+                        if blobs is None:
+                            nxt.append(s2)
+                        else:
+                            nxt.append(s2, blobs.get(fp))
                         table.add(pi, ei)
                 cand.clear()
+                if blobs is not None:
+                    blobs.clear()
 
             try:
                 for pi, s in enumerate(frontier):

@@ -86,14 +86,15 @@ class Level:
     def on_disk(self) -> bool:
         return self.path is not None
 
-    def append(self, s) -> None:
+    def append(self, s, blob: bytes | None = None) -> None:
+        """Append state `s` (`blob`: its encoding, when the caller has it)."""
         self.n += 1
         if self.path is None:
             self.mem.append(s)
             if self.spill is not None and len(self.mem) > self.spill.budget_states:
                 self._to_disk()
             return
-        self.append_blob(self.spill.codec.encode(s), count=False)
+        self.append_blob(self.spill.codec.encode(s) if blob is None else blob, count=False)
 
     def append_blob(self, b: bytes, count: bool = True) -> None:
         """Append an already encoded state (the level must be on disk, or have a spill)."""
