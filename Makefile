@@ -15,14 +15,20 @@ check: install
 	zabmc check --nodes 3 --depth 40
 
 # The CI invariant gate: the zab model (DSN 2011 ZAB) checked with every default property, within
-# bounds that finish in about a minute here (figures in reports/verification.md). The first two
-# runs exhaust their state spaces; the third explores every path of up to 23 events with two
-# proposals and one election timeout. Each run prints its summary (a few lines); a violation prints
-# the counterexample, writes zabmc-zab-<property>.trace.json and exits 10, which stops make.
+# bounds that finish in about two minutes here (figures in reports/verification.md). The first,
+# second and fourth runs exhaust their state spaces; the third explores every path of up to 23
+# events with two proposals and one election timeout. The last two give nodes crashes to spend
+# (a crashed node keeps only its durable fields and may restart at any step): two crashes with
+# timeouts, drops and heartbeats on two nodes, exhaustively, and one crash on three nodes, every
+# path of up to 24 events; they catch the crash mutations of tests/test_zab_mutations.py. Each run
+# prints its summary (a few lines); a violation prints the counterexample, writes
+# zabmc-zab-<property>.trace.json and exits 10, which stops make.
 define GATE
 zabmc check --model zab --network fifo --nodes 3 --proposals 2 --depth 100 -q
 zabmc check --model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 3 --max-drops 2 --max-heartbeats 2 --depth 100 -q
 zabmc check --model zab --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --depth 23 -q
+zabmc check --model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 1 --max-drops 1 --max-heartbeats 1 --max-crashes 2 --depth 100 -q
+zabmc check --model zab --network fifo --nodes 3 --proposals 2 --max-crashes 1 --depth 24 -q
 endef
 
 gate: install

@@ -49,7 +49,7 @@ from models.zab.state import (
 from zabmc.explore.bfs import bfs
 from zabmc.explore.env import Env, ExploreConfig
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-from zabmc.model import EFF_TIMER, MODELS, get_model, initial_steps
+from zabmc.model import EFF_TIMER, MODELS, crashed, get_model, initial_steps
 from models.zab.codec import encode_msg, encode_node
 from zabmc.sim import SimConfig, Simulator
 
@@ -401,6 +401,94 @@ def test_leader_side_messages_are_ignored_by_non_leaders():
         assert deliver(f, 1, msg, 3) == (f, (), ())
 
 
+# --- crash and recovery (D19-D21) -------------------------------------------------------------------
+
+
+def test_the_durable_fields_are_the_papers_persistent_variables_and_the_delivery_point():
+    """D19: f.a, f.p, h_f and last_committed survive a crash (`Rules.durable`, read by the model);
+    the role, the leader, the tally and the whole leader state do not."""
+    assert Rules.durable == ("current_epoch", "accepted_epoch", "history", "last_committed")
+    assert MODEL.durable == OMEGA.durable == Rules.durable
+
+    class Mutant(Rules):
+        tag = "mutant"
+        durable = ("history",)
+
+    assert ZabModel(Mutant()).durable == ("history",)
+    ldr = leader(2, hist=(t(1, 1),), lc=(1, 1), next_counter=1, ack_set=(((1, 2), mask(2)),))
+    assert crashed(MODEL, ldr, 3) == node(2, accepted_epoch=1, current_epoch=1, history=(t(1, 1),),
+                                          last_committed=(1, 1))
+
+
+def test_start_recovers_then_looks_and_is_the_start_up_of_a_fresh_node():
+    """D20: `start` is `Rules.recover` (the protocol: the disk as written) and then Looking; for a
+    fresh node that is exactly the start-up, and a restarted node votes with its durable zxid."""
+    rules = Rules()
+    down = crashed(MODEL, leader(2, hist=(t(1, 1),), lc=(1, 1)), 3)
+    assert rules.recover(down) is down
+    for x in (fresh_node(0, 3), down):
+        assert MODEL.start(x, 3) == enter_looking(x, 3)
+    s = MODEL.start(down, 3)
+    assert s.node == down._replace(vote_target_zxid=(1, 1), vote_view=(None, None, 2))
+    assert s.outs == ((0, (LFL, 2, (1, 1), 1)), (1, (LFL, 2, (1, 1), 1)))
+
+    class Recover(Rules):
+        def recover(self, node):
+            return node._replace(history=())
+
+    assert ZabModel(Recover()).start(down, 3).outs == ((0, (LFL, 2, (0, 0), 1)),
+                                                       (1, (LFL, 2, (0, 0), 1)))
+
+
+def _walk(cfg, script):
+    """Take the events of `script` (each the start of one enabled event's description) from the
+    initial state of `zab`; the final state, after checking that no property was violated."""
+    env = Env(MODEL, cfg, Checker(DEFAULT_PROPERTIES))
+    s, v = env.initial()
+    for want in script:
+        succ = [item for item in env.successors(s) if item[0].describe(MODEL).startswith(want)]
+        assert len(succ) == 1, want
+        _, s, v = succ[0]
+        assert v is None, (want, v)
+    return s
+
+
+ESTABLISH_2 = [  # node 1 becomes the established leader of epoch 1, node 0 its follower
+    "deliver 0->1 LookForLeader", "deliver 1->0 LookForLeader", "deliver 0->1 Vote",
+    "deliver 0->1 CEpoch", "deliver 1->0 Vote", "deliver 1->0 NewEpoch", "deliver 0->1 AckEpoch",
+    "deliver 1->0 NewLeader", "deliver 0->1 AckLeader", "deliver 1->0 CommitLeader",
+]
+REJOIN_2 = [  # node 0 crashes, restarts, re-elects node 1 and sends it CEPOCH(f.p = 1)
+    "crash node 0", "restart node 0", "deliver 0->1 LookForLeader", "deliver 1->0 Vote",
+    "deliver 0->1 Vote", "deliver 0->1 CEpoch",
+]
+
+
+def test_a_restarted_follower_rejoins_the_broadcast_of_the_epoch_it_acknowledged():
+    """D21: the leader, never told of the crash, ignores the CEPOCH of a follower that already
+    acknowledged its epoch (D8, D17) but still forwards to it; the follower (f.a = f.p = 1)
+    accepts the next proposal, acknowledges it and delivers its commit, with no new sync."""
+    cfg = ExploreConfig(nodes=2, network="fifo", proposals=1, max_crashes=1, depth=100)
+    s = _walk(cfg, ESTABLISH_2 + REJOIN_2)
+    assert s.net == ((),) * 4  # the CEPOCH got no answer
+    assert (s.nodes[0].role, s.nodes[0].leader_id) == (FOLLOWING, 1)
+    s = _walk(cfg, ESTABLISH_2 + REJOIN_2 + [
+        "propose zab-0", "deliver 1->0 Propose", "deliver 0->1 Ack", "deliver 1->0 Commit"])
+    assert [(x.history, x.last_committed) for x in s.nodes] == [
+        ((t(1, 1, "zab-0"),), (1, 1))] * 2
+
+
+def test_a_restarted_follower_that_missed_a_proposal_stays_behind():
+    """D21: a proposal sent while the follower was down is lost; the next one is not the next zxid
+    for it (D11), so it neither appends nor acknowledges it, and the two-node leader cannot commit."""
+    cfg = ExploreConfig(nodes=2, network="fifo", proposals=2, max_crashes=1, depth=100)
+    s = _walk(cfg, ESTABLISH_2 + ["crash node 0", "propose zab-0"] + REJOIN_2[1:] + [
+        "propose zab-1", "deliver 1->0 Propose"])
+    assert s.nodes[0].history == () and s.net == ((),) * 4
+    assert s.nodes[1].history == (t(1, 1, "zab-0"), t(1, 2, "zab-1"))
+    assert s.nodes[1].last_committed == (0, 0)
+
+
 # --- the model adapter --------------------------------------------------------------------------------
 
 
@@ -517,10 +605,12 @@ def explore(model, nodes, **bounds):
     return bfs(Env(model, cfg, Checker(DEFAULT_PROPERTIES)), stop_at_first=False)
 
 
-def _clean(model, nodes, p, t=0, d=0, h=0, distinct=0, diameter=0, slow=False):
+def _clean(model, nodes, p, t=0, d=0, h=0, c=0, distinct=0, diameter=0, slow=False):
     bounds = dict(proposals=p, max_timeouts=t, max_drops=d, max_heartbeats=h)
+    if c:
+        bounds["max_crashes"] = c
     return pytest.param(model, nodes, bounds, distinct, diameter, marks=[pytest.mark.slow] * slow,
-                        id=f"{model.name}-n{nodes}-p{p}-t{t}-d{d}-h{h}")
+                        id=f"{model.name}-n{nodes}-p{p}-t{t}-d{d}-h{h}" + (f"-c{c}" if c else ""))
 
 
 # The same figures are in reports/verification.md (benchmarks/verify_zab.py, tier "quick" and the
@@ -537,6 +627,15 @@ CLEAN = [
     _clean(MODEL, 3, 2, distinct=129_932, diameter=36, slow=True),
     _clean(MODEL, 2, 2, 3, 2, 2, distinct=464_387, diameter=55, slow=True),
     _clean(OMEGA, 3, 2, distinct=112_110, diameter=36, slow=True),
+    # crashes (D19-D21): a crashed node keeps its durable fields and may restart at any step
+    _clean(MODEL, 2, 2, c=1, distinct=501, diameter=29),
+    _clean(MODEL, 2, 2, c=2, distinct=3_207, diameter=40),
+    _clean(MODEL, 2, 2, c=3, distinct=14_436, diameter=51),
+    _clean(MODEL, 2, 2, 1, 1, 1, c=1, distinct=31_372, diameter=41),
+    _clean(OMEGA, 2, 2, 1, 1, 1, c=1, distinct=31_372, diameter=41),
+    _clean(MODEL, 3, 0, c=1, distinct=317_436, diameter=45, slow=True),
+    # the gate's exhaustive run with crashes (make gate)
+    _clean(MODEL, 2, 2, 1, 1, 1, c=2, distinct=165_416, diameter=52, slow=True),
 ]
 
 
@@ -577,4 +676,5 @@ def test_make_gate_runs_the_gate_of_the_verification_report():
                                                        "$(GATE)"]
     ci = (root / ".ci/run").read_text().splitlines()
     assert ci[-1] == "make test"
-    assert [(g.model, g.depth) for g in verify.GATE] == [("zab", 0), ("zab", 0), ("zab", 23)]
+    assert [(g.model, g.depth, g.crashes) for g in verify.GATE] == [
+        ("zab", 0, 0), ("zab", 0, 0), ("zab", 23, 0), ("zab", 0, 2), ("zab", 24, 1)]
