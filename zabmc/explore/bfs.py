@@ -103,7 +103,7 @@ class BFS(Search):
             if ck is not None and os.path.realpath(ck.dir) == os.path.realpath(snap.directory):
                 self._ck_written_at = depth  # that checkpoint is this state
         self._measure_frontier(frontier)
-        fingerprint = env.fingerprint
+        fingerprint = plain_fingerprint = env.fingerprint
         blobs = None
         codec = self.options.get("codec")
         if spill is not None and codec is not None and codec.encode == env.encode:
@@ -112,7 +112,7 @@ class BFS(Search):
             blobs = {}
             encode = env.encode
 
-            def fingerprint(s, _h=xxh3_128_digest, _blobs=blobs):
+            def keeping_fingerprint(s, _h=xxh3_128_digest, _blobs=blobs):
                 b = encode(s)
                 fp = _h(b)
                 _blobs[fp] = b
@@ -126,6 +126,8 @@ class BFS(Search):
             self._level_done = False
             table.new_level()
             nxt = Level(spill) if spill is not None else []
+            if blobs is not None:  # keep encodings once levels go to disk (they grow)
+                fingerprint = keeping_fingerprint if spill.spilled_levels else plain_fingerprint
             cand: dict = {}  # fp -> (state, parent index, event index), this chunk only
 
             def flush() -> None:
