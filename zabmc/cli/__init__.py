@@ -25,7 +25,8 @@ EXIT_VIOLATION = 10
 def cli() -> None:
     """zabmc: an explicit-state model checker for ZooKeeper's atomic broadcast (ZAB).
 
-    Exit codes: 0 no violation, 10 property violation, 2 bad usage or input, 1 internal error.
+    Exit codes: 0 no violation, 10 property violation, 2 bad usage or input, 1 internal error,
+    130 interrupted, 143 terminated.
     """
 
 

@@ -96,7 +96,8 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     the bounds.
 
     Exit codes: 0 no violation within the bounds, 10 a property violation, 2 bad usage,
-    1 internal error.
+    1 internal error or out of memory, 130 interrupted (SIGINT), 143 terminated (SIGTERM); an
+    interrupted search prints and saves its partial result and never exits 0.
     """
     from zabmc.explore import Env, ExploreConfig
     from zabmc.invariants import Checker, resolve
