@@ -439,6 +439,16 @@ def render(rows: list[dict], mutations: list[dict] | None, corpus: list[dict] | 
         "```",
         *[gate_command(g) for g in GATE],
         "```",
+        "",
+        "The runs with crashes let nodes crash and restart: a crash keeps the paper's persistent",
+        "variables and the delivery point, a restart starts a new iteration in Looking, and peers",
+        "are never told of a crash, so a leader keeps counting what a crashed follower acknowledged",
+        "and keeps forwarding to it after its restart",
+        "([D19-D21](../models/zab/README.md#crash-and-recovery) say why each is safe, and what",
+        "ZooKeeper does instead). With three nodes they are exhaustive only with one crash and at",
+        "most one proposal: with two crashes, or a crash and a timeout, the space grows past ten",
+        "million states (3 nodes, no proposal, 2 crashes: 10.2 million distinct states by depth 39",
+        "after 15 minutes, not exhausted), so those runs are depth-bounded.",
     ]
     if mutations is not None:
         lines += [
