@@ -167,6 +167,7 @@ class CorpusRun(NamedTuple):
     zab_depth: int  # the zab run's depth bound: the finding's, unless CORPUS_DEPTH_CAP lowers it
     prop: str  # the property the db-19 counterexample violates
     step: int  # at this step
+    crashes: int = 0  # the finding's crash budget, which the zab run keeps (E7-E10)
 
     @property
     def capped(self) -> bool:
@@ -175,7 +176,8 @@ class CorpusRun(NamedTuple):
     def config(self, depth: int | None = None) -> ExploreConfig:
         return ExploreConfig(nodes=self.nodes, network="fifo", max_drops=self.drops,
                              max_timeouts=self.timeouts, max_heartbeats=self.heartbeats,
-                             proposals=self.proposals, depth=depth or self.zab_depth)
+                             proposals=self.proposals, depth=depth or self.zab_depth,
+                             max_crashes=self.crashes)
 
 
 def corpus_runs(corpus: Path = CORPUS_DIR) -> list[CorpusRun]:
@@ -188,7 +190,7 @@ def corpus_runs(corpus: Path = CORPUS_DIR) -> list[CorpusRun]:
         runs.append(CorpusRun(
             finding, c["network"], c["nodes"], c["proposals"], c["max_timeouts"], c["max_drops"],
             c["max_heartbeats"], c["depth"], min(c["depth"], CORPUS_DEPTH_CAP.get(finding, c["depth"])),
-            data["violation"]["property"], data["violation"]["step"]))
+            data["violation"]["property"], data["violation"]["step"], c.get("max_crashes", 0)))
     return runs
 
 
@@ -306,8 +308,8 @@ def render_corpus(rows: list[dict]) -> list[str]:
         "Every db-19 counterexample of `tests/corpus/db19` (reports/db19-findings.md) is a regression",
         "test (`tests/test_regression_corpus.py`): the finding's own search in `db19` must find the",
         "recorded counterexample again, event for event, and `zab` explored with the same budgets",
-        "(nodes, proposals, timeouts, drops, heartbeats) and depth bound, checking every default",
-        "property, must show no violation. `zab` assumes FIFO links (the paper's TCP) and refuses",
+        "(nodes, proposals, timeouts, drops, heartbeats, crashes) and depth bound, checking every",
+        "default property, must show no violation. `zab` assumes FIFO links (the paper's TCP) and refuses",
         "`--network bag`, so the findings made on `bag` links are explored on FIFO links in `zab`:",
         "the reordering they rely on is outside the model's assumption, and what they check there is",
         "that the same budgets on the links ZAB assumes break nothing.",
@@ -318,8 +320,9 @@ def render_corpus(rows: list[dict]) -> list[str]:
         "| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in rows:
-        run = CorpusRun(**{k: r[k] for k in CorpusRun._fields})
-        budgets = bounds_text(run.nodes, run.proposals, run.timeouts, run.drops, run.heartbeats)
+        run = CorpusRun(**{k: r.get(k, 0) for k in CorpusRun._fields})
+        budgets = bounds_text(run.nodes, run.proposals, run.timeouts, run.drops, run.heartbeats,
+                              crashes=run.crashes)
         if r["violations"]:
             result = "violation: " + ", ".join(r["violations"])
         elif r["stop_reason"] == "exhausted":
