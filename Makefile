@@ -15,7 +15,7 @@ check: install
 	zabmc check --nodes 3 --depth 40
 
 # The CI invariant gate: the zab model (DSN 2011 ZAB) checked with every default property, within
-# bounds that finish in about two minutes here (figures in reports/verification.md). The first,
+# bounds that finish in about three minutes here (figures in reports/verification.md). The first,
 # second and fourth runs exhaust their state spaces; the third explores every path of up to 23
 # events with two proposals and one election timeout. The last two give nodes crashes to spend
 # (a crashed node keeps only its durable fields and may restart at any step): two crashes with
