@@ -20,6 +20,9 @@ EXPECTED = {
     "fifo-follower-timeout-gap": ("local-primary-order", 28),
     "bag-two-established-leaders": ("leadership", 13),
     "bag-stale-newleader-retracts": ("prefix", 13),
+    "fifo-crash-follower-gap": ("local-primary-order", 25),
+    "bag-crash-resync-reorders": ("prefix", 18),
+    "fifo-crash-two-leaders": ("leadership", 38),
 }
 
 

@@ -122,9 +122,13 @@ def render(rows: list[Row]) -> str:
         "script to `reports/repro/`. It then runs each command line below in a fresh process and "
         "checks that `zabmc simulate --check` reports the finding's property at the tick shown. "
         "Run the commands from the repository root. The script format and the exporter's search "
-        "are described in `docs/partition-scripts.md`.",
+        "are described in [docs/partition-scripts.md](../docs/partition-scripts.md); for a "
+        "finding with crashes, every search run crashes and restarts the trace's nodes in the "
+        "trace's order, and the script keeps those directives "
+        "([traces with crashes](../docs/partition-scripts.md#traces-with-crashes-and-restarts)).",
         "",
-        "| finding | property | simulator | cuts (script directives) | violation | command line |",
+        "| finding | property | simulator | script directives (cuts, crashes, restarts) | violation "
+        "| command line |",
         "|---|---|---|---|---|---|",
     ]
     for r in rows:
