@@ -41,8 +41,18 @@ EXPECTED = {
     "fifo-duplicate-zxid": (
         "sane-history", {"seed": 80, "nodes": 3, "rounds": 30, "proposals": 5},
         [], 10, []),
+    # the findings that need a crash: the script crashes and restarts the trace's nodes
+    "fifo-crash-follower-gap": (
+        "local-primary-order", {"seed": 0, "nodes": 2, "rounds": 90, "proposals": 2},
+        ["at 31 crash 0", "at 31 restart 0"], 65, []),
+    "bag-crash-resync-reorders": (
+        "prefix", {"seed": 19, "nodes": 2, "rounds": 30, "proposals": 5},
+        ["at 14 crash 1", "at 14 restart 1"], 24, ["--invariant", "prefix"]),
+    "fifo-crash-two-leaders": (
+        "leadership", {"seed": 16, "nodes": 3, "rounds": 60, "proposals": 1},
+        ["at 4 crash 1", "at 4 restart 1", "at 5 cut 2 1"], 10, ["--invariant", "leadership"]),
 }
-FAST = {"bag-reordered-propose", "fifo-follower-timeout-gap"}  # the others take > 5 s
+FAST = {"bag-reordered-propose", "fifo-follower-timeout-gap", "fifo-crash-follower-gap"}  # the others take > 5 s
 
 # Findings the simulator cannot show (zabmc.export.findings.WHY_NOT says why): the exporter must say
 # so, exit 3 and write nothing.
@@ -142,10 +152,14 @@ def test_corpus_counterexample_exports_to_a_script_that_reproduces_it(fid, tmp_p
     code, _, _ = run(capsys, "export", path, "--format", "json", "-o", json_path)
     assert code == EXIT_OK
     doc = json.load(open(json_path))
-    assert doc["format"] == "zabmc-partition-events" and doc["version"] == 1
+    crashes = [d.text() for d in script.directives if d.action in ("crash", "restart")]
+    assert doc["format"] == "zabmc-partition-events"
+    assert doc["version"] == (2 if crashes else 1)  # version 1 holds link events only
     assert doc["verified"] is True
     assert doc["simulator"] == header
-    assert doc["events"] == script.link_events()
+    assert doc["events"] == script.to_json()["events"]
+    if not crashes:
+        assert doc["events"] == script.link_events()
     assert (doc["expected_violation"]["property"], doc["expected_violation"]["tick"]) == (prop, tick)
     assert doc["source"]["trace"] == path and doc["source"]["property"] == prop
     json_cmd = shlex.split(doc["command"])
