@@ -195,6 +195,33 @@ class Env:
         ghost, violation = self.checker.step(s.ghost, i, step.node, step.effects, nodes, prev)
         return ev, State(nodes, net, budgets, ghost), violation
 
+    def _apply_all(self, ev, s: State, steps):
+        """The successor `(ev, next_state, violation)` of `s` when nodes take `steps`, a sequence
+        of `(i, Step)` applied in order (a model action that changes several nodes at once).
+
+        Each step feeds the checker in turn; the first violation found is the step's, carrying
+        the others the action caused."""
+        nodes, net, ghost = s.nodes, s.net, s.ghost
+        down = s.budgets[5]
+        found = []
+        checker = self.checker
+        for i, step in steps:
+            prev = nodes[i]
+            if step.node is not prev:
+                nodes = nodes[:i] + (step.node,) + nodes[i + 1:]
+            outs = step.outs
+            if outs:
+                if down:
+                    outs = tuple(o for o in outs if not down >> o[0] & 1)
+                net = self._add(net, i, outs)
+            ghost, v = checker.step(ghost, i, step.node, step.effects, nodes, prev)
+            if v is not None:
+                found.extend(v.all())
+        violation = None
+        if found:
+            violation = found[0]._replace(also=tuple(found[1:]))
+        return ev, State(nodes, net, s.budgets, ghost), violation
+
     def step(self, s: State, event: tuple) -> tuple[State, Violation | None]:
         """Apply one event (matched by value against the enabled ones)."""
         for ev, s2, v in self.successors(s):

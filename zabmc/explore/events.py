@@ -244,9 +244,42 @@ class Restart(_NodeEvent, _fields("Restart", "node", "restart")):
 
 
 
+class Action(_fields("Action", "label", "action")):
+    """A step of the model's own (`Model.actions`): one the explorer's kinds above do not cover,
+    such as an election outcome, a write to disk or a lost connection. `label` is the model's
+    plain tuple naming it; `Model.act` says which nodes it changes and how. No budget: a model
+    enables an action only when it changes something, so the space stays finite."""
+
+    __slots__ = ()
+
+    @property
+    def actor(self):
+        return self.label[1] if len(self.label) > 1 and type(self.label[1]) is int else None
+
+    @staticmethod
+    def expand(env, s, heads, out) -> None:
+        model = env.model
+        actions = getattr(model, "actions", None)
+        if actions is None:
+            return
+        n, nodes = env.n, s.nodes
+        for label in actions(nodes, s.budgets[DOWN], n):
+            out.append(env._apply_all(_new(Action, (label, "action")), s,
+                                      model.act(nodes, label, n)))
+
+    def step(self, model, nodes, n):
+        return None
+
+    def describe(self, model) -> str:
+        return model.describe_action(self.label)
+
+    def to_json(self, model) -> dict:
+        return {"kind": "action", "action": list(self.label)}
+
+
 #: Every kind of event, in the order `Env.successors` lists them. New kinds go at the end, so that
 #: the indices of the older ones, and every trace made before, stay what they were.
-KINDS = (Deliver, Drop, Timeout, Heartbeat, Propose, Crash, Restart)
+KINDS = (Deliver, Drop, Timeout, Heartbeat, Propose, Crash, Restart, Action)
 BY_NAME = {k._field_defaults["kind"]: k for k in KINDS}
 
 
@@ -259,7 +292,10 @@ def check_json(d) -> str:
     if cls is None:
         raise UsageError(f"malformed trace event: unknown kind {kind!r} "
                          f"(known: {', '.join(BY_NAME)})")
-    if cls in (Deliver, Drop):
+    if cls is Action:
+        if not isinstance(d.get("action"), list) or not d["action"]:
+            raise UsageError("malformed trace event: an action needs a non-empty 'action' list")
+    elif cls in (Deliver, Drop):
         _node_arg(d, "src")
         _node_arg(d, "dst")
         if not isinstance(d.get("msg"), dict):
@@ -292,4 +328,6 @@ def brief(d: dict) -> str:
         return f"{kind} {d.get('src')}->{d.get('dst')} {name}"
     if kind == "propose":
         return f"propose {d.get('payload')}"
+    if kind == "action":
+        return " ".join(str(x) for x in d.get("action") or ["action"])
     return f"{kind} node {d.get('node')}"
