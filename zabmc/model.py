@@ -23,6 +23,11 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   may take a client proposal, `is_leading` whether it runs no election timer (the simulator's C10).
 - **Effects** a step reports besides its state and messages are tuples whose first element is one
   of the `EFFECT_TAGS` below.
+- **Actions** (optional): steps of the model's own that the explorer's kinds do not cover (an
+  election outcome, a write to disk, a lost connection). `actions(nodes, down, n)` lists the
+  enabled ones as plain tuples (`down` is the bit set of down nodes, which take no part);
+  `act(nodes, label, n)` returns the `(i, Step)` pairs it makes, applied in order;
+  `describe_action(label)` names it for people. A model without `actions` has none.
 - **Views**: `dump(nodes)` (the canonical `DSEZAB01` dump), `msg_json`, `node_json`, `describe_msg`.
 """
 
@@ -109,6 +114,9 @@ MODELS = {
     "db19": "models.db19:MODEL",
     "zab": "models.zab:MODEL",
     "zab-omega": "models.zab:OMEGA",
+    "zk": "models.zk:MODEL",
+    "zk-pre3911": "models.zk:PRE3911",
+    "zk-fixed": "models.zk:FIXED",
 }
 
 

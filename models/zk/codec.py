@@ -1,0 +1,89 @@
+"""Views of the `zk` model: JSON for traces and `--json`, one-line descriptions, and a canonical
+dump (the marshal encoding behind a magic; zk has no seeded-simulator dump format)."""
+
+from __future__ import annotations
+
+from marshal import dumps
+
+from .state import MODE_NAMES, MSG_FIELDS, MSG_NAMES, PHASE_NAMES, ROLE_NAMES, Node, bits, last_zxid, log_of
+
+
+def txn_json(t) -> dict:
+    return {"zxid": list(t[0]), "payload": t[1].decode("ascii", "backslashreplace")}
+
+
+def _z(z) -> str:
+    return f"{z[0]}.{z[1]}"
+
+
+def msg_json(msg: tuple) -> dict:
+    out = {"type": MSG_NAMES[msg[0]]}
+    for name, v in zip(MSG_FIELDS[msg[0]], msg[1:]):
+        if name == "txn":
+            v = txn_json(v)
+        elif name == "txns":
+            v = [txn_json(t) for t in v]
+        elif name == "mode":
+            v = MODE_NAMES[v]
+        elif isinstance(v, tuple):
+            v = list(v)
+        out[name] = v
+    return out
+
+
+def describe_msg(msg: tuple) -> str:
+    parts = []
+    for name, v in zip(MSG_FIELDS[msg[0]], msg[1:]):
+        if name == "txn":
+            v = _z(v[0])
+        elif name == "txns":
+            v = "[" + " ".join(_z(t[0]) for t in v) + "]"
+        elif name == "mode":
+            v = MODE_NAMES[v]
+        elif name in ("zxid", "last_zxid"):
+            v = _z(v)
+        parts.append(f"{name}={v}")
+    return f"{MSG_NAMES[msg[0]]}({', '.join(parts)})"
+
+
+def node_json(node: Node) -> dict:
+    return {
+        "id": node.id,
+        "role": ROLE_NAMES[node.role],
+        "phase": PHASE_NAMES[node.phase],
+        "leader": node.leader,
+        "accepted_epoch": node.accepted_epoch,
+        "current_epoch": node.current_epoch,
+        "last_zxid": list(last_zxid(log_of(node))),
+        "last_committed": list(node.last_committed),
+        "history": [txn_json(t) for t in node.history],
+        "memory_only": [txn_json(t) for t in node.mem],
+        "commit": list(node.commit),
+        "sync_mode": MODE_NAMES[node.mode],
+        "packets_not_committed": [txn_json(t) for t in node.pending],
+        "packets_committed_upto": list(node.pcommit),
+        "newleader_received": node.nl,
+        "learners": bits(node.learners),
+        "connecting": bits(node.connecting),
+        "electing": bits(node.electing),
+        "acked_newleader": bits(node.ackld),
+        "forwarding": bits(node.forwarding),
+        "outstanding": [[list(z), bits(m)] for z, m in node.acks],
+    }
+
+
+def describe_action(label: tuple) -> str:
+    kind = label[0]
+    if kind == "elect":
+        return f"elect node {label[1]} (quorum {bits(label[2])})"
+    if kind == "join":
+        return f"join node {label[1]} to leader {label[2]}"
+    if kind == "log":
+        return f"log node {label[1]} (the SyncThread writes its queued transactions)"
+    if kind == "lost":
+        return f"lost node {label[1]}'s connection to node {label[2]}"
+    return " ".join(map(str, label))
+
+
+def dump(nodes) -> bytes:
+    return b"ZKZAB001" + dumps(tuple(tuple(x) for x in nodes), 2)

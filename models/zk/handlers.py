@@ -1,0 +1,446 @@
+"""The kernel of the `zk` model: ZooKeeper 3.7's ZAB 1.0, at the grain models/zk/README.md sets
+(D1-D12 there; the handlers cite them).
+
+Every handler is a pure function from a node (and an input) to a `Step`. The election's outcome,
+the SyncThread's writes and the closing of a connection are the model's own actions (`actions`,
+`act`); the explorer steps them like any other event.
+
+The variants differ in one decision, `Rules.newleader`: what a follower does with the proposals of
+its synchronisation (packetsNotCommitted) when NEWLEADER arrives, before it acknowledges it.
+"""
+
+from __future__ import annotations
+
+from zabmc.model import LEADING as EFF_LEADING
+from zabmc.model import PROPOSED, SYNCED, Step
+
+from .state import (ACK, ACKEPOCH, ACKLD, COMMIT, DIFF, ELECTION, F_BROADCAST, F_DISCOVERY, F_SYNC,
+                    FOLLOWERINFO, FOLLOWING, L_BROADCAST, L_EPOCH, L_INFO, L_SYNC, LEADERINFO,
+                    LEADING, LOOKING, NEWLEADER, NONE, PROPOSAL, SYNC, TRUNC, UPTODATE, ZERO, Node,
+                    last_zxid, log_of, queued, quorum)
+
+_NO = ()
+
+
+class Rules:
+    """ZooKeeper 3.7.0 as released: at NEWLEADER the follower writes currentEpoch, hands
+    packetsNotCommitted to the SyncThread (asynchronous: D6) and acknowledges at once
+    (ZOOKEEPER-3911's fix, which ZOOKEEPER-4646 shows is not enough)."""
+
+    tag = ""
+    newleader = "async"  # "uptodate": log at UPTODATE; "async": queue at NEWLEADER; "sync": write
+    durable = ("accepted_epoch", "current_epoch", "history", "last_committed")
+
+
+class Pre3911Rules(Rules):
+    """Before ZOOKEEPER-3911 (apache/zookeeper PR #1445): the follower logs packetsNotCommitted
+    only once UPTODATE arrives, after it has acknowledged NEWLEADER."""
+
+    tag = "pre3911"
+    newleader = "uptodate"
+
+
+class FixedRules(Rules):
+    """ZooKeeper's later fix (ZOOKEEPER-4646 and ZOOKEEPER-4643, apache/zookeeper PRs #1993 and
+    #2028): at NEWLEADER the follower writes packetsNotCommitted to disk, then currentEpoch, and
+    only then acknowledges."""
+
+    tag = "fixed"
+    newleader = "sync"
+
+
+def bit(i: int) -> int:
+    return 1 << i
+
+
+def count(mask: int) -> int:
+    return bin(mask).count("1")
+
+
+def vote(node: Node) -> tuple:
+    """The node's FLE vote: (peer epoch, last zxid, id); FLE elects the greatest (D1)."""
+    return (node.current_epoch, last_zxid(log_of(node)), node.id)
+
+
+def settle(node: Node) -> Node:
+    """`node` with last_committed advanced over every transaction it knows committed and holds on
+    disk (D5)."""
+    h, c, lc = node.history, node.commit, node.last_committed
+    for j in range(len(h) - 1, -1, -1):
+        z = h[j][0]
+        if z <= c:
+            if z > lc:
+                return node._replace(last_committed=z)
+            break
+    return node
+
+
+def shutdown(node: Node) -> Node:
+    """The node leaves its role and looks for a leader (D8): the SyncThread finishes what it had
+    queued, memory is rebuilt from disk, and every role variable is reset."""
+    history = node.history + node.mem if queued(node) else node.history
+    return settle(node._replace(
+        role=LOOKING, phase=ELECTION, leader=-1, history=history, mem=(),
+        commit=max(node.commit, node.last_committed), mode=NONE, pending=(), pcommit=ZERO,
+        nl=False, learners=0, tmax=0, connecting=0, electing=0, peers=(), ackld=0, forwarding=0,
+        acks=()))
+
+
+def start(node: Node, n: int) -> Step:
+    """Start-up and every restart: load the disk, and look for a leader (the election is the
+    model's `elect` action, D1)."""
+    return Step(node._replace(commit=node.last_committed, mem=()), _NO, _NO)
+
+
+def become_leader(node: Node, learners: int, n: int) -> Node:
+    i = node.id
+    return node._replace(role=LEADING, phase=L_INFO, leader=i, learners=learners | bit(i),
+                         tmax=node.accepted_epoch + 1, connecting=bit(i), electing=bit(i),
+                         peers=(None,) * n, ackld=bit(i), forwarding=0, acks=())
+
+
+def become_follower(node: Node, leader: int) -> Step:
+    node = node._replace(role=FOLLOWING, phase=F_DISCOVERY, leader=leader)
+    return Step(node, ((leader, (FOLLOWERINFO, node.accepted_epoch)),), _NO)
+
+
+# --- the model's actions (D1, D6, D8) -------------------------------------------------------------
+
+
+def actions(nodes, down: int, n: int) -> list:
+    """Every enabled action, in a fixed order: elections, joins, writes to disk, lost connections."""
+    q = quorum(n)
+    up = [not down >> i & 1 for i in range(n)]
+    looking = [i for i in range(n) if up[i] and nodes[i].role == LOOKING]
+    out = []
+    if len(looking) >= q:
+        # any quorum of looking nodes elects the greatest vote among them (D1)
+        lmask = sum(bit(i) for i in looking)
+        sub = lmask
+        subsets = []
+        while sub:
+            if count(sub) >= q:
+                subsets.append(sub)
+            sub = (sub - 1) & lmask
+        for qm in sorted(subsets):
+            members = [i for i in looking if qm >> i & 1]
+            leader = max(members, key=lambda i: vote(nodes[i]))
+            out.append(("elect", leader, qm))
+    for i in looking:
+        for j in range(n):
+            x = nodes[j]
+            if up[j] and x.role == LEADING and not x.learners >> i & 1:
+                followers = sum(1 for k in range(n) if up[k] and nodes[k].role == FOLLOWING
+                                and nodes[k].leader == j)
+                if followers + 1 >= q:
+                    out.append(("join", i, j))
+    for i in range(n):
+        if up[i] and queued(nodes[i]):
+            out.append(("log", i))
+    for i in range(n):
+        x = nodes[i]
+        if not up[i]:
+            continue
+        if x.role == FOLLOWING:
+            j = x.leader
+            y = nodes[j]
+            if not up[j] or y.role != LEADING or not y.learners >> i & 1:
+                out.append(("lost", i, j))
+        elif x.role == LEADING:
+            for j in range(n):
+                if j != i and x.learners >> j & 1:
+                    y = nodes[j]
+                    if not up[j] or y.role != FOLLOWING or y.leader != i:
+                        out.append(("lost", i, j))
+    return out
+
+
+def act(nodes, label: tuple, n: int, rules: Rules) -> list:
+    kind = label[0]
+    if kind == "elect":
+        _, leader, qm = label
+        steps = []
+        for i in range(n):
+            if qm >> i & 1:
+                if i == leader:
+                    steps.append((i, Step(become_leader(nodes[i], qm, n), _NO, _NO)))
+                else:
+                    steps.append((i, become_follower(nodes[i], leader)))
+        return steps
+    if kind == "join":
+        _, i, j = label
+        lead = nodes[j]
+        return [(i, become_follower(nodes[i], j)),
+                (j, Step(lead._replace(learners=lead.learners | bit(i)), _NO, _NO))]
+    if kind == "log":
+        return [(label[1], log(nodes[label[1]]))]
+    if kind == "lost":
+        _, i, j = label
+        return [(i, lost(nodes[i], j, n))]
+    raise ValueError(f"unknown zk action {label!r}")
+
+
+def log(node: Node) -> Step:
+    """The SyncThread writes what is queued (D6), and a follower acknowledges each proposal of
+    the current epoch once it is on disk (SendAckRequestProcessor)."""
+    new = node.mem
+    node = settle(node._replace(history=node.history + new, mem=()))
+    outs = _NO
+    if node.role == FOLLOWING and (node.phase == F_BROADCAST or (node.phase == F_SYNC and node.nl)):
+        e = node.accepted_epoch
+        outs = tuple((node.leader, (ACK, t[0])) for t in new if t[0][0] == e)
+    return Step(node, outs, _NO)
+
+
+def lost(node: Node, j: int, n: int) -> Step:
+    """Node notices that its connection to `j` is gone (D8)."""
+    if node.role == FOLLOWING:
+        return Step(shutdown(node), _NO, _NO)
+    m = ~bit(j)
+    peers = node.peers[:j] + (None,) + node.peers[j + 1:]
+    node = node._replace(learners=node.learners & m, connecting=node.connecting & m,
+                         electing=node.electing & m, ackld=node.ackld & m,
+                         forwarding=node.forwarding & m, peers=peers)
+    if count(node.learners) < quorum(n):
+        node = shutdown(node)
+    return Step(node, _NO, _NO)
+
+
+# --- the explorer's events --------------------------------------------------------------------------
+
+
+def timeout(node: Node, n: int, rules: Rules) -> Step | None:
+    """A node that is not looking gives up on its leader or followers (a ping or sync timeout)."""
+    if node.role == LOOKING:
+        return None
+    return Step(shutdown(node), _NO, _NO)
+
+
+def heartbeat(node: Node, n: int, rules: Rules) -> None:
+    return None  # pings carry nothing the model reads (D10)
+
+
+def can_propose(node: Node) -> bool:
+    return node.role == LEADING and node.phase == L_BROADCAST
+
+
+def is_leading(node: Node) -> bool:
+    return node.role == LEADING
+
+
+def propose(node: Node, payload: bytes, n: int, rules: Rules) -> Step:
+    """The leader logs a client's transaction and sends it to its forwarding followers (D7)."""
+    e = node.accepted_epoch
+    last = last_zxid(node.history)
+    z = (e, last[1] + 1) if last[0] == e else (e, 1)
+    txn = (z, payload)
+    history = node.history + (txn,)
+    node = node._replace(history=history, acks=node.acks + ((z, bit(node.id)),))
+    outs = tuple((j, (PROPOSAL, txn)) for j in range(n) if j != node.id and node.forwarding >> j & 1)
+    node, commits = _try_commit(node, n)
+    return Step(node, outs + commits, ((PROPOSED, txn),))
+
+
+def _try_commit(node: Node, n: int):
+    """Commit outstanding proposals in order while each has a quorum of acks."""
+    q = quorum(n)
+    acks = node.acks
+    outs = []
+    while acks and count(acks[0][1]) >= q:
+        z = acks[0][0]
+        acks = acks[1:]
+        node = node._replace(commit=z)
+        outs.extend((j, (COMMIT, z)) for j in range(n)
+                    if j != node.id and node.forwarding >> j & 1)
+    if len(acks) != len(node.acks):
+        node = settle(node._replace(acks=acks))
+    return node, tuple(outs)
+
+
+def deliver(node: Node, src: int, msg: tuple, n: int, rules: Rules) -> Step:
+    kind = msg[0]
+    if node.role == LEADING:
+        if not node.learners >> src & 1:
+            return Step(node, _NO, _NO)
+        if kind == FOLLOWERINFO:
+            return _on_followerinfo(node, src, msg[1], n)
+        if kind == ACKEPOCH:
+            return _on_ackepoch(node, src, msg[1], msg[2], n)
+        if kind == ACKLD:
+            return _on_ackld(node, src, msg[1], n)
+        if kind == ACK:
+            return _on_ack(node, src, msg[1], n)
+        return Step(node, _NO, _NO)
+    if node.role != FOLLOWING or src != node.leader:
+        return Step(node, _NO, _NO)  # not from my leader: ignored
+    phase = node.phase
+    if kind == LEADERINFO and phase == F_DISCOVERY:
+        return _on_leaderinfo(node, msg[1])
+    if phase == F_SYNC:
+        if kind == SYNC and node.mode == NONE:
+            return Step(_on_sync(node, *msg[1:]), _NO, _NO)
+        if kind == NEWLEADER and node.mode != NONE and not node.nl:
+            return _on_newleader(node, msg[1], rules)
+        if node.nl:
+            if kind == PROPOSAL:
+                return Step(node._replace(pending=node.pending + (msg[1],)), _NO, _NO)
+            if kind == COMMIT:
+                return Step(node._replace(pcommit=max(node.pcommit, msg[1])), _NO, _NO)
+            if kind == UPTODATE:
+                return Step(_on_uptodate(node), _NO, _NO)
+        return Step(node, _NO, _NO)
+    if phase == F_BROADCAST:
+        if kind == PROPOSAL:
+            txn = msg[1]
+            if txn[0] > last_zxid(log_of(node)):
+                return Step(node._replace(mem=node.mem + (txn,)), _NO, _NO)
+        elif kind == COMMIT:
+            return Step(settle(node._replace(commit=max(node.commit, msg[1]))), _NO, _NO)
+    return Step(node, _NO, _NO)
+
+
+# --- leader ---------------------------------------------------------------------------------------
+
+
+def _on_followerinfo(node: Node, j: int, accepted: int, n: int) -> Step:
+    connecting = node.connecting | bit(j)
+    if node.phase != L_INFO:
+        return Step(node._replace(connecting=connecting),
+                    ((j, (LEADERINFO, node.accepted_epoch)),), _NO)
+    tmax = max(node.tmax, accepted + 1)
+    node = node._replace(connecting=connecting, tmax=tmax)
+    if count(connecting) < quorum(n):
+        return Step(node, _NO, _NO)
+    # a quorum is connected: the new epoch is chosen and written (acceptedEpoch)
+    node = node._replace(accepted_epoch=tmax, phase=L_EPOCH)
+    outs = tuple((k, (LEADERINFO, tmax)) for k in range(n)
+                 if k != node.id and connecting >> k & 1)
+    return Step(node, outs, ((EFF_LEADING, tmax),))
+
+
+def _on_ackepoch(node: Node, j: int, epoch: int, zxid: tuple, n: int) -> Step:
+    if node.phase == L_INFO:
+        return Step(node, _NO, _NO)
+    if node.phase != L_EPOCH:  # the epoch is settled already: synchronise j now
+        node, outs = _sync(node, j, zxid, n)
+        return Step(node, outs, _NO)
+    peers = node.peers[:j] + (zxid,) + node.peers[j + 1:]
+    if epoch == -1:
+        return Step(node._replace(peers=peers), _NO, _NO)
+    if (epoch, zxid) > (node.current_epoch, last_zxid(log_of(node))):
+        return Step(shutdown(node), _NO, _NO)  # a follower is more recent than the leader (D9)
+    node = node._replace(peers=peers, electing=node.electing | bit(j))
+    if count(node.electing) < quorum(n):
+        return Step(node, _NO, _NO)
+    node = node._replace(current_epoch=node.accepted_epoch, phase=L_SYNC)
+    outs = ()
+    for k in range(n):
+        if node.peers[k] is not None:
+            node, o = _sync(node, k, node.peers[k], n)
+            outs += o
+    return Step(node, outs, _NO)
+
+
+def _sync(node: Node, j: int, peer: tuple, n: int):
+    """syncFollower (D3): the sync packets for a follower whose last zxid is `peer`, then
+    NEWLEADER; j starts receiving proposals and commits."""
+    h = node.history
+    if node.phase == L_BROADCAST:
+        c = next((k + 1 for k in range(len(h) - 1, -1, -1) if h[k][0] <= node.last_committed), 0)
+    else:
+        c = len(h)  # a new leader holds everything it has as committed
+    max_committed = h[c - 1][0] if c else ZERO
+    if peer > max_committed:
+        mode, zxid, start = TRUNC, max_committed, c
+    else:
+        idx = next((k + 1 for k in range(len(h)) if h[k][0] == peer), None)
+        if peer == ZERO:
+            idx = 0
+        if idx is not None:
+            mode, zxid, start = DIFF, peer, idx
+        else:  # the follower has a transaction the leader does not: truncate, then DIFF
+            below = [k + 1 for k in range(len(h)) if h[k][0] < peer]
+            start = below[-1] if below else 0
+            mode, zxid = TRUNC, (h[start - 1][0] if start else ZERO)
+    txns = h[start:]
+    committed = max(0, c - start)
+    peers = node.peers[:j] + (None,) + node.peers[j + 1:]
+    node = node._replace(peers=peers, forwarding=node.forwarding | bit(j))
+    return node, ((j, (SYNC, mode, zxid, txns, committed)), (j, (NEWLEADER, node.accepted_epoch)))
+
+
+def _on_ackld(node: Node, j: int, epoch: int, n: int) -> Step:
+    if epoch != node.accepted_epoch:
+        return Step(node, _NO, _NO)
+    if node.phase == L_BROADCAST:
+        return Step(node, ((j, (UPTODATE,)),), _NO)
+    if node.phase != L_SYNC:
+        return Step(node, _NO, _NO)
+    node = node._replace(ackld=node.ackld | bit(j))
+    if count(node.ackld) < quorum(n):
+        return Step(node, _NO, _NO)
+    # established: everything the leader holds is committed (startZkServer)
+    node = settle(node._replace(phase=L_BROADCAST, commit=last_zxid(node.history)))
+    outs = tuple((k, (UPTODATE,)) for k in range(n) if k != node.id and node.ackld >> k & 1)
+    return Step(node, outs, ((SYNCED, node.accepted_epoch),))
+
+
+def _on_ack(node: Node, j: int, zxid: tuple, n: int) -> Step:
+    if node.phase != L_BROADCAST or not node.forwarding >> j & 1:
+        return Step(node, _NO, _NO)
+    acks = node.acks
+    for k, (z, m) in enumerate(acks):
+        if z == zxid:
+            acks = acks[:k] + ((z, m | bit(j)),) + acks[k + 1:]
+            node, outs = _try_commit(node._replace(acks=acks), n)
+            return Step(node, outs, _NO)
+    return Step(node, _NO, _NO)
+
+
+# --- follower -------------------------------------------------------------------------------------
+
+
+def _on_leaderinfo(node: Node, epoch: int) -> Step:
+    last = last_zxid(log_of(node))
+    if epoch > node.accepted_epoch:
+        node = node._replace(accepted_epoch=epoch, phase=F_SYNC)
+        return Step(node, ((node.leader, (ACKEPOCH, node.current_epoch, last)),), _NO)
+    if epoch == node.accepted_epoch:
+        node = node._replace(phase=F_SYNC)
+        return Step(node, ((node.leader, (ACKEPOCH, -1, last)),), _NO)
+    return Step(shutdown(node), _NO, _NO)  # an older epoch than one accepted: look again
+
+
+def _on_sync(node: Node, mode: int, zxid: tuple, txns: tuple, committed: int) -> Node:
+    """The sync packets before NEWLEADER (D3): DIFF keeps PROPOSAL and COMMIT for later
+    (writeToTxnLog); TRUNC cuts the log on disk, then applies committed proposals in memory
+    (they reach the disk with the snapshot taken at NEWLEADER)."""
+    if mode == DIFF:
+        pcommit = txns[committed - 1][0] if committed else ZERO
+        return node._replace(mode=DIFF, pending=txns, pcommit=pcommit)
+    h = tuple(t for t in node.history if t[0] <= zxid)
+    applied = txns[:committed]
+    commit = applied[-1][0] if applied else node.commit
+    return node._replace(mode=TRUNC, history=h, mem=applied, commit=commit,
+                         pending=txns[committed:])
+
+
+def _on_newleader(node: Node, epoch: int, rules: Rules) -> Step:
+    if node.mode == TRUNC:  # snapshotNeeded: the data tree is written
+        node = node._replace(history=node.history + node.mem, mem=())
+    node = node._replace(current_epoch=epoch, nl=True)
+    how = rules.newleader
+    if how != "uptodate" and node.pending:
+        if how == "sync":  # written to disk before the acknowledgement
+            node = node._replace(history=log_of(node) + node.pending, mem=(), pending=())
+        else:  # handed to the SyncThread
+            node = node._replace(mem=node.mem + node.pending, pending=())
+    return Step(settle(node), ((node.leader, (ACKLD, epoch)),), _NO)
+
+
+def _on_uptodate(node: Node) -> Node:
+    pending = node.pending
+    if pending:
+        node = node._replace(mem=node.mem + pending, pending=())
+    commit = max(node.commit, node.pcommit)
+    return settle(node._replace(phase=F_BROADCAST, commit=commit, pcommit=ZERO))

@@ -1,0 +1,71 @@
+"""The zk model adapter: binds the kernel in `handlers`, with one `Rules` object, to the
+`zabmc.model.Model` interface. `zk`, `zk-pre3911` and `zk-fixed` differ only in their `Rules`
+(models/zk/README.md)."""
+
+from __future__ import annotations
+
+from zabmc.model import Step
+
+from . import codec, handlers
+from .handlers import FixedRules, Pre3911Rules, Rules
+from .state import Node
+
+
+def fresh_node(node_id: int, n: int) -> Node:
+    return Node(node_id)
+
+
+class ZkModel:
+    network_assumption = "fifo"
+    fresh = staticmethod(fresh_node)
+
+    def __init__(self, rules: Rules | None = None, description: str = ""):
+        self.rules = rules if rules is not None else Rules()
+        tag = self.rules.tag
+        self.name = "zk" if not tag else f"zk-{tag}"
+        self.description = description
+
+    def __repr__(self) -> str:
+        return f"ZkModel({type(self.rules).__name__}())"
+
+    @property
+    def durable(self) -> tuple:
+        return self.rules.durable
+
+    def start(self, node, n: int) -> Step:
+        return handlers.start(node, n)
+
+    def deliver(self, node, src: int, msg, n: int) -> Step:
+        return handlers.deliver(node, src, msg, n, self.rules)
+
+    def timeout(self, node, n: int):
+        return handlers.timeout(node, n, self.rules)
+
+    def heartbeat(self, node, n: int):
+        return handlers.heartbeat(node, n, self.rules)
+
+    def propose(self, node, payload: bytes, n: int) -> Step:
+        return handlers.propose(node, payload, n, self.rules)
+
+    can_propose = staticmethod(handlers.can_propose)
+    is_leading = staticmethod(handlers.is_leading)
+
+    def actions(self, nodes, down: int, n: int) -> list:
+        return handlers.actions(nodes, down, n)
+
+    def act(self, nodes, label: tuple, n: int) -> list:
+        return handlers.act(nodes, label, n, self.rules)
+
+    describe_action = staticmethod(codec.describe_action)
+    dump = staticmethod(codec.dump)
+    msg_json = staticmethod(codec.msg_json)
+    node_json = staticmethod(codec.node_json)
+    describe_msg = staticmethod(codec.describe_msg)
+
+
+MODEL = ZkModel(description="ZooKeeper 3.7.0's ZAB 1.0 (FLE outcome, DIFF/TRUNC sync, "
+                            "asynchronous transaction log)")
+PRE3911 = ZkModel(Pre3911Rules(), description="zk before ZOOKEEPER-3911: DIFF proposals logged "
+                                              "only at UPTODATE")
+FIXED = ZkModel(FixedRules(), description="zk with the ZOOKEEPER-4646/4643 fix: proposals "
+                                          "written, then currentEpoch, then ACK of NEWLEADER")

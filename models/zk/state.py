@@ -1,0 +1,88 @@
+"""Node state and messages of the `zk` model: ZooKeeper 3.7's ZAB 1.0 (models/zk/README.md).
+
+Everything is an immutable value: a node is a `Node` named tuple, a message a plain tuple whose
+first element is its kind. Zxids are `(epoch, counter)` tuples; `(0, 0)` means "none".
+Transactions are `(zxid, payload)`, as in the other models.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from models.db19.state import bits, quorum  # noqa: F401  (re-exported)
+
+LOOKING, FOLLOWING, LEADING = 0, 1, 2
+ROLE_NAMES = ("Looking", "Following", "Leading")
+ZERO = (0, 0)
+
+# Phases. A follower: F_DISCOVERY (FOLLOWERINFO sent, waiting for LEADERINFO), F_SYNC (ACKEPOCH
+# sent: the sync packets, NEWLEADER and UPTODATE), F_BROADCAST. A leader: L_INFO (collecting
+# FOLLOWERINFO from a quorum), L_EPOCH (LEADERINFO sent, collecting ACKEPOCH), L_SYNC (collecting
+# the acknowledgements of NEWLEADER), L_BROADCAST (established).
+ELECTION, F_DISCOVERY, F_SYNC, F_BROADCAST, L_INFO, L_EPOCH, L_SYNC, L_BROADCAST = range(8)
+PHASE_NAMES = ("Election", "Discovery", "Synchronization", "Broadcast", "Discovery (FOLLOWERINFO)",
+               "Discovery (ACKEPOCH)", "Synchronization", "Broadcast")
+
+# Sync modes (what the leader's first sync packet says).
+NONE, DIFF, TRUNC, SNAP = range(4)
+MODE_NAMES = ("NONE", "DIFF", "TRUNC", "SNAP")
+
+# Message kinds.
+FOLLOWERINFO, LEADERINFO, ACKEPOCH, SYNC, NEWLEADER, ACKLD, UPTODATE, PROPOSAL, ACK, COMMIT = range(10)
+MSG_NAMES = ("FOLLOWERINFO", "LEADERINFO", "ACKEPOCH", "SYNC", "NEWLEADER", "ACK-NEWLEADER",
+             "UPTODATE", "PROPOSAL", "ACK", "COMMIT")
+MSG_FIELDS = (
+    ("accepted_epoch",),
+    ("epoch",),
+    ("current_epoch", "last_zxid"),  # current_epoch -1: the epoch was accepted already
+    ("mode", "zxid", "txns", "committed"),  # DIFF/TRUNC(zxid), then PROPOSAL (+ COMMIT) packets
+    ("epoch",),
+    ("epoch",),
+    (),
+    ("txn",),
+    ("zxid",),
+    ("zxid",),
+)
+
+
+class Node(NamedTuple):
+    id: int
+    role: int = LOOKING
+    phase: int = ELECTION
+    leader: int = -1  # the leader a follower follows (and a leader itself)
+    # --- on disk (the durable fields, D4) ---
+    accepted_epoch: int = 0  # the acceptedEpoch file
+    current_epoch: int = 0  # the currentEpoch file
+    history: tuple = ()  # transactions on disk (snapshot and transaction log together, D4)
+    last_committed: tuple = ZERO  # the last transaction the node has applied (delivered, D5)
+    # --- in memory ---
+    mem: tuple = ()  # transactions held beyond the disk: queued for the SyncThread (D6), or,
+    #                  during a TRUNC synchronisation, applied to memory until NEWLEADER's snapshot
+    commit: tuple = ZERO  # the highest zxid the node knows to be committed
+    mode: int = NONE  # follower: the sync mode of this synchronisation
+    pending: tuple = ()  # follower: packetsNotCommitted
+    pcommit: tuple = ZERO  # follower: the last zxid of packetsCommitted
+    nl: bool = False  # follower: NEWLEADER received
+    # --- leader ---
+    learners: int = 0  # followers connected (bit set, the leader included)
+    tmax: int = 0  # the epoch to propose: 1 + the greatest acceptedEpoch heard
+    connecting: int = 0  # FOLLOWERINFO received (connectingFollowers)
+    electing: int = 0  # ACKEPOCH counted (electingFollowers)
+    peers: tuple = ()  # per node: the lastZxid of an ACKEPOCH waiting to be synced, or None
+    ackld: int = 0  # acknowledgements of NEWLEADER (newLeaderProposal's ack set)
+    forwarding: int = 0  # followers that get PROPOSAL and COMMIT (forwardingFollowers)
+    acks: tuple = ()  # outstanding proposals: ((zxid, ack bit set), ...)
+
+
+def last_zxid(history: tuple) -> tuple:
+    return history[-1][0] if history else ZERO
+
+
+def log_of(node) -> tuple:
+    """Everything the node holds, on disk or only in memory (its lastProcessed end)."""
+    return node.history + node.mem if node.mem else node.history
+
+
+def queued(node) -> bool:
+    """Whether `mem` waits for the SyncThread (rather than for NEWLEADER's snapshot)."""
+    return bool(node.mem) and not (node.mode == 2 and not node.nl)

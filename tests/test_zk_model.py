@@ -1,0 +1,107 @@
+"""The `zk` model (models/zk/README.md): ZooKeeper 3.7's ZAB 1.0 and its two variants.
+
+- tests/corpus/zk holds the counterexamples of ZOOKEEPER-3911 (`zk-pre3911`) and ZOOKEEPER-4646
+  (`zk`), as `zabmc check --strategy dfs` found them (reports/zookeeper.md); each replays to its
+  violation at the same step, and the DFS finds it again, event for event (slow).
+- The same run of events in `zk-fixed` breaks nothing: the follower's NEWLEADER acknowledgement
+  comes after the proposals are on its disk, so its crash loses nothing the leader counted.
+- What tells the two bugs apart: in `zk` a write by the follower's SyncThread between its
+  acknowledgement and its crash saves the transaction; in `zk-pre3911` nothing is queued to write
+  until UPTODATE, so no such write is possible.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+from zabmc.explore.dfs import dfs
+from zabmc.explore.env import Env, ExploreConfig
+from zabmc.explore.trace import load, rebuild, replay, shorten
+from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+from zabmc.model import get_model
+
+CORPUS = pathlib.Path(__file__).parent / "corpus" / "zk"
+BUG = {"zookeeper-3911": "zk-pre3911", "zookeeper-4646": "zk"}
+STEP = 29  # both: node 0 proposes 3.1 as leader of epoch 3 without 1.1, which node 1 delivered
+CRASH_AT = 20  # the follower's crash, right after its acknowledgement of NEWLEADER(2)
+
+
+def events(name):
+    return json.loads((CORPUS / f"{name}.trace.json").read_text())["events"]
+
+
+def env_for(model, name):
+    cfg = json.loads((CORPUS / f"{name}.trace.json").read_text())["config"]
+    return Env(get_model(model), ExploreConfig(**cfg), Checker(DEFAULT_PROPERTIES))
+
+
+def shape(d):
+    """What identifies an event across variants: its kind, nodes and message type (payloads and
+    sync packets differ between variants)."""
+    if d["kind"] == "action":
+        return ("action", tuple(d["action"]))
+    if d["kind"] in ("deliver", "drop"):
+        return (d["kind"], d["src"], d["dst"], d["msg"]["type"])
+    return (d["kind"], d.get("node"))
+
+
+def run_shapes(env, shapes):
+    """Step `env` through events of the given shapes; (violations by step, final state)."""
+    s, v = env.initial()
+    found = []
+    for k, want in enumerate(shapes, 1):
+        match = [x for x in env.successors(s) if shape(x[0].to_json(env.model)) == want]
+        assert match, f"step {k}: no enabled event {want}"
+        _, s, v = match[0]
+        if v is not None:
+            found.append((k, v.property))
+    return found, s
+
+
+@pytest.mark.parametrize("name", sorted(BUG))
+def test_the_bug_replays_to_its_violation(name):
+    data = load(str(CORPUS / f"{name}.trace.json"))
+    assert data["model"] == BUG[name]
+    result = replay(data)
+    assert result.confirmed
+    assert (result.trace.violation.property, result.trace.violation_step) == (
+        "primary-integrity", STEP)
+    assert "without 1.1:zab-0, which node 1 delivered" in result.trace.violation.message
+
+
+@pytest.mark.parametrize("name", sorted(BUG))
+def test_zk_fixed_survives_the_same_run(name):
+    shapes = [shape(d) for d in events(name)]
+    found, s = run_shapes(env_for("zk-fixed", name), shapes)
+    assert found == []
+    leader = s.nodes[0]  # the new leader of epoch 3 holds 1.1 under its own proposal
+    assert [t[0] for t in leader.history] == [(1, 1), (3, 1)]
+
+
+def test_a_write_before_the_crash_saves_zk_but_not_zk_pre3911():
+    shapes = [shape(d) for d in events("zookeeper-4646")]
+    assert shapes[CRASH_AT - 1] == ("crash", 0)
+    write = ("action", ("log", 0))
+    found, s = run_shapes(env_for("zk", "zookeeper-4646"), shapes[:CRASH_AT - 1] + [write])
+    assert found == [] and s.nodes[0].history[-1][0] == (1, 1)  # on disk before the crash
+    env = env_for("zk-pre3911", "zookeeper-3911")
+    _, s = run_shapes(env, [shape(d) for d in events("zookeeper-3911")][:CRASH_AT - 1])
+    enabled = {shape(x[0].to_json(env.model)) for x in env.successors(s)}
+    assert write not in enabled  # nothing queued: packetsNotCommitted waits for UPTODATE
+    assert s.nodes[0].pending and not s.nodes[0].mem
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(BUG))
+def test_dfs_finds_the_bug_again(name):
+    env = env_for(BUG[name], name)
+    out = dfs(env)
+    assert [f.violation.property for f in out.violations] == ["primary-integrity"]
+    found = out.violations[0]
+    assert found.depth == STEP + 1  # DFS's path, which replay shortens by one event, as the CLI does
+    trace = rebuild(env, shorten(env, found.path, found.violation.property))
+    assert trace.violation_step == STEP
+    assert [e.to_json(env.model) for e in trace.events] == events(name)
