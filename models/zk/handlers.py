@@ -29,7 +29,9 @@ class Rules:
 
     tag = ""
     newleader = "async"  # "uptodate": log at UPTODATE; "async": queue at NEWLEADER; "sync": write
-    durable = ("accepted_epoch", "current_epoch", "history", "last_committed")
+    # the disk (D4), and the connection counter, which stands for TCP's guarantee that a new
+    # connection never receives an older one's bytes (D8)
+    durable = ("accepted_epoch", "current_epoch", "history", "last_committed", "conn")
 
 
 class Pre3911Rules(Rules):
@@ -82,7 +84,7 @@ def shutdown(node: Node) -> Node:
     return settle(node._replace(
         role=LOOKING, phase=ELECTION, leader=-1, history=history, mem=(),
         commit=max(node.commit, node.last_committed), mode=NONE, pending=(), pcommit=ZERO,
-        nl=False, learners=0, tmax=0, connecting=0, electing=0, peers=(), ackld=0, forwarding=0,
+        nl=False, learners=0, lconn=(), tmax=0, connecting=0, electing=0, peers=(), ackld=0, forwarding=0,
         acks=()))
 
 
@@ -92,16 +94,18 @@ def start(node: Node, n: int) -> Step:
     return Step(node._replace(commit=node.last_committed, mem=()), _NO, _NO)
 
 
-def become_leader(node: Node, learners: int, n: int) -> Node:
+def become_leader(node: Node, learners: int, lconn: tuple, n: int) -> Node:
     i = node.id
     return node._replace(role=LEADING, phase=L_INFO, leader=i, learners=learners | bit(i),
-                         tmax=node.accepted_epoch + 1, connecting=bit(i), electing=bit(i),
-                         peers=(None,) * n, ackld=bit(i), forwarding=0, acks=())
+                         lconn=lconn, tmax=node.accepted_epoch + 1, connecting=bit(i),
+                         electing=bit(i), peers=(None,) * n, ackld=bit(i), forwarding=0, acks=())
 
 
 def become_follower(node: Node, leader: int) -> Step:
-    node = node._replace(role=FOLLOWING, phase=F_DISCOVERY, leader=leader)
-    return Step(node, ((leader, (FOLLOWERINFO, node.accepted_epoch)),), _NO)
+    """The node opens a new connection to `leader` (D8) and registers with FOLLOWERINFO."""
+    c = node.conn + 1
+    node = node._replace(role=FOLLOWING, phase=F_DISCOVERY, leader=leader, conn=c)
+    return Step(node, ((leader, (FOLLOWERINFO, c, node.accepted_epoch)),), _NO)
 
 
 # --- the model's actions (D1, D6, D8) -------------------------------------------------------------
@@ -159,19 +163,22 @@ def act(nodes, label: tuple, n: int, rules: Rules) -> list:
     kind = label[0]
     if kind == "elect":
         _, leader, qm = label
+        lconn = tuple(nodes[i].conn + 1 if qm >> i & 1 and i != leader else 0 for i in range(n))
         steps = []
         for i in range(n):
             if qm >> i & 1:
                 if i == leader:
-                    steps.append((i, Step(become_leader(nodes[i], qm, n), _NO, _NO)))
+                    steps.append((i, Step(become_leader(nodes[i], qm, lconn, n), _NO, _NO)))
                 else:
                     steps.append((i, become_follower(nodes[i], leader)))
         return steps
     if kind == "join":
         _, i, j = label
         lead = nodes[j]
+        c = nodes[i].conn + 1
+        lconn = lead.lconn[:i] + (c,) + lead.lconn[i + 1:]
         return [(i, become_follower(nodes[i], j)),
-                (j, Step(lead._replace(learners=lead.learners | bit(i)), _NO, _NO))]
+                (j, Step(lead._replace(learners=lead.learners | bit(i), lconn=lconn), _NO, _NO))]
     if kind == "log":
         return [(label[1], log(nodes[label[1]]))]
     if kind == "lost":
@@ -187,8 +194,8 @@ def log(node: Node) -> Step:
     node = settle(node._replace(history=node.history + new, mem=()))
     outs = _NO
     if node.role == FOLLOWING and (node.phase == F_BROADCAST or (node.phase == F_SYNC and node.nl)):
-        e = node.accepted_epoch
-        outs = tuple((node.leader, (ACK, t[0])) for t in new if t[0][0] == e)
+        e, c = node.accepted_epoch, node.conn
+        outs = tuple((node.leader, (ACK, c, t[0])) for t in new if t[0][0] == e)
     return Step(node, outs, _NO)
 
 
@@ -198,7 +205,8 @@ def lost(node: Node, j: int, n: int) -> Step:
         return Step(shutdown(node), _NO, _NO)
     m = ~bit(j)
     peers = node.peers[:j] + (None,) + node.peers[j + 1:]
-    node = node._replace(learners=node.learners & m, connecting=node.connecting & m,
+    lconn = node.lconn[:j] + (0,) + node.lconn[j + 1:]
+    node = node._replace(learners=node.learners & m, lconn=lconn, connecting=node.connecting & m,
                          electing=node.electing & m, ackld=node.ackld & m,
                          forwarding=node.forwarding & m, peers=peers)
     if count(node.learners) < quorum(n):
@@ -236,7 +244,8 @@ def propose(node: Node, payload: bytes, n: int, rules: Rules) -> Step:
     txn = (z, payload)
     history = node.history + (txn,)
     node = node._replace(history=history, acks=node.acks + ((z, bit(node.id)),))
-    outs = tuple((j, (PROPOSAL, txn)) for j in range(n) if j != node.id and node.forwarding >> j & 1)
+    outs = tuple((j, (PROPOSAL, node.lconn[j], txn)) for j in range(n)
+                 if j != node.id and node.forwarding >> j & 1)
     node, commits = _try_commit(node, n)
     return Step(node, outs + commits, ((PROPOSED, txn),))
 
@@ -250,7 +259,7 @@ def _try_commit(node: Node, n: int):
         z = acks[0][0]
         acks = acks[1:]
         node = node._replace(commit=z)
-        outs.extend((j, (COMMIT, z)) for j in range(n)
+        outs.extend((j, (COMMIT, node.lconn[j], z)) for j in range(n)
                     if j != node.id and node.forwarding >> j & 1)
     if len(acks) != len(node.acks):
         node = settle(node._replace(acks=acks))
@@ -260,42 +269,42 @@ def _try_commit(node: Node, n: int):
 def deliver(node: Node, src: int, msg: tuple, n: int, rules: Rules) -> Step:
     kind = msg[0]
     if node.role == LEADING:
-        if not node.learners >> src & 1:
-            return Step(node, _NO, _NO)
+        if not node.learners >> src & 1 or msg[1] != node.lconn[src]:
+            return Step(node, _NO, _NO)  # not on a connection the leader has open: lost (D8)
         if kind == FOLLOWERINFO:
-            return _on_followerinfo(node, src, msg[1], n)
+            return _on_followerinfo(node, src, msg[2], n)
         if kind == ACKEPOCH:
-            return _on_ackepoch(node, src, msg[1], msg[2], n)
+            return _on_ackepoch(node, src, msg[2], msg[3], n)
         if kind == ACKLD:
-            return _on_ackld(node, src, msg[1], n)
+            return _on_ackld(node, src, msg[2], n)
         if kind == ACK:
-            return _on_ack(node, src, msg[1], n)
+            return _on_ack(node, src, msg[2], n)
         return Step(node, _NO, _NO)
-    if node.role != FOLLOWING or src != node.leader:
-        return Step(node, _NO, _NO)  # not from my leader: ignored
+    if node.role != FOLLOWING or src != node.leader or msg[1] != node.conn:
+        return Step(node, _NO, _NO)  # not on the connection to my leader: lost (D8)
     phase = node.phase
     if kind == LEADERINFO and phase == F_DISCOVERY:
-        return _on_leaderinfo(node, msg[1])
+        return _on_leaderinfo(node, msg[2])
     if phase == F_SYNC:
         if kind == SYNC and node.mode == NONE:
-            return Step(_on_sync(node, *msg[1:]), _NO, _NO)
+            return Step(_on_sync(node, *msg[2:]), _NO, _NO)
         if kind == NEWLEADER and node.mode != NONE and not node.nl:
-            return _on_newleader(node, msg[1], rules)
+            return _on_newleader(node, msg[2], rules)
         if node.nl:
             if kind == PROPOSAL:
-                return Step(node._replace(pending=node.pending + (msg[1],)), _NO, _NO)
+                return Step(node._replace(pending=node.pending + (msg[2],)), _NO, _NO)
             if kind == COMMIT:
-                return Step(node._replace(pcommit=max(node.pcommit, msg[1])), _NO, _NO)
+                return Step(node._replace(pcommit=max(node.pcommit, msg[2])), _NO, _NO)
             if kind == UPTODATE:
                 return Step(_on_uptodate(node), _NO, _NO)
         return Step(node, _NO, _NO)
     if phase == F_BROADCAST:
         if kind == PROPOSAL:
-            txn = msg[1]
+            txn = msg[2]
             if txn[0] > last_zxid(log_of(node)):
                 return Step(node._replace(mem=node.mem + (txn,)), _NO, _NO)
         elif kind == COMMIT:
-            return Step(settle(node._replace(commit=max(node.commit, msg[1]))), _NO, _NO)
+            return Step(settle(node._replace(commit=max(node.commit, msg[2]))), _NO, _NO)
     return Step(node, _NO, _NO)
 
 
@@ -306,14 +315,14 @@ def _on_followerinfo(node: Node, j: int, accepted: int, n: int) -> Step:
     connecting = node.connecting | bit(j)
     if node.phase != L_INFO:
         return Step(node._replace(connecting=connecting),
-                    ((j, (LEADERINFO, node.accepted_epoch)),), _NO)
+                    ((j, (LEADERINFO, node.lconn[j], node.accepted_epoch)),), _NO)
     tmax = max(node.tmax, accepted + 1)
     node = node._replace(connecting=connecting, tmax=tmax)
     if count(connecting) < quorum(n):
         return Step(node, _NO, _NO)
     # a quorum is connected: the new epoch is chosen and written (acceptedEpoch)
     node = node._replace(accepted_epoch=tmax, phase=L_EPOCH)
-    outs = tuple((k, (LEADERINFO, tmax)) for k in range(n)
+    outs = tuple((k, (LEADERINFO, node.lconn[k], tmax)) for k in range(n)
                  if k != node.id and connecting >> k & 1)
     return Step(node, outs, ((EFF_LEADING, tmax),))
 
@@ -366,14 +375,16 @@ def _sync(node: Node, j: int, peer: tuple, n: int):
     committed = max(0, c - start)
     peers = node.peers[:j] + (None,) + node.peers[j + 1:]
     node = node._replace(peers=peers, forwarding=node.forwarding | bit(j))
-    return node, ((j, (SYNC, mode, zxid, txns, committed)), (j, (NEWLEADER, node.accepted_epoch)))
+    c = node.lconn[j]
+    return node, ((j, (SYNC, c, mode, zxid, txns, committed)),
+                  (j, (NEWLEADER, c, node.accepted_epoch)))
 
 
 def _on_ackld(node: Node, j: int, epoch: int, n: int) -> Step:
     if epoch != node.accepted_epoch:
         return Step(node, _NO, _NO)
     if node.phase == L_BROADCAST:
-        return Step(node, ((j, (UPTODATE,)),), _NO)
+        return Step(node, ((j, (UPTODATE, node.lconn[j])),), _NO)
     if node.phase != L_SYNC:
         return Step(node, _NO, _NO)
     node = node._replace(ackld=node.ackld | bit(j))
@@ -381,7 +392,8 @@ def _on_ackld(node: Node, j: int, epoch: int, n: int) -> Step:
         return Step(node, _NO, _NO)
     # established: everything the leader holds is committed (startZkServer)
     node = settle(node._replace(phase=L_BROADCAST, commit=last_zxid(node.history)))
-    outs = tuple((k, (UPTODATE,)) for k in range(n) if k != node.id and node.ackld >> k & 1)
+    outs = tuple((k, (UPTODATE, node.lconn[k])) for k in range(n)
+                 if k != node.id and node.ackld >> k & 1)
     return Step(node, outs, ((SYNCED, node.accepted_epoch),))
 
 
@@ -404,10 +416,10 @@ def _on_leaderinfo(node: Node, epoch: int) -> Step:
     last = last_zxid(log_of(node))
     if epoch > node.accepted_epoch:
         node = node._replace(accepted_epoch=epoch, phase=F_SYNC)
-        return Step(node, ((node.leader, (ACKEPOCH, node.current_epoch, last)),), _NO)
+        return Step(node, ((node.leader, (ACKEPOCH, node.conn, node.current_epoch, last)),), _NO)
     if epoch == node.accepted_epoch:
         node = node._replace(phase=F_SYNC)
-        return Step(node, ((node.leader, (ACKEPOCH, -1, last)),), _NO)
+        return Step(node, ((node.leader, (ACKEPOCH, node.conn, -1, last)),), _NO)
     return Step(shutdown(node), _NO, _NO)  # an older epoch than one accepted: look again
 
 
@@ -435,7 +447,7 @@ def _on_newleader(node: Node, epoch: int, rules: Rules) -> Step:
             node = node._replace(history=log_of(node) + node.pending, mem=(), pending=())
         else:  # handed to the SyncThread
             node = node._replace(mem=node.mem + node.pending, pending=())
-    return Step(settle(node), ((node.leader, (ACKLD, epoch)),), _NO)
+    return Step(settle(node), ((node.leader, (ACKLD, node.conn, epoch)),), _NO)
 
 
 def _on_uptodate(node: Node) -> Node:

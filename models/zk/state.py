@@ -31,17 +31,18 @@ MODE_NAMES = ("NONE", "DIFF", "TRUNC", "SNAP")
 FOLLOWERINFO, LEADERINFO, ACKEPOCH, SYNC, NEWLEADER, ACKLD, UPTODATE, PROPOSAL, ACK, COMMIT = range(10)
 MSG_NAMES = ("FOLLOWERINFO", "LEADERINFO", "ACKEPOCH", "SYNC", "NEWLEADER", "ACK-NEWLEADER",
              "UPTODATE", "PROPOSAL", "ACK", "COMMIT")
+# Every message carries, first, the connection it travels on (`conn`, D8).
 MSG_FIELDS = (
-    ("accepted_epoch",),
-    ("epoch",),
-    ("current_epoch", "last_zxid"),  # current_epoch -1: the epoch was accepted already
-    ("mode", "zxid", "txns", "committed"),  # DIFF/TRUNC(zxid), then PROPOSAL (+ COMMIT) packets
-    ("epoch",),
-    ("epoch",),
-    (),
-    ("txn",),
-    ("zxid",),
-    ("zxid",),
+    ("conn", "accepted_epoch"),
+    ("conn", "epoch"),
+    ("conn", "current_epoch", "last_zxid"),  # current_epoch -1: the epoch was accepted already
+    ("conn", "mode", "zxid", "txns", "committed"),  # DIFF/TRUNC(zxid), then PROPOSAL (+ COMMIT)
+    ("conn", "epoch"),
+    ("conn", "epoch"),
+    ("conn",),
+    ("conn", "txn"),
+    ("conn", "zxid"),
+    ("conn", "zxid"),
 )
 
 
@@ -55,6 +56,8 @@ class Node(NamedTuple):
     current_epoch: int = 0  # the currentEpoch file
     history: tuple = ()  # transactions on disk (snapshot and transaction log together, D4)
     last_committed: tuple = ZERO  # the last transaction the node has applied (delivered, D5)
+    # --- kept across a crash, though not on disk (D8) ---
+    conn: int = 0  # the connections to a leader this node has opened: the current one's id
     # --- in memory ---
     mem: tuple = ()  # transactions held beyond the disk: queued for the SyncThread (D6), or,
     #                  during a TRUNC synchronisation, applied to memory until NEWLEADER's snapshot
@@ -65,6 +68,7 @@ class Node(NamedTuple):
     nl: bool = False  # follower: NEWLEADER received
     # --- leader ---
     learners: int = 0  # followers connected (bit set, the leader included)
+    lconn: tuple = ()  # per node: the id of the learner's connection (its `conn`), or 0
     tmax: int = 0  # the epoch to propose: 1 + the greatest acceptedEpoch heard
     connecting: int = 0  # FOLLOWERINFO received (connectingFollowers)
     electing: int = 0  # ACKEPOCH counted (electingFollowers)
