@@ -105,3 +105,84 @@ def test_dfs_finds_the_bug_again(name):
     trace = rebuild(env, shorten(env, found.path, found.violation.property))
     assert trace.violation_step == STEP
     assert [e.to_json(env.model) for e in trace.events] == events(name)
+
+
+# --- the election at Fast Leader Election's grain (zk-fle, models/zk/README.md D1) ---------------
+
+from models.zk.refine import refine  # noqa: E402
+from models.zk.state import F_BROADCAST, L_BROADCAST, LEADING, LOOKING, NOTIFICATION  # noqa: E402
+
+
+def fle_env(model, depth=45, **kw):
+    cfg = dict(json.loads((CORPUS / "zookeeper-4646.trace.json").read_text())["config"])
+    cfg.update(depth=depth, **kw)
+    return Env(get_model(model), ExploreConfig(**cfg), Checker(DEFAULT_PROPERTIES))
+
+
+def test_zookeeper_4646_refines_to_fle_and_replays():
+    """The outcome-grain counterexample is one FLE can produce: each election becomes its
+    notifications, decisions and connections (43 events), and the bug is the same."""
+    coarse = env_for("zk", "zookeeper-4646")
+    evs, states, found = refine(coarse, events("zookeeper-4646"), fle_env("zk-fle"))
+    assert [(k, v.property) for k, v in found] == [(43, "primary-integrity")]
+    assert [e.to_json(get_model("zk-fle")) for e in evs] == events("zookeeper-4646-fle")
+    data = load(str(CORPUS / "zookeeper-4646-fle.trace.json"))
+    result = replay(data)
+    assert result.confirmed and result.trace.violation_step == 43
+    assert "without 1.1:zab-0, which node 1 delivered" in result.trace.violation.message
+    kinds = [d["action"][0] for d in events("zookeeper-4646-fle") if d["kind"] == "action"]
+    assert kinds.count("decide") == 6 and kinds.count("connect") == 3
+
+
+def test_zk_fixed_fle_survives_the_refined_run():
+    coarse = env_for("zk-fixed", "zookeeper-4646")
+    evs, states, found = refine(coarse, events("zookeeper-4646"), fle_env("zk-fixed-fle"))
+    assert found == [] and len(evs) == 43
+    assert [t[0] for t in states[-1].nodes[0].history] == [(1, 1), (3, 1)]
+
+
+def _fle_space(depth):
+    """Every state of a fresh 3-node zk-fle cluster within `depth` events, no faults."""
+    env = fle_env("zk-fle", depth=depth, proposals=0, max_timeouts=0, max_crashes=0)
+    s, _ = env.initial()
+    seen, frontier, states = {env.fingerprint(s)}, [s], [s]
+    for _ in range(depth):
+        nxt = []
+        for cur in frontier:
+            for _, s2, _ in env.successors(cur):
+                f = env.fingerprint(s2)
+                if f not in seen:
+                    seen.add(f)
+                    nxt.append(s2)
+        states += nxt
+        frontier = nxt
+    return states
+
+
+def test_fle_elects_only_a_greatest_vote_of_a_quorum():
+    """With equal logs FLE elects the greatest id of some quorum: node 0 never leads, and both
+    other nodes can become established leaders. The count is `zabmc check`'s for these bounds."""
+    states = _fle_space(12)
+    assert len(states) == 54915
+    assert not any(s.nodes[0].role == LEADING for s in states)
+    established = {i for s in states for i, x in enumerate(s.nodes)
+                   if x.role == LEADING and x.phase == L_BROADCAST}
+    assert established == {1, 2}
+    assert not any(x.phase == F_BROADCAST and x.role == LOOKING for s in states for x in s.nodes)
+
+
+def test_fle_rounds():
+    """lookForLeader's rounds: an older round is answered with the node's vote, a newer one is
+    joined (recvset cleared, the better of the two votes adopted and sent to every peer)."""
+    from models.zk.handlers import FleRules, deliver, start
+    from models.zk.state import Node
+
+    rules, n = FleRules(), 3
+    a = start(Node(0), n, rules).node._replace(lclock=2)
+    a = a._replace(recv=((a.vote, 2, LOOKING), None, None))
+    old = deliver(a, 1, (NOTIFICATION, 0, (0, (0, 0), 1), 1, LOOKING), n, rules)
+    assert old.node == a and old.outs == ((1, (NOTIFICATION, 0, a.vote, 2, LOOKING)),)
+    new = deliver(a, 2, (NOTIFICATION, 0, (0, (0, 0), 2), 5, LOOKING), n, rules)
+    assert new.node.lclock == 5 and new.node.vote == (0, (0, 0), 2)
+    assert new.node.recv == (((0, (0, 0), 2), 5, LOOKING), None, ((0, (0, 0), 2), 5, LOOKING))
+    assert {dst for dst, _ in new.outs} == {1, 2}

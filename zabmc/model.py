@@ -117,6 +117,8 @@ MODELS = {
     "zk": "models.zk:MODEL",
     "zk-pre3911": "models.zk:PRE3911",
     "zk-fixed": "models.zk:FIXED",
+    "zk-fle": "models.zk:FLE",
+    "zk-fixed-fle": "models.zk:FIXED_FLE",
 }
 
 

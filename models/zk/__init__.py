@@ -1,7 +1,9 @@
 """ZooKeeper 3.7's implementation of ZAB 1.0 (models/zk/README.md): `zk` as released,
-`zk-pre3911` before ZOOKEEPER-3911's fix, `zk-fixed` with the later fix."""
+`zk-pre3911` before ZOOKEEPER-3911's fix, `zk-fixed` with the later fix, and `zk-fle` and
+`zk-fixed-fle` with the election at Fast Leader Election's grain."""
 
-from .handlers import FixedRules, Pre3911Rules, Rules
-from .model import FIXED, MODEL, PRE3911, ZkModel
+from .handlers import FixedFleRules, FixedRules, FleRules, Pre3911Rules, Rules
+from .model import FIXED, FIXED_FLE, FLE, MODEL, PRE3911, ZkModel
 
-__all__ = ["FIXED", "MODEL", "PRE3911", "FixedRules", "Pre3911Rules", "Rules", "ZkModel"]
+__all__ = ["FIXED", "FIXED_FLE", "FLE", "MODEL", "PRE3911", "FixedFleRules", "FixedRules",
+           "FleRules", "Pre3911Rules", "Rules", "ZkModel"]

@@ -25,10 +25,25 @@ def msg_json(msg: tuple) -> dict:
             v = [txn_json(t) for t in v]
         elif name == "mode":
             v = MODE_NAMES[v]
+        elif name == "state":
+            v = ROLE_NAMES[v]
+        elif name == "vote":
+            v = vote_json(v)
         elif isinstance(v, tuple):
             v = list(v)
         out[name] = v
     return out
+
+
+def vote_json(v) -> dict | None:
+    if not v:
+        return None
+    return {"leader": v[2], "zxid": list(v[1]), "peer_epoch": v[0]}
+
+
+def _votes_json(votes) -> list:
+    return [None if e is None else {"vote": vote_json(e[0]), "round": e[1], "state": ROLE_NAMES[e[2]]}
+            for e in votes]
 
 
 def describe_msg(msg: tuple) -> str:
@@ -40,6 +55,10 @@ def describe_msg(msg: tuple) -> str:
             v = "[" + " ".join(_z(t[0]) for t in v) + "]"
         elif name == "mode":
             v = MODE_NAMES[v]
+        elif name == "state":
+            v = ROLE_NAMES[v]
+        elif name == "vote":
+            v = f"({v[2]}, {_z(v[1])}, epoch {v[0]})"
         elif name in ("zxid", "last_zxid"):
             v = _z(v)
         parts.append(f"{name}={v}")
@@ -47,7 +66,7 @@ def describe_msg(msg: tuple) -> str:
 
 
 def node_json(node: Node) -> dict:
-    return {
+    out = {
         "id": node.id,
         "role": ROLE_NAMES[node.role],
         "phase": PHASE_NAMES[node.phase],
@@ -72,6 +91,10 @@ def node_json(node: Node) -> dict:
         "forwarding": bits(node.forwarding),
         "outstanding": [[list(z), bits(m)] for z, m in node.acks],
     }
+    if node.lclock:  # the election at FLE's grain (zk-fle): its variables
+        out.update(logicalclock=node.lclock, vote=vote_json(node.vote),
+                   recvset=_votes_json(node.recv), outofelection=_votes_json(node.ooe))
+    return out
 
 
 def describe_action(label: tuple) -> str:
@@ -80,6 +103,10 @@ def describe_action(label: tuple) -> str:
         return f"elect node {label[1]} (quorum {bits(label[2])})"
     if kind == "join":
         return f"join node {label[1]} to leader {label[2]}"
+    if kind == "decide":
+        return f"decide node {label[1]} (FLE: its vote has a quorum and nothing better came)"
+    if kind == "connect":
+        return f"connect node {label[1]} to leader {label[2]}"
     if kind == "log":
         return f"log node {label[1]} (the SyncThread writes its queued transactions)"
     if kind == "lost":

@@ -16,8 +16,8 @@ from zabmc.model import PROPOSED, SYNCED, Step
 
 from .state import (ACK, ACKEPOCH, ACKLD, COMMIT, DIFF, ELECTION, F_BROADCAST, F_DISCOVERY, F_SYNC,
                     FOLLOWERINFO, FOLLOWING, L_BROADCAST, L_EPOCH, L_INFO, L_SYNC, LEADERINFO,
-                    LEADING, LOOKING, NEWLEADER, NONE, PROPOSAL, SYNC, TRUNC, UPTODATE, ZERO, Node,
-                    last_zxid, log_of, queued, quorum)
+                    LEADING, LOOKING, NEWLEADER, NONE, NOTIFICATION, PROPOSAL, SYNC, TRUNC,
+                    UPTODATE, ZERO, Node, last_zxid, log_of, queued, quorum)
 
 _NO = ()
 
@@ -29,6 +29,7 @@ class Rules:
 
     tag = ""
     newleader = "async"  # "uptodate": log at UPTODATE; "async": queue at NEWLEADER; "sync": write
+    election = "outcome"  # "outcome": the election's result as one action; "fle": FLE's messages
     # the disk (D4), and the connection counter, which stands for TCP's guarantee that a new
     # connection never receives an older one's bytes (D8)
     durable = ("accepted_epoch", "current_epoch", "history", "last_committed", "conn")
@@ -49,6 +50,21 @@ class FixedRules(Rules):
 
     tag = "fixed"
     newleader = "sync"
+
+
+class FleRules(Rules):
+    """`zk` with the election at Fast Leader Election's grain: notifications, logical clocks,
+    recvset and outofelection (D1)."""
+
+    tag = "fle"
+    election = "fle"
+
+
+class FixedFleRules(FixedRules):
+    """`zk-fixed` with the election at Fast Leader Election's grain (D1)."""
+
+    tag = "fixed-fle"
+    election = "fle"
 
 
 def bit(i: int) -> int:
@@ -77,21 +93,38 @@ def settle(node: Node) -> Node:
     return node
 
 
-def shutdown(node: Node) -> Node:
-    """The node leaves its role and looks for a leader (D8): the SyncThread finishes what it had
-    queued, memory is rebuilt from disk, and every role variable is reset."""
+def shutdown(node: Node, rules: Rules) -> Node:
+    """The node leaves its role (D8): the SyncThread finishes what it had queued, memory is
+    rebuilt from disk, and every role variable is reset. With FLE, the connection numbers a
+    node has seen from each peer are kept (D8)."""
     history = node.history + node.mem if queued(node) else node.history
+    lconn = node.lconn if rules.election == "fle" else ()
     return settle(node._replace(
         role=LOOKING, phase=ELECTION, leader=-1, history=history, mem=(),
         commit=max(node.commit, node.last_committed), mode=NONE, pending=(), pcommit=ZERO,
-        nl=False, learners=0, lconn=(), tmax=0, connecting=0, electing=0, peers=(), ackld=0, forwarding=0,
-        acks=()))
+        nl=False, learners=0, lconn=lconn, tmax=0, connecting=0, electing=0, peers=(), ackld=0,
+        forwarding=0, acks=()))
 
 
-def start(node: Node, n: int) -> Step:
-    """Start-up and every restart: load the disk, and look for a leader (the election is the
-    model's `elect` action, D1)."""
-    return Step(node._replace(commit=node.last_committed, mem=()), _NO, _NO)
+def look(node: Node, n: int, rules: Rules) -> Step:
+    """The node leaves its role and looks for a leader: with FLE it starts a new election round
+    (`lookForLeader`); otherwise the election is the model's `elect` action (D1)."""
+    node = shutdown(node, rules)
+    if rules.election == "fle":
+        node, outs = _new_round(node, n)
+        return Step(node, outs, _NO)
+    return Step(node, _NO, _NO)
+
+
+def start(node: Node, n: int, rules: Rules) -> Step:
+    """Start-up and every restart: load the disk, and look for a leader."""
+    node = node._replace(commit=node.last_committed, mem=())
+    if rules.election == "fle":
+        if not node.lconn:
+            node = node._replace(lconn=(0,) * n)
+        node, outs = _new_round(node, n)
+        return Step(node, outs, _NO)
+    return Step(node, _NO, _NO)
 
 
 def become_leader(node: Node, learners: int, lconn: tuple, n: int) -> Node:
@@ -111,13 +144,22 @@ def become_follower(node: Node, leader: int) -> Step:
 # --- the model's actions (D1, D6, D8) -------------------------------------------------------------
 
 
-def actions(nodes, down: int, n: int) -> list:
-    """Every enabled action, in a fixed order: elections, joins, writes to disk, lost connections."""
+def actions(nodes, down: int, n: int, rules: Rules) -> list:
+    """Every enabled action, in a fixed order: elections (or FLE's decisions), joins, writes to
+    disk, lost connections."""
     q = quorum(n)
     up = [not down >> i & 1 for i in range(n)]
     looking = [i for i in range(n) if up[i] and nodes[i].role == LOOKING]
     out = []
-    if len(looking) >= q:
+    if rules.election == "fle":
+        out.extend(("decide", i) for i in looking if _agreed(nodes[i], n))
+        for i in range(n):  # a follower's connection attempt succeeds once its leader leads
+            x = nodes[i]
+            if (up[i] and x.role == FOLLOWING and x.phase == ELECTION and up[x.leader]
+                    and nodes[x.leader].role == LEADING):
+                out.append(("connect", i, x.leader))
+        looking = ()  # no outcome-grain elections or joins
+    elif len(looking) >= q:
         # any quorum of looking nodes elects the greatest vote among them (D1)
         lmask = sum(bit(i) for i in looking)
         sub = lmask
@@ -148,7 +190,8 @@ def actions(nodes, down: int, n: int) -> list:
         if x.role == FOLLOWING:
             j = x.leader
             y = nodes[j]
-            if not up[j] or y.role != LEADING or not y.learners >> i & 1:
+            if not up[j] or y.role != LEADING or (
+                    not y.learners >> i & 1 and x.phase != ELECTION):
                 out.append(("lost", i, j))
         elif x.role == LEADING:
             for j in range(n):
@@ -179,11 +222,15 @@ def act(nodes, label: tuple, n: int, rules: Rules) -> list:
         lconn = lead.lconn[:i] + (c,) + lead.lconn[i + 1:]
         return [(i, become_follower(nodes[i], j)),
                 (j, Step(lead._replace(learners=lead.learners | bit(i), lconn=lconn), _NO, _NO))]
+    if kind == "decide":
+        return [(label[1], _decide(nodes[label[1]], nodes[label[1]].vote, n))]
+    if kind == "connect":
+        return [(label[1], become_follower(nodes[label[1]], label[2]))]
     if kind == "log":
         return [(label[1], log(nodes[label[1]]))]
     if kind == "lost":
         _, i, j = label
-        return [(i, lost(nodes[i], j, n))]
+        return [(i, lost(nodes[i], j, n, rules))]
     raise ValueError(f"unknown zk action {label!r}")
 
 
@@ -199,29 +246,36 @@ def log(node: Node) -> Step:
     return Step(node, outs, _NO)
 
 
-def lost(node: Node, j: int, n: int) -> Step:
+def lost(node: Node, j: int, n: int, rules: Rules) -> Step:
     """Node notices that its connection to `j` is gone (D8)."""
     if node.role == FOLLOWING:
-        return Step(shutdown(node), _NO, _NO)
+        return look(node, n, rules)
+    node = _drop_learner(node, j, rules)
+    if count(node.learners) < quorum(n):
+        return look(node, n, rules)
+    return Step(node, _NO, _NO)
+
+
+def _drop_learner(node: Node, j: int, rules: Rules) -> Node:
     m = ~bit(j)
     peers = node.peers[:j] + (None,) + node.peers[j + 1:]
-    lconn = node.lconn[:j] + (0,) + node.lconn[j + 1:]
-    node = node._replace(learners=node.learners & m, lconn=lconn, connecting=node.connecting & m,
+    lconn = node.lconn if rules.election == "fle" else node.lconn[:j] + (0,) + node.lconn[j + 1:]
+    return node._replace(learners=node.learners & m, lconn=lconn, connecting=node.connecting & m,
                          electing=node.electing & m, ackld=node.ackld & m,
                          forwarding=node.forwarding & m, peers=peers)
-    if count(node.learners) < quorum(n):
-        node = shutdown(node)
-    return Step(node, _NO, _NO)
 
 
 # --- the explorer's events --------------------------------------------------------------------------
 
 
 def timeout(node: Node, n: int, rules: Rules) -> Step | None:
-    """A node that is not looking gives up on its leader or followers (a ping or sync timeout)."""
+    """A node that is not looking gives up on its leader or followers (a ping or sync timeout);
+    with FLE, a looking node that heard nothing for a while sends its notifications again."""
     if node.role == LOOKING:
+        if rules.election == "fle":
+            return Step(node, _notify_all(node, n), _NO)
         return None
-    return Step(shutdown(node), _NO, _NO)
+    return look(node, n, rules)
 
 
 def heartbeat(node: Node, n: int, rules: Rules) -> None:
@@ -268,13 +322,20 @@ def _try_commit(node: Node, n: int):
 
 def deliver(node: Node, src: int, msg: tuple, n: int, rules: Rules) -> Step:
     kind = msg[0]
+    if kind == NOTIFICATION:
+        return _on_notification(node, src, msg[2], msg[3], msg[4], n, rules)
     if node.role == LEADING:
-        if not node.learners >> src & 1 or msg[1] != node.lconn[src]:
+        if (kind == FOLLOWERINFO and rules.election == "fle" and msg[1] > node.lconn[src]):
+            # a new connection (with FLE, followers connect on their own, D8)
+            node = _drop_learner(node, src, rules)
+            node = node._replace(learners=node.learners | bit(src),
+                                 lconn=node.lconn[:src] + (msg[1],) + node.lconn[src + 1:])
+        elif not node.learners >> src & 1 or msg[1] != node.lconn[src]:
             return Step(node, _NO, _NO)  # not on a connection the leader has open: lost (D8)
         if kind == FOLLOWERINFO:
             return _on_followerinfo(node, src, msg[2], n)
         if kind == ACKEPOCH:
-            return _on_ackepoch(node, src, msg[2], msg[3], n)
+            return _on_ackepoch(node, src, msg[2], msg[3], n, rules)
         if kind == ACKLD:
             return _on_ackld(node, src, msg[2], n)
         if kind == ACK:
@@ -284,7 +345,7 @@ def deliver(node: Node, src: int, msg: tuple, n: int, rules: Rules) -> Step:
         return Step(node, _NO, _NO)  # not on the connection to my leader: lost (D8)
     phase = node.phase
     if kind == LEADERINFO and phase == F_DISCOVERY:
-        return _on_leaderinfo(node, msg[2])
+        return _on_leaderinfo(node, msg[2], n, rules)
     if phase == F_SYNC:
         if kind == SYNC and node.mode == NONE:
             return Step(_on_sync(node, *msg[2:]), _NO, _NO)
@@ -327,7 +388,7 @@ def _on_followerinfo(node: Node, j: int, accepted: int, n: int) -> Step:
     return Step(node, outs, ((EFF_LEADING, tmax),))
 
 
-def _on_ackepoch(node: Node, j: int, epoch: int, zxid: tuple, n: int) -> Step:
+def _on_ackepoch(node: Node, j: int, epoch: int, zxid: tuple, n: int, rules: Rules) -> Step:
     if node.phase == L_INFO:
         return Step(node, _NO, _NO)
     if node.phase != L_EPOCH:  # the epoch is settled already: synchronise j now
@@ -337,7 +398,7 @@ def _on_ackepoch(node: Node, j: int, epoch: int, zxid: tuple, n: int) -> Step:
     if epoch == -1:
         return Step(node._replace(peers=peers), _NO, _NO)
     if (epoch, zxid) > (node.current_epoch, last_zxid(log_of(node))):
-        return Step(shutdown(node), _NO, _NO)  # a follower is more recent than the leader (D9)
+        return look(node, n, rules)  # a follower is more recent than the leader (D9)
     node = node._replace(peers=peers, electing=node.electing | bit(j))
     if count(node.electing) < quorum(n):
         return Step(node, _NO, _NO)
@@ -412,7 +473,7 @@ def _on_ack(node: Node, j: int, zxid: tuple, n: int) -> Step:
 # --- follower -------------------------------------------------------------------------------------
 
 
-def _on_leaderinfo(node: Node, epoch: int) -> Step:
+def _on_leaderinfo(node: Node, epoch: int, n: int, rules: Rules) -> Step:
     last = last_zxid(log_of(node))
     if epoch > node.accepted_epoch:
         node = node._replace(accepted_epoch=epoch, phase=F_SYNC)
@@ -420,7 +481,7 @@ def _on_leaderinfo(node: Node, epoch: int) -> Step:
     if epoch == node.accepted_epoch:
         node = node._replace(phase=F_SYNC)
         return Step(node, ((node.leader, (ACKEPOCH, node.conn, -1, last)),), _NO)
-    return Step(shutdown(node), _NO, _NO)  # an older epoch than one accepted: look again
+    return look(node, n, rules)  # an older epoch than one accepted: look again
 
 
 def _on_sync(node: Node, mode: int, zxid: tuple, txns: tuple, committed: int) -> Node:
@@ -456,3 +517,103 @@ def _on_uptodate(node: Node) -> Node:
         node = node._replace(mem=node.mem + pending, pending=())
     commit = max(node.commit, node.pcommit)
     return settle(node._replace(phase=F_BROADCAST, commit=commit, pcommit=ZERO))
+
+
+# --- Fast Leader Election (D1, with `Rules.election == "fle"`) ---------------------------------------
+
+
+def _notification(node: Node) -> tuple:
+    return (NOTIFICATION, 0, node.vote, node.lclock, node.role)
+
+
+def _notify_all(node: Node, n: int) -> tuple:
+    m = _notification(node)
+    return tuple((k, m) for k in range(n) if k != node.id)
+
+
+def _new_round(node: Node, n: int):
+    """lookForLeader's start: the next round, a vote for itself, and notifications to all."""
+    lc = node.lclock + 1
+    v = vote(node)
+    recv = tuple((v, lc, LOOKING) if k == node.id else None for k in range(n))
+    node = node._replace(lclock=lc, vote=v, recv=recv, ooe=(None,) * n)
+    return node, _notify_all(node, n)
+
+
+def _same(entry, v: tuple, rnd: int, state: int) -> bool:
+    """Vote.equals: a looking vote matches on leader, zxid, round and epoch; two decided votes
+    on leader and peer epoch."""
+    if entry is None:
+        return False
+    ev, er, es = entry
+    if es == LOOKING or state == LOOKING:
+        return ev == v and er == rnd
+    return ev[2] == v[2] and ev[0] == v[0]
+
+
+def _term(votes: tuple, v: tuple, rnd: int, state: int, n: int) -> bool:
+    """termPredicate: a quorum of `votes` matches the vote."""
+    return sum(1 for e in votes if _same(e, v, rnd, state)) >= quorum(n)
+
+
+def _agreed(node: Node, n: int) -> bool:
+    """A looking node whose own vote has a quorum in its recvset: it may decide once the
+    finalize wait passes with nothing better (the `decide` action)."""
+    return bool(node.recv) and _term(node.recv, node.vote, node.lclock, LOOKING, n)
+
+
+def _check_leader(node: Node, votes: tuple, leader: int, rnd: int) -> bool:
+    if leader == node.id:
+        return rnd == node.lclock
+    e = votes[leader]
+    return e is not None and e[2] == LEADING
+
+
+def _decide(node: Node, v: tuple, n: int) -> Step:
+    """The election ends for this node: it leads, or follows the vote's leader (D1, D8)."""
+    node = node._replace(vote=v, recv=(), ooe=())
+    if v[2] == node.id:
+        return Step(become_leader(node, 0, node.lconn, n), _NO, _NO)
+    # it follows, and connects once the leader accepts connections (the `connect` action)
+    return Step(node._replace(role=FOLLOWING, phase=ELECTION, leader=v[2]), _NO, _NO)
+
+
+def _put(votes: tuple, j: int, entry) -> tuple:
+    return votes[:j] + (entry,) + votes[j + 1:]
+
+
+def _on_notification(node: Node, j: int, v: tuple, rnd: int, state: int, n: int,
+                     rules: Rules) -> Step:
+    if rules.election != "fle":
+        return Step(node, _NO, _NO)
+    if node.role != LOOKING:
+        if state == LOOKING:  # WorkerReceiver answers a looking peer with the vote it follows
+            return Step(node, ((j, _notification(node)),), _NO)
+        return Step(node, _NO, _NO)
+    if state == LOOKING:
+        if rnd < node.lclock:  # an older round: answered with this node's vote, else ignored
+            return Step(node, ((j, _notification(node)),), _NO)
+        outs = _NO
+        if rnd > node.lclock:  # a newer round: join it
+            mine = vote(node)
+            node = node._replace(lclock=rnd, vote=max(v, mine), recv=(None,) * n)
+            outs = _notify_all(node, n)
+        elif v > node.vote:  # totalOrderPredicate: a better vote
+            node = node._replace(vote=v)
+            outs = _notify_all(node, n)
+        recv = _put(_put(node.recv, j, (v, rnd, LOOKING)), node.id,
+                    (node.vote, node.lclock, LOOKING))
+        return Step(node._replace(recv=recv), outs, _NO)
+    # a decided peer (FOLLOWING or LEADING)
+    if rnd == node.lclock:
+        # recvset keeps it as a looking vote (Vote's four-argument constructor), so only a node
+        # that the others elected can end its election on this path (checkLeader)
+        recv = _put(node.recv, j, (v, rnd, LOOKING))
+        node = node._replace(recv=recv)
+        if _term(recv, v, rnd, state, n) and _check_leader(node, recv, v[2], rnd):
+            return _decide(node, v, n)
+    ooe = _put(node.ooe, j, (v, rnd, state))
+    node = node._replace(ooe=ooe)
+    if _term(ooe, v, rnd, state, n) and _check_leader(node, ooe, v[2], rnd):
+        return _decide(node._replace(lclock=rnd), v, n)
+    return Step(node, _NO, _NO)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from zabmc.model import Step
 
 from . import codec, handlers
-from .handlers import FixedRules, Pre3911Rules, Rules
+from .handlers import FixedFleRules, FixedRules, FleRules, Pre3911Rules, Rules
 from .state import Node
 
 
@@ -33,7 +33,7 @@ class ZkModel:
         return self.rules.durable
 
     def start(self, node, n: int) -> Step:
-        return handlers.start(node, n)
+        return handlers.start(node, n, self.rules)
 
     def deliver(self, node, src: int, msg, n: int) -> Step:
         return handlers.deliver(node, src, msg, n, self.rules)
@@ -51,7 +51,7 @@ class ZkModel:
     is_leading = staticmethod(handlers.is_leading)
 
     def actions(self, nodes, down: int, n: int) -> list:
-        return handlers.actions(nodes, down, n)
+        return handlers.actions(nodes, down, n, self.rules)
 
     def act(self, nodes, label: tuple, n: int) -> list:
         return handlers.act(nodes, label, n, self.rules)
@@ -69,3 +69,7 @@ PRE3911 = ZkModel(Pre3911Rules(), description="zk before ZOOKEEPER-3911: DIFF pr
                                               "only at UPTODATE")
 FIXED = ZkModel(FixedRules(), description="zk with the ZOOKEEPER-4646/4643 fix: proposals "
                                           "written, then currentEpoch, then ACK of NEWLEADER")
+FLE = ZkModel(FleRules(), description="zk with the election at Fast Leader Election's grain "
+                                     "(notifications, logical clocks)")
+FIXED_FLE = ZkModel(FixedFleRules(), description="zk-fixed with the election at Fast Leader "
+                                                 "Election's grain")

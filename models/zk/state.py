@@ -28,9 +28,10 @@ NONE, DIFF, TRUNC, SNAP = range(4)
 MODE_NAMES = ("NONE", "DIFF", "TRUNC", "SNAP")
 
 # Message kinds.
-FOLLOWERINFO, LEADERINFO, ACKEPOCH, SYNC, NEWLEADER, ACKLD, UPTODATE, PROPOSAL, ACK, COMMIT = range(10)
+(FOLLOWERINFO, LEADERINFO, ACKEPOCH, SYNC, NEWLEADER, ACKLD, UPTODATE, PROPOSAL, ACK, COMMIT,
+ NOTIFICATION) = range(11)
 MSG_NAMES = ("FOLLOWERINFO", "LEADERINFO", "ACKEPOCH", "SYNC", "NEWLEADER", "ACK-NEWLEADER",
-             "UPTODATE", "PROPOSAL", "ACK", "COMMIT")
+             "UPTODATE", "PROPOSAL", "ACK", "COMMIT", "NOTIFICATION")
 # Every message carries, first, the connection it travels on (`conn`, D8).
 MSG_FIELDS = (
     ("conn", "accepted_epoch"),
@@ -43,6 +44,7 @@ MSG_FIELDS = (
     ("conn", "txn"),
     ("conn", "zxid"),
     ("conn", "zxid"),
+    ("conn", "vote", "round", "state"),  # FLE (D1): vote = (peer epoch, zxid, leader); conn 0
 )
 
 
@@ -66,6 +68,11 @@ class Node(NamedTuple):
     pending: tuple = ()  # follower: packetsNotCommitted
     pcommit: tuple = ZERO  # follower: the last zxid of packetsCommitted
     nl: bool = False  # follower: NEWLEADER received
+    # --- Fast Leader Election, in memory (only with the election at FLE's grain, D1) ---
+    lclock: int = 0  # logicalclock: the election round
+    vote: tuple = ()  # the proposed vote (peer epoch, zxid, leader); once decided, the elected one
+    recv: tuple = ()  # recvset: per node, None or (vote, round, state) of this round
+    ooe: tuple = ()  # outofelection: per node, None or (vote, round, state) of a decided peer
     # --- leader ---
     learners: int = 0  # followers connected (bit set, the leader included)
     lconn: tuple = ()  # per node: the id of the learner's connection (its `conn`), or 0
