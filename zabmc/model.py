@@ -28,6 +28,9 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   enabled ones as plain tuples (`down` is the bit set of down nodes, which take no part);
   `act(nodes, label, n)` returns the `(i, Step)` pairs it makes, applied in order;
   `describe_action(label)` names it for people. A model without `actions` has none.
+- **Lost messages** (optional): `on_drop(nodes, src, dst, msg, n)` returns the `(i, Step)` pairs a
+  drop of `msg` makes (a model whose messages travel on connections, as over TCP, where a loss
+  breaks the connection rather than leaving a gap). Without it a drop only removes the message.
 - **Views**: `dump(nodes)` (the canonical `DSEZAB01` dump), `msg_json`, `node_json`, `describe_msg`.
 """
 

@@ -114,7 +114,8 @@ class Deliver(_MessageEvent, _fields("Deliver", "src dst msg", "deliver")):
 
 
 class Drop(_MessageEvent, _fields("Drop", "src dst msg", "drop")):
-    """The network loses message `msg` from `src` to `dst` (budget `max_drops`)."""
+    """The network loses message `msg` from `src` to `dst` (budget `max_drops`). A model with
+    connections says what the loss does to them (`Model.on_drop`, optional)."""
 
     __slots__ = ()
     actor = None
@@ -127,9 +128,12 @@ class Drop(_MessageEvent, _fields("Drop", "src dst msg", "drop")):
         b2 = (b[0] - 1,) + b[1:]
         take, state = env._take, type(s)
         nodes, net, ghost = s.nodes, s.net, s.ghost
+        on_drop = getattr(env.model, "on_drop", None)
         for k, src, dst, msg in heads:
-            out.append((_new(Drop, (src, dst, msg, "drop")),
-                        state(nodes, take(net, k), b2, ghost), None))
+            ev = _new(Drop, (src, dst, msg, "drop"))
+            s2 = state(nodes, take(net, k), b2, ghost)
+            steps = on_drop(nodes, src, dst, msg, env.n) if on_drop is not None else None
+            out.append(env._apply_all(ev, s2, steps) if steps else (ev, s2, None))
 
     def step(self, model, nodes, n):
         return None
