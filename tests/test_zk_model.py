@@ -186,3 +186,25 @@ def test_fle_rounds():
     assert new.node.lclock == 5 and new.node.vote == (0, (0, 0), 2)
     assert new.node.recv == (((0, (0, 0), 2), 5, LOOKING), None, ((0, (0, 0), 2), 5, LOOKING))
     assert {dst for dst, _ in new.outs} == {1, 2}
+
+
+def test_a_lost_message_stalls_its_connection():
+    """A drop on a connection is TCP's broken connection, never a gap (D8): the follower gets
+    nothing more from its leader on it, and may notice (`lost`); the leader then notices too."""
+    env = env_for("zk", "zookeeper-4646")
+    env = Env(env.model, env.config._replace(max_drops=1), env.checker)
+    shapes = [shape(d) for d in events("zookeeper-4646")][:8]  # node 0 follows node 1, in Broadcast
+    s, _ = env.initial()
+    for want in shapes + [("propose", 1), ("propose", 1), ("drop", 1, 0, "PROPOSAL")]:
+        s = next(x[1] for x in env.successors(s) if shape(x[0].to_json(env.model)) == want)
+    assert s.nodes[0].cut == 0b10
+    after = next(x[1] for x in env.successors(s)
+                 if shape(x[0].to_json(env.model)) == ("deliver", 1, 0, "PROPOSAL"))
+    assert after.nodes[0] == s.nodes[0]  # 1.2 does not arrive after the lost 1.1
+    enabled = {shape(x[0].to_json(env.model)) for x in env.successors(s)}
+    assert ("action", ("lost", 0, 1)) in enabled and ("action", ("lost", 1, 0)) not in enabled
+    s = next(x[1] for x in env.successors(s)
+             if shape(x[0].to_json(env.model)) == ("action", ("lost", 0, 1)))
+    assert s.nodes[0].role == LOOKING and s.nodes[0].cut == 0
+    enabled = {shape(x[0].to_json(env.model)) for x in env.successors(s)}
+    assert ("action", ("lost", 1, 0)) in enabled

@@ -91,6 +91,8 @@ def node_json(node: Node) -> dict:
         "forwarding": bits(node.forwarding),
         "outstanding": [[list(z), bits(m)] for z, m in node.acks],
     }
+    if node.cut:  # connections that lost a message (D8)
+        out["stalled_connections"] = bits(node.cut)
     if node.lclock:  # the election at FLE's grain (zk-fle): its variables
         out.update(logicalclock=node.lclock, vote=vote_json(node.vote),
                    recvset=_votes_json(node.recv), outofelection=_votes_json(node.ooe))

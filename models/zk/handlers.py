@@ -102,7 +102,7 @@ def shutdown(node: Node, rules: Rules) -> Node:
     return settle(node._replace(
         role=LOOKING, phase=ELECTION, leader=-1, history=history, mem=(),
         commit=max(node.commit, node.last_committed), mode=NONE, pending=(), pcommit=ZERO,
-        nl=False, learners=0, lconn=lconn, tmax=0, connecting=0, electing=0, peers=(), ackld=0,
+        nl=False, cut=0, learners=0, lconn=lconn, tmax=0, connecting=0, electing=0, peers=(), ackld=0,
         forwarding=0, acks=()))
 
 
@@ -137,7 +137,7 @@ def become_leader(node: Node, learners: int, lconn: tuple, n: int) -> Node:
 def become_follower(node: Node, leader: int) -> Step:
     """The node opens a new connection to `leader` (D8) and registers with FOLLOWERINFO."""
     c = node.conn + 1
-    node = node._replace(role=FOLLOWING, phase=F_DISCOVERY, leader=leader, conn=c)
+    node = node._replace(role=FOLLOWING, phase=F_DISCOVERY, leader=leader, conn=c, cut=0)
     return Step(node, ((leader, (FOLLOWERINFO, c, node.accepted_epoch)),), _NO)
 
 
@@ -190,14 +190,14 @@ def actions(nodes, down: int, n: int, rules: Rules) -> list:
         if x.role == FOLLOWING:
             j = x.leader
             y = nodes[j]
-            if not up[j] or y.role != LEADING or (
+            if not up[j] or y.role != LEADING or x.cut >> j & 1 or (
                     not y.learners >> i & 1 and x.phase != ELECTION):
                 out.append(("lost", i, j))
         elif x.role == LEADING:
             for j in range(n):
                 if j != i and x.learners >> j & 1:
                     y = nodes[j]
-                    if not up[j] or y.role != FOLLOWING or y.leader != i:
+                    if not up[j] or y.role != FOLLOWING or y.leader != i or x.cut >> j & 1:
                         out.append(("lost", i, j))
     return out
 
@@ -260,7 +260,8 @@ def _drop_learner(node: Node, j: int, rules: Rules) -> Node:
     m = ~bit(j)
     peers = node.peers[:j] + (None,) + node.peers[j + 1:]
     lconn = node.lconn if rules.election == "fle" else node.lconn[:j] + (0,) + node.lconn[j + 1:]
-    return node._replace(learners=node.learners & m, lconn=lconn, connecting=node.connecting & m,
+    return node._replace(learners=node.learners & m, lconn=lconn, cut=node.cut & m,
+                         connecting=node.connecting & m,
                          electing=node.electing & m, ackld=node.ackld & m,
                          forwarding=node.forwarding & m, peers=peers)
 
@@ -325,6 +326,8 @@ def deliver(node: Node, src: int, msg: tuple, n: int, rules: Rules) -> Step:
     if kind == NOTIFICATION:
         return _on_notification(node, src, msg[2], msg[3], msg[4], n, rules)
     if node.role == LEADING:
+        if node.cut >> src & 1 and msg[1] == node.lconn[src]:
+            return Step(node, _NO, _NO)  # the connection lost a message: it is stalled (D8)
         if (kind == FOLLOWERINFO and rules.election == "fle" and msg[1] > node.lconn[src]):
             # a new connection (with FLE, followers connect on their own, D8)
             node = _drop_learner(node, src, rules)
@@ -341,8 +344,8 @@ def deliver(node: Node, src: int, msg: tuple, n: int, rules: Rules) -> Step:
         if kind == ACK:
             return _on_ack(node, src, msg[2], n)
         return Step(node, _NO, _NO)
-    if node.role != FOLLOWING or src != node.leader or msg[1] != node.conn:
-        return Step(node, _NO, _NO)  # not on the connection to my leader: lost (D8)
+    if node.role != FOLLOWING or src != node.leader or msg[1] != node.conn or node.cut:
+        return Step(node, _NO, _NO)  # not on a live connection to my leader (D8)
     phase = node.phase
     if kind == LEADERINFO and phase == F_DISCOVERY:
         return _on_leaderinfo(node, msg[2], n, rules)
@@ -617,3 +620,18 @@ def _on_notification(node: Node, j: int, v: tuple, rnd: int, state: int, n: int,
     if _term(ooe, v, rnd, state, n) and _check_leader(node, ooe, v[2], rnd):
         return _decide(node._replace(lclock=rnd), v, n)
     return Step(node, _NO, _NO)
+
+
+def on_drop(nodes, src: int, dst: int, msg: tuple, n: int, rules: Rules) -> list:
+    """The network loses a message (D8). A notification is simply lost (FLE sends again on a
+    timeout). A message of a connection stalls it, as TCP does: nothing more arrives on it at the
+    receiver, which notices the broken connection (`lost`) at a moment of the explorer's
+    choosing; the sender notices once the receiver has closed it."""
+    if msg[0] == NOTIFICATION:
+        return []
+    x, c = nodes[dst], msg[1]
+    if x.role == FOLLOWING and x.leader == src and x.conn == c:
+        return [(dst, Step(x._replace(cut=x.cut | bit(src)), _NO, _NO))]
+    if x.role == LEADING and x.learners >> src & 1 and x.lconn[src] == c:
+        return [(dst, Step(x._replace(cut=x.cut | bit(src)), _NO, _NO))]
+    return []

@@ -56,6 +56,9 @@ class ZkModel:
     def act(self, nodes, label: tuple, n: int) -> list:
         return handlers.act(nodes, label, n, self.rules)
 
+    def on_drop(self, nodes, src: int, dst: int, msg, n: int) -> list:
+        return handlers.on_drop(nodes, src, dst, msg, n, self.rules)
+
     describe_action = staticmethod(codec.describe_action)
     dump = staticmethod(codec.dump)
     msg_json = staticmethod(codec.msg_json)

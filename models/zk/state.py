@@ -61,6 +61,8 @@ class Node(NamedTuple):
     # --- kept across a crash, though not on disk (D8) ---
     conn: int = 0  # the connections to a leader this node has opened: the current one's id
     # --- in memory ---
+    cut: int = 0  # peers whose connection to this node lost a message: nothing more arrives on it
+    # --- in memory ---
     mem: tuple = ()  # transactions held beyond the disk: queued for the SyncThread (D6), or,
     #                  during a TRUNC synchronisation, applied to memory until NEWLEADER's snapshot
     commit: tuple = ZERO  # the highest zxid the node knows to be committed
