@@ -39,8 +39,25 @@ def test_violation_exit_code_json_and_trace_file(tmp_path, capsys):
     assert len(data["events"]) == 11 and len(data["states"]) == 12
     assert data["violation"]["step"] == 11
     # the counterexamples go to stderr, so a CI log shows them; stdout is the JSON alone
-    assert "counterexample: local-primary-order (11 steps" in err
-    assert " 11 deliver 1->0 Commit(zxid=1.2)" in err
+    # one step breaks three properties: the trace is printed once, naming all three, and the
+    # step is marked with each property and its witnesses
+    assert err.count("counterexample:") == 1
+    assert "counterexample: local-primary-order, agreement, total-order (11 steps" in err
+    assert ">> 11 deliver 1->0 Commit(zxid=1.2)" in err
+    assert "=> agreement violated: nodes 0 and 1 delivered different transactions" in err
+    assert "witnesses: node(s) 0, 1; transaction(s) 1.2:zab-1, 1.1:zab-0" in err
+    assert "witnesses: node(s) 0; transaction(s) 1.2:zab-1" in err
+
+
+def test_a_replaced_trace_file_is_named(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(["check", *BAG_BUG, "--invariant", "agreement"], capsys)
+    assert code == 10 and "replaced" not in out
+    assert "trace for agreement written to zabmc-db19-agreement.trace.json (replay:" in out
+    code, out, _ = run(["check", *BAG_BUG, "--invariant", "agreement"], capsys)
+    assert code == 10
+    assert ("trace for agreement written to zabmc-db19-agreement.trace.json (it replaced the "
+            "file of an earlier run)") in out
 
 
 def test_no_violation_exit_zero(capsys):

@@ -248,11 +248,14 @@ def _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_j
             outcome.extra.setdefault("shortened", {})[v.property] = [found.depth, len(path)]
         outcome.violations = shortened
     trace_paths = {}
+    replaced: set = set()  # trace files that were there before this run
     traces = []
     for found in outcome.violations:
         trace = rebuild(env, found.path, found.violation.property)
         path = _trace_path(trace_out, model.name, found.violation.property,
                            find_all or len(outcome.violations) > 1)
+        if os.path.exists(path):
+            replaced.add(path)
         trace.save(path)
         trace_paths[found.violation.property] = path
         traces.append(trace)
@@ -261,14 +264,17 @@ def _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_j
     # stdout stays one JSON document). A reader that goes away (`| head`) ends the printing
     # quietly; the exit code is still the verdict's.
     try:
-        for trace in traces:
-            print_trace(out_console, trace)
+        groups: dict = {}  # one printing per run of events, naming every property it breaks
+        for found, trace in zip(outcome.violations, traces):
+            groups.setdefault(tuple(found.path), []).append(trace)
+        for first, *others in groups.values():
+            print_trace(out_console, first, others)
         if as_json:
             click.echo(json.dumps(outcome_json(outcome, trace_paths), indent=2))
         else:
             if traces:
                 out_console.print()
-            print_summary(out_console, outcome, trace_paths)
+            print_summary(out_console, outcome, trace_paths, replaced)
         sys.stdout.flush()
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -104,7 +104,7 @@ class ConsoleObserver(Observer):
             self._live = None
 
 
-def print_summary(console: Console, o: Outcome, trace_paths: dict) -> None:
+def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=()) -> None:
     ok = not o.violations
     verdict = ("[bold green]OK[/]: no property violated" if ok else
                f"[bold red]VIOLATION[/]: {', '.join(f.violation.property for f in o.violations)}")
@@ -144,19 +144,27 @@ def print_summary(console: Console, o: Outcome, trace_paths: dict) -> None:
     for f in o.violations:
         path = trace_paths.get(f.violation.property)
         if path:
-            console.print(f"trace for {f.violation.property} written to {path} "
+            again = " (it replaced the file of an earlier run)" if path in replaced else ""
+            console.print(f"trace for {f.violation.property} written to {path}{again} "
                           f"(replay: zabmc replay {path})", highlight=False)
 
 
-def print_trace(console: Console, trace) -> None:
-    """A numbered counterexample: each event, then what it changed."""
+def print_trace(console: Console, trace, others=()) -> None:
+    """A numbered counterexample: each event, then what it changed; the violating step is marked
+    with each property it breaks and their witnesses. `others` are traces of other properties
+    along the same events, printed here once rather than again."""
     env = trace.env
     v = trace.violation
-    title = f"counterexample: {v.property}" if v else "trace"
+    marks = {}
+    for t in (trace,) + tuple(others):
+        if t.violation is not None:
+            marks.setdefault(t.violation_step, []).append(t.violation)
+    names = [x.property for t in (trace,) + tuple(others) if (x := t.violation) is not None]
+    title = f"counterexample: {', '.join(names)}" if v else "trace"
     console.print(f"\n[bold]{title}[/] ({len(trace.events)} steps, model {env.model.name}, "
                   f"network {env.config.network})")
     s0 = trace.states[0]
-    console.print("  [dim]0[/] initial: " + ", ".join(
+    console.print("    [dim]0[/] initial: " + ", ".join(
         f"node {x.id} {ROLE[x.role]}" for x in s0.nodes) + f"; {sum(_count(s0.net, env))} in flight")
     for k, (ev, prev, cur) in enumerate(zip(trace.events, trace.states, trace.states[1:]), 1):
         changes = []
@@ -171,16 +179,24 @@ def print_trace(console: Console, trace) -> None:
                            f"{lost} message(s) in flight to or from it lost")
         for x in _ids(went):
             changes.append(f"node {x} is up again")
-        console.print(f"{k:>3} {escape(ev.describe(env.model))}")
+        mark = "[bold red]>>[/]" if k in marks else "  "
+        console.print(f"{mark}{k:>3} {escape(ev.describe(env.model))}")
         for c in changes:
-            console.print(f"      [magenta]{c}[/]")
-        if v is not None and k == trace.violation_step:
-            console.print(f"      [bold red]=> {v.property} violated:[/] {escape(v.message)}")
+            console.print(f"        [magenta]{c}[/]")
+        for x in marks.get(k, ()):
+            console.print(f"        [bold red]=> {x.property} violated:[/] {escape(x.message)}")
+            console.print(f"           witnesses: {_witnesses(x)}", highlight=False)
     last = trace.states[-1]
-    console.print("  final: " + "; ".join(
+    console.print("    final: " + "; ".join(
         f"node {x.id} {'down' if _down(last) >> x.id & 1 else ROLE[x.role]} e{x.current_epoch} "
         f"hist [{' '.join(_zx(t[0]) for t in x.history)}] commit {_zx(x.last_committed)}"
         for x in last.nodes), highlight=False)
+
+
+def _witnesses(v) -> str:
+    nodes = ", ".join(str(i) for i in v.nodes) or "none"
+    txns = ", ".join(f"{_zx(t[0])}:{t[1].decode('ascii', 'backslashreplace')}" for t in v.txns)
+    return f"node(s) {nodes}" + (f"; transaction(s) {txns}" if txns else "")
 
 
 def _down(s) -> int:
