@@ -212,3 +212,47 @@ def test_a_crash_trace_replays_and_names_its_crash(tmp_path, capsys):
     code, out, _ = run(["replay", str(trace)], capsys)
     assert code == 10 and "crash node 0" in out and "node 0 is down" in out
     assert "confirmed: agreement violated at step 25" in out
+
+
+def test_a_hand_edited_trace_is_bad_input_naming_the_step(tmp_path, capsys):
+    trace = tmp_path / "t.json"
+    run(["check", *BAG_BUG, "--invariant", "agreement", "--trace-out", str(trace)], capsys)
+    data = json.loads(trace.read_text())
+    data["states"][4]["nodes"][1]["current_epoch"] = 9  # the state after step 4, edited
+    trace.write_text(json.dumps(data))
+    code, out, err = run(["replay", str(trace)], capsys)
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert err.strip() == (
+        "zabmc: error: trace does not match the model: the state after step 4 (deliver 0->1 "
+        "AckEpoch(current_epoch=0, last_zxid=0.0)) differs from the one recorded in the file "
+        "(edited by hand, or written by another version of the model)")
+
+
+def test_invariants_json(capsys):
+    from zabmc.invariants import DEFAULT_PROPERTIES, PROPERTIES
+
+    code, out, _ = run(["invariants", "--json"], capsys)
+    rows = json.loads(out)
+    assert code == 0 and [r["name"] for r in rows] == list(PROPERTIES)
+    assert [r["name"] for r in rows if r["default"]] == list(DEFAULT_PROPERTIES)
+    assert all(r["statement"] and r["source"] for r in rows)
+
+
+def test_random_walk_progress_shows_walks_done_and_eta():
+    import io
+
+    from rich.console import Console
+
+    from zabmc.explore.outcome import Progress
+    from zabmc.report.console import ConsoleObserver
+
+    buf = io.StringIO()
+    obs = ConsoleObserver(Console(file=buf, width=200), line_every=0.0)
+    obs.on_start({"model": "db19", "strategy": "random", "engine": "in-process",
+                  "config": {"nodes": 3}, "invariants": [], "walks": 100})
+    obs.on_progress(Progress(5, 10, 10, 25, 2.0))
+    assert "walks 25/100 (25%), ETA 6s" in buf.getvalue()
+    obs.on_start({"model": "db19", "strategy": "bfs", "engine": "in-process",
+                  "config": {"nodes": 3}, "invariants": [], "walks": None})
+    obs.on_progress(Progress(5, 10, 10, 25, 2.0))
+    assert "frontier 25," in buf.getvalue().splitlines()[-1]

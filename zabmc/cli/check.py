@@ -139,7 +139,7 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     observer = ConsoleObserver(out_console, quiet=quiet or as_json)
     observer.on_start({"model": model.name, "strategy": strategy, "engine": engine,
                        "config": {k: v for k, v in cfg._asdict().items()},
-                       "invariants": names})
+                       "invariants": names, "walks": walks if strategy == "random" else None})
     if "resume" in options and not (quiet or as_json):
         snap = options["resume"]
         out_console.print(f"resuming from {resume_dir}: level {snap.depth}, "
@@ -376,12 +376,18 @@ def replay(trace_file, quiet):
 
 
 @cli.command("invariants")
-def invariants_cmd():
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def invariants_cmd(as_json):
     """List the safety properties, their statements and sources."""
     from rich.console import Console
     from rich.table import Table
 
     from zabmc.invariants import PROPERTIES
+
+    if as_json:
+        click.echo(json.dumps([{"name": p.name, "default": p.default, "statement": p.statement,
+                                "source": p.source} for p in PROPERTIES.values()], indent=2))
+        return EXIT_OK
 
     t = Table(show_lines=False)
     t.add_column("property", no_wrap=True)

@@ -20,7 +20,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from zabmc.errors import NondeterminismError, UsageError
+from zabmc.errors import UsageError
 from zabmc.invariants import Checker, Violation, resolve
 from zabmc.model import get_model
 
@@ -189,9 +189,13 @@ def replay(data: dict) -> ReplayResult:
     if isinstance(recorded_states, list) and len(recorded_states) == len(states):
         for k, (got, want) in enumerate(zip(states, recorded_states)):
             if env.state_json(got) != want:
-                raise NondeterminismError(
-                    f"replay diverged from the recorded states at step {k}: the kernel is not "
-                    "deterministic, or the trace was made by a different version of the model")
+                # bad input, not an internal error: an edited file, or one another version of
+                # the model wrote (the kernel's determinism is tested on its own)
+                what = "the initial state" if k == 0 else (
+                    f"the state after step {k} ({events[k - 1].describe(env.model)})")
+                raise UsageError(f"trace does not match the model: {what} differs from the one "
+                                 "recorded in the file (edited by hand, or written by another "
+                                 "version of the model)")
     trace = Trace(env, events, states, first, first_step)
     if expected is None:
         confirmed = first is None

@@ -43,18 +43,29 @@ class ConsoleObserver(Observer):
         self._live: Live | None = None
         self._p: Progress | None = None
         self._per_level = False
+        self._walks = None  # random walks: how many there are to do (Progress.frontier: done)
+
+    def _walks_done(self, p: Progress) -> str:
+        """`done/total (pct), ETA` for random walks."""
+        total, done = self._walks, p.frontier
+        eta = (p.elapsed / done * (total - done)) if done else None
+        return (f"{done:,}/{total:,} ({100 * done / max(total, 1):.0f}%), ETA "
+                + (f"{eta:.0f}s" if eta is not None else "?"))
 
     def _table(self, p: Progress) -> Table:
         t = Table(box=None, show_header=True, header_style="bold")
-        for col in ("depth", "states", "distinct", "frontier", "distinct/s", "elapsed"):
+        third = "walks done" if self._walks else "frontier"
+        for col in ("depth", "states", "distinct", third, "distinct/s", "elapsed"):
             t.add_column(col, justify="right")
         rate = p.distinct / p.elapsed if p.elapsed > 0 else 0
-        t.add_row(str(p.depth), _rate(p.generated), _rate(p.distinct), _rate(p.frontier),
+        t.add_row(str(p.depth), _rate(p.generated), _rate(p.distinct),
+                  self._walks_done(p) if self._walks else _rate(p.frontier),
                   _rate(rate), f"{p.elapsed:.1f}s")
         return t
 
     def on_start(self, info: dict) -> None:
         self._per_level = info.get("engine") == "spark"
+        self._walks = info.get("walks")
         if self.quiet:
             return
         self.console.print(
@@ -76,8 +87,10 @@ class ConsoleObserver(Observer):
             if now - self._last_line >= self.line_every:
                 self._last_line = now
                 rate = p.distinct / p.elapsed if p.elapsed > 0 else 0
+                third = (f"walks {self._walks_done(p)}" if self._walks
+                         else f"frontier {p.frontier:,}")
                 self.console.print(f"progress: depth {p.depth}, {p.generated:,} states, "
-                                   f"{p.distinct:,} distinct, frontier {p.frontier:,}, "
+                                   f"{p.distinct:,} distinct, {third}, "
                                    f"{rate:,.0f} distinct/s, {p.elapsed:.0f}s", highlight=False)
 
     def on_level(self, depth: int, frontier: int, new: int, seconds: float) -> None:
