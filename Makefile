@@ -7,8 +7,14 @@ PIP_FLAGS ?= -q --disable-pip-version-check --root-user-action=ignore
 install:
 	$(PY) -m pip install $(PIP_FLAGS) -e .
 
+# The picture tests draw in a real browser: Debian's chromium, installed here when it is missing
+# and apt-get can (otherwise those tests are skipped, saying why).
 install-test:
 	$(PY) -m pip install $(PIP_FLAGS) -e '.[test,spark]'
+	@command -v chromium >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || \
+	  (apt-get install -y -q chromium >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1)) || \
+	  echo "chromium could not be installed: the browser tests will be skipped"
 
 # The main job: exhaustive check of the db-19 protocol, 3 nodes, depth 40, in-process engine.
 check: install

@@ -61,6 +61,9 @@ def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
               help="Counterexample trace file [default: zabmc-<model>-<property>.trace.json]; "
                    "with --all, FILE-<property>.json per property.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
+@click.option("--html", "html_out", default=None, metavar="FILE",
+              help="Draw the counterexample as a sequence chart in one self-contained HTML file "
+                   "(with --all, FILE-<property>.html per run of events).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @click.option("--time-limit", type=float, default=None, metavar="SECONDS",
               help="Stop after this long and report the partial result.")
@@ -89,7 +92,8 @@ def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
                    "segment files in $TMPDIR) and is read back when it is expanded; the visited "
                    "set stays in memory (22 bytes a state).")
 def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartbeats, proposals,
-          max_crashes, strategy, seed, walks, no_shorten, find_all, invariants, no_invariants, trace_out, as_json, quiet,
+          max_crashes, strategy, seed, walks, no_shorten, find_all, invariants, no_invariants,
+          trace_out, as_json, html_out, quiet,
           time_limit, engine, master, partitions, verbose, checkpoint_dir, checkpoint_every,
           resume_dir, memory_limit):
     """Explore every interleaving, drop, timeout, heartbeat, proposal, crash and restart within
@@ -149,7 +153,7 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
         outcome = _search(env, engine, strategy, stop_at_first, observer, time_limit, master,
                           partitions, verbose, seed, walks, options)
     return _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_json,
-                   out_console)
+                   out_console, html_out)
 
 
 @contextmanager
@@ -228,7 +232,8 @@ def _search(env, engine, strategy, stop_at_first, observer, time_limit, master, 
     return outcome
 
 
-def _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_json, out_console):
+def _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_json, out_console,
+            html_out=None):
     """Shorten, save and print the counterexamples, print the summary; the exit code."""
     from zabmc.explore.memory import peak_rss
     from zabmc.explore.trace import rebuild
@@ -249,6 +254,7 @@ def _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_j
         outcome.violations = shortened
     trace_paths = {}
     replaced: set = set()  # trace files that were there before this run
+    pictures: list = []  # (property, HTML file) per printed counterexample
     traces = []
     for found in outcome.violations:
         trace = rebuild(env, found.path, found.violation.property)
@@ -269,12 +275,21 @@ def _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_j
             groups.setdefault(tuple(found.path), []).append(trace)
         for first, *others in groups.values():
             print_trace(out_console, first, others)
+        if html_out:
+            for first, *others in groups.values():
+                path = _trace_path(html_out, model.name, first.violation.property,
+                                   len(groups) > 1)
+                write_html(path, first, others)
+                pictures.append((first.violation.property, path))
         if as_json:
             click.echo(json.dumps(outcome_json(outcome, trace_paths), indent=2))
         else:
             if traces:
                 out_console.print()
             print_summary(out_console, outcome, trace_paths, replaced)
+        for prop, path in pictures:
+            out_console.print(f"picture of the {prop} counterexample written to {path}",
+                              highlight=False)
         sys.stdout.flush()
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -343,7 +358,9 @@ def memory_json(o) -> dict:
 @cli.command()
 @click.argument("trace_file", type=click.Path(dir_okay=False))
 @click.option("--quiet", "-q", is_flag=True, help="Print only the confirmation and digest.")
-def replay(trace_file, quiet):
+@click.option("--html", "html_out", default=None, metavar="FILE",
+              help="Also draw the trace as a sequence chart in one self-contained HTML file.")
+def replay(trace_file, quiet, html_out):
     """Re-execute a counterexample trace through the kernel and confirm its violation.
 
     Prints the final state's canonical-dump SHA-256. Exit 10 when the recorded violation is
@@ -357,6 +374,8 @@ def replay(trace_file, quiet):
     result = do_replay(load(trace_file))
     console = Console(highlight=False, soft_wrap=True)
     t = result.trace
+    if html_out:
+        write_html(html_out, t)
     if not quiet:
         print_trace(console, t)
     exp = result.expected
@@ -373,6 +392,35 @@ def replay(trace_file, quiet):
     if not result.confirmed:
         return 1
     return EXIT_VIOLATION if exp is not None else EXIT_OK
+
+
+def write_html(path: str, trace, others=()) -> None:
+    """Draw `trace` into `path` (one self-contained HTML file); a one-line error if it cannot."""
+    from zabmc.report.html import render
+
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(render(trace, others))
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+
+
+@cli.command()
+@click.argument("trace_file", metavar="TRACE")
+@click.option("-o", "--output", "output", required=True, metavar="FILE",
+              help="The HTML file to write.")
+def show(trace_file, output):
+    """Draw a counterexample trace as a message sequence chart: one self-contained HTML file
+    (inline SVG; nothing is fetched), a lane per node, an arrow per message, the violating step
+    marked. The trace is replayed first, so the picture is the kernel's."""
+    from zabmc.explore.trace import load, replay as do_replay
+
+    result = do_replay(load(trace_file))
+    write_html(output, result.trace)
+    t = result.trace
+    what = f"{t.violation.property} at step {t.violation_step}" if t.violation else "no violation"
+    click.echo(f"wrote {output}: {len(t.events)} steps, {what}")
+    return EXIT_OK
 
 
 @cli.command("invariants")

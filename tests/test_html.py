@@ -1,0 +1,145 @@
+"""`zabmc show` and `--html` (issue #20 point 3): counterexamples drawn as sequence charts,
+checked in a real browser (headless Chromium, Debian's `chromium`; `make test` installs it)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from zabmc.cli import main
+from zabmc.explore.trace import load, replay
+from zabmc.report import html as H
+
+CORPUS = pathlib.Path(__file__).parent / "corpus"
+ZK4646 = CORPUS / "zk" / "zookeeper-4646.trace.json"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def run(args, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    out, err = capsys.readouterr()
+    return e.value.code, out, err
+
+
+def test_show_writes_one_self_contained_page(tmp_path, capsys):
+    out = tmp_path / "bug.html"
+    code, stdout, _ = run(["show", str(ZK4646), "-o", str(out)], capsys)
+    assert code == 0 and stdout.strip() == f"wrote {out}: 29 steps, primary-integrity at step 29"
+    page = out.read_text()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # nothing fetched
+    assert page.count('class="row"') == 30 and page.count('class="lane"') == 3
+    assert page.count('class="msg"') == 20  # every delivered message is an arrow
+    assert page.count('class="lost"') == 1  # node 1's UPTODATE, cut off by node 0's crash
+    assert "step 29: primary-integrity" in page and "Witnesses: node(s) 0, 1" in page
+    states = json.loads(re.search(r'<script type="application/json" id="states">(.*?)</script>',
+                                  page, re.S).group(1))
+    assert len(states) == 30 and states[29]["nodes"][0]["role"] == "Leading"
+
+
+def test_html_on_check_and_replay(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["check", "--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals",
+            "2", "--depth", "11", "--all", "-q", "--html", "bug.html"]
+    code, out, _ = run(args, capsys)
+    assert code == 10
+    # one step breaks three properties: one picture, naming all three
+    assert "picture of the local-primary-order counterexample written to bug.html" in out
+    page = (tmp_path / "bug.html").read_text()
+    assert "local-primary-order, agreement, total-order (11 steps" in page
+    code, out, _ = run(["replay", "-q", str(ZK4646), "--html", "r.html"], capsys)
+    assert code == 10 and (tmp_path / "r.html").read_text().count('class="row"') == 30
+
+
+def test_a_page_stays_readable_at_60_steps_on_5_nodes(tmp_path):
+    """A 60-event trace on 5 nodes: the rows keep their height and the page its width."""
+    from zabmc.explore.env import Env, ExploreConfig
+    from zabmc.explore.trace import Trace
+    from zabmc.invariants import Checker
+    from zabmc.model import get_model
+
+    env = Env(get_model("db19"), ExploreConfig(nodes=5, network="bag", max_timeouts=3,
+                                               proposals=3, depth=60), Checker(()))
+    import random
+
+    rng = random.Random(3)
+    s, _ = env.initial()
+    states, events = [s], []
+    for _ in range(60):
+        ev, s, _ = rng.choice(env.successors(s))
+        events.append(ev)
+        states.append(s)
+    page = H.render(Trace(env, events, states, None, None))
+    width = int(re.search(r'<svg [^>]*width="(\d+)"', page).group(1))
+    height = int(re.search(r'<svg [^>]*height="(\d+)"', page).group(1))
+    assert page.count('class="row"') == 61 and page.count('class="lane"') == 5
+    assert width <= 1400 and height == int(H._row_y(61) + 10 + 40 + 48)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium (Debian's chromium) is not "
+                    "installed here; `make test` installs it where apt-get can")
+def test_chromium_draws_lanes_and_arrows_where_the_trace_says(tmp_path):
+    from PIL import Image
+
+    trace = replay(load(str(ZK4646))).trace
+    page = tmp_path / "bug.html"
+    page.write_text(H.render(trace))
+    png = tmp_path / "bug.png"
+    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--force-device-scale-factor=1", "--window-size=1700,1000",
+                    f"--screenshot={png}", page.as_uri()],
+                   check=True, capture_output=True, timeout=120)
+    img = Image.open(png).convert("RGB")
+    w, h = img.size
+    px = img.load()
+
+    def near(c, want, tol=40):
+        return all(abs(a - b) <= tol for a, b in zip(c, want))
+
+    def rgb(hexcolor):
+        return tuple(int(hexcolor[k:k + 2], 16) for k in (1, 3, 5))
+
+    colours = {px[x, y] for x in range(0, w, 7) for y in range(0, h, 7)}
+    assert len(colours) > 20  # not blank
+    # the lanes: long vertical runs of the lane colour, three of them, LANE_W apart
+    lane_cols = [x for x in range(w) if sum(near(px[x, y], (36, 41, 47), 20)
+                                            for y in range(0, h, 2)) > 250]
+    lanes = []
+    for x in lane_cols:
+        if lanes and x - lanes[-1][-1] <= 2:
+            lanes[-1].append(x)
+        else:
+            lanes.append([x])
+    centres = [sum(c) / len(c) for c in lanes]
+    assert len(centres) == 3
+    assert all(abs((b - a) - H.LAYOUT["LANE_W"]) <= 2 for a, b in zip(centres, centres[1:]))
+    # the violating row: the highlighted band, one row high, at row 29
+    x0 = int(centres[0]) - 40
+    band = [y for y in range(h) if near(px[x0, y], rgb(H.HILITE), 8)]
+    assert band and abs(len(band) - H.LAYOUT["ROW_H"]) <= 2
+    top = band[0] - H._row_y(29) + H.LAYOUT["ROW_H"] / 2  # where the SVG's y = 0 lies
+    left = centres[0] - H._lane_x(0)
+
+    def at(x, y):
+        return int(round(left + x)), int(round(top + y))
+
+    def some(x, y, want):
+        cx, cy = at(x, y)
+        return any(near(px[cx + dx, cy + dy], want) for dx in (-2, -1, 0, 1, 2)
+                   for dy in (-2, -1, 0, 1, 2))
+
+    arrows = H._arrows(trace)
+    delivered = [a for a in arrows if a[4] == "deliver"]
+    assert len(delivered) == 20
+    for src, dst, a, b, _ in delivered:  # every message's arrow runs from send to delivery
+        x1, y1, x2, y2 = H._lane_x(src), H._row_y(a), H._lane_x(dst), H._row_y(b)
+        for f in (0.3, 0.5, 0.7):
+            assert some(x1 + f * (x2 - x1), y1 + f * (y2 - y1), rgb(H.ARROW)), (src, dst, a, b)
+    (src, dst, a, b, _), = [a for a in arrows if a[4] == "lost"]
+    assert some((H._lane_x(src) + H._lane_x(dst)) / 2, H._row_y(b), rgb(H.LOST))  # the cross
+    assert some(H._lane_x(0), (H._row_y(20) + H._row_y(21)) / 2, rgb(H.DOWN_BAR))  # node 0 down
