@@ -193,3 +193,37 @@ def test_memory_limit_option(capsys, tmp_path, monkeypatch):
     with pytest.raises(SystemExit) as e:
         main(["check", "--strategy", "dfs", "--memory-limit", "1G"])
     assert e.value.code == 2
+
+
+def test_spill_dir_and_the_directories_of_killed_runs(tmp_path, capsys):
+    """--spill-dir puts the segment files there; a run killed with SIGKILL leaves its directory,
+    and the next run that spills there removes it (and says so)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    args = [sys.executable, "-m", "zabmc", "check", "--nodes", "3", "--network", "bag",
+            "--depth", "14", "--memory-limit", "1M", "--spill-dir", str(spill), "-q"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while not any(spill.glob(f"zabmc-spill-{proc.pid}-*/level-*.seg")):
+        assert proc.poll() is None and time.monotonic() < deadline, "the run never spilled"
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    left = list(spill.glob(f"zabmc-spill-{proc.pid}-*"))
+    assert len(left) == 1  # SIGKILL: nothing could clean up
+    rc, d = _json(["--nodes", "3", "--depth", "10", "--memory-limit", "1M",
+                   "--spill-dir", str(spill)], capsys)
+    assert rc == 0 and d["memory"]["spilled_levels"] > 0
+    assert d["memory"]["stale_spill_dirs_removed"] == 1 and not left[0].exists()
+    assert list(spill.iterdir()) == []  # this run's own directory went when it ended
+    with pytest.raises(SystemExit) as e:
+        main(["check", "--spill-dir", str(tmp_path / "nowhere")])
+    assert e.value.code == 2
+    assert "--spill-dir" in capsys.readouterr().err

@@ -85,6 +85,9 @@ def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
               help="bfs: continue the search checkpointed in DIR; the other flags must be the "
                    "ones it was started with. Keeps checkpointing into DIR unless --checkpoint "
                    "names another directory.")
+@click.option("--spill-dir", default=None, metavar="DIR",
+              help="bfs: where levels that do not fit go [default: $TMPDIR]; directories left "
+                   "there by runs killed with SIGKILL are removed.")
 @click.option("--memory-limit", default=None, metavar="SIZE",
               help="bfs: memory the search may count on (e.g. 800M, 2G; 'none': keep every level "
                    "in memory) [default: half of MemAvailable]. A level whose states would take "
@@ -95,7 +98,7 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
           max_crashes, strategy, seed, walks, no_shorten, find_all, invariants, no_invariants,
           trace_out, as_json, html_out, quiet,
           time_limit, engine, master, partitions, verbose, checkpoint_dir, checkpoint_every,
-          resume_dir, memory_limit):
+          resume_dir, spill_dir, memory_limit):
     """Explore every interleaving, drop, timeout, heartbeat, proposal, crash and restart within
     the bounds.
 
@@ -137,9 +140,10 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
                                       checkpoint_every, resume_dir, out_console,
                                       quiet=quiet or as_json)
     if strategy == "bfs" and engine == "in-process":
-        options.update(_spill_options(env, memory_limit, options))
-    elif memory_limit is not None:
-        raise UsageError("--memory-limit works with --strategy bfs --engine in-process")
+        options.update(_spill_options(env, memory_limit, options, spill_dir))
+    elif memory_limit is not None or spill_dir is not None:
+        raise UsageError("--memory-limit and --spill-dir work with --strategy bfs --engine "
+                         "in-process")
     observer = ConsoleObserver(out_console, quiet=quiet or as_json)
     observer.on_start({"model": model.name, "strategy": strategy, "engine": engine,
                        "config": {k: v for k, v in cfg._asdict().items()},
@@ -200,20 +204,27 @@ def _checkpoint_options(env, strategy, stop_at_first, directory, every, resume_d
     return options
 
 
-def _spill_options(env, memory_limit, options) -> dict:
+def _spill_options(env, memory_limit, options, spill_dir=None) -> dict:
     """The BFS options that let large levels go to disk (`zabmc.explore.spill`)."""
     from zabmc.explore.codec import choose_codec, make_codec
     from zabmc.explore.memory import mem_available, parse_size
     from zabmc.explore.spill import DEFAULT_LEVEL_BUDGET, Spill
 
     if memory_limit is not None and memory_limit.strip().lower() == "none":
+        if spill_dir is not None:
+            raise UsageError("--spill-dir needs levels that may spill: not with --memory-limit none")
         return {}
+    if spill_dir is not None and not os.path.isdir(spill_dir):
+        raise UsageError(f"--spill-dir {spill_dir}: not a directory")
+    if spill_dir is not None and not os.access(spill_dir, os.W_OK | os.X_OK):
+        raise UsageError(f"--spill-dir {spill_dir}: not writable")
     if memory_limit is None:
         limit = mem_available() // 2 or 4 << 30
     else:
         limit = parse_size(memory_limit)
     codec = options.get("codec") or make_codec(choose_codec(env), env)
-    return {"codec": codec, "spill": Spill(codec, min(limit // 4, DEFAULT_LEVEL_BUDGET)),
+    return {"codec": codec, "spill": Spill(codec, min(limit // 4, DEFAULT_LEVEL_BUDGET),
+                                           parent=spill_dir),
             "memory_limit": limit}
 
 
@@ -349,7 +360,7 @@ def memory_json(o) -> dict:
     mem = {"peak_rss_bytes": rss, "peak_rss_bytes_per_state": round(rss / n, 1),
            "visited_bytes": o.seen_bytes, "visited_bytes_per_state": round(o.seen_bytes / n, 1)}
     for k in ("frontier_peak_states", "frontier_encoded_bytes_per_state", "frontier_disk_bytes",
-              "spilled_levels", "memory_limit"):
+              "spilled_levels", "memory_limit", "stale_spill_dirs_removed"):
         if k in o.extra:
             mem[k] = o.extra[k]
     return {"frontier_left": o.extra.get("frontier_left", 0), "memory": mem}

@@ -289,6 +289,8 @@ class BFS(Search):
         if spill is not None:
             out.extra["frontier_disk_bytes"] = spill.peak_disk_bytes
             out.extra["spilled_levels"] = spill.spilled_levels
+            if spill.removed_stale:
+                out.extra["stale_spill_dirs_removed"] = len(spill.removed_stale)
             spill.close()
 
     def natural_stop(self) -> StopReason:

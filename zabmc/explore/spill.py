@@ -28,6 +28,39 @@ MEM_BYTES_PER_STATE = 1500
 DEFAULT_LEVEL_BUDGET = 256 << 20
 
 
+PREFIX = "zabmc-spill-"  # segment directories: zabmc-spill-<pid>-<random>
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def remove_stale(parent: str | None) -> list:
+    """Remove the segment directories under `parent` (default: the temporary directory) whose
+    process is gone (a run killed with SIGKILL cannot clean up after itself); the paths removed."""
+    parent = parent or tempfile.gettempdir()
+    gone = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return gone
+    for name in names:
+        if not name.startswith(PREFIX):
+            continue
+        pid = name[len(PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            path = os.path.join(parent, name)
+            shutil.rmtree(path, ignore_errors=True)
+            gone.append(path)
+    return gone
+
+
 class Spill:
     """Where and when levels go to disk: `budget` bytes of in-memory states per level (estimated,
     `MEM_BYTES_PER_STATE` each), segment files in a private directory under `parent`."""
@@ -44,10 +77,12 @@ class Spill:
         self.disk_bytes = 0  # bytes on disk now
         self.peak_disk_bytes = 0
         self.spilled_levels = 0
+        self.removed_stale: list = []  # directories of killed runs removed on the first spill
 
     def new_path(self) -> str:
         if self.dir is None:
-            self.dir = tempfile.mkdtemp(prefix="zabmc-spill-", dir=self.parent)
+            self.removed_stale = remove_stale(self.parent)
+            self.dir = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=self.parent)
         self.seq += 1
         return os.path.join(self.dir, f"level-{self.seq}.seg")
 

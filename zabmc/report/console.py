@@ -148,6 +148,9 @@ def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=()) 
                   f"{o.extra.get('frontier_encoded_bytes_per_state', 0):,.0f} bytes/state encoded")
     if o.extra.get("frontier_disk_bytes"):
         t.add_row("frontier on disk (peak)", f"{o.extra['frontier_disk_bytes'] / 2**20:,.1f} MiB")
+    if o.extra.get("stale_spill_dirs_removed"):
+        t.add_row("spill directories of killed runs removed",
+                  f"{o.extra['stale_spill_dirs_removed']:,}")
     rss = o.extra.get("peak_rss_bytes")
     if rss:
         t.add_row("peak RSS", f"{rss / 2**20:,.1f} MiB, {rss / max(o.distinct, 1):,.0f} bytes per "
