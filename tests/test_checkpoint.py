@@ -280,3 +280,19 @@ def test_sigterm_writes_a_last_checkpoint_that_resumes_to_the_uninterrupted_resu
                        cwd=tmp_path, timeout=300)
     assert r.returncode == rc
     assert _essentials(json.loads(r.stdout)) == _essentials(plain)
+
+
+def test_a_resumed_run_counts_the_time_before_the_resume(written, capsys):
+    import json
+
+    args, d = written
+    body = json.loads((d / "manifest.json").read_text())["body"]
+    before = body["extra"]["elapsed"]
+    assert before > 0
+    with pytest.raises(SystemExit):
+        main(["check", *args, "--resume", str(d), "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["elapsed_seconds_before_resume"] == round(before, 3)
+    with pytest.raises(SystemExit):
+        main(["check", *args, "--resume", str(d), "-q"])
+    assert f"(+ {before:.2f}s before the resume)" in capsys.readouterr().out

@@ -331,6 +331,7 @@ def outcome_json(o, trace_paths: dict) -> dict:
         "depth_reached": o.depth_reached,
         "per_depth": list(o.per_depth),
         "elapsed_seconds": round(o.elapsed, 3),
+        "elapsed_seconds_before_resume": round(o.extra.get("elapsed_before_resume", 0.0), 3),
         "states_per_second": round(o.states_per_second, 1),
         "collision_probability": o.collision_probability,
         "violations": [

@@ -67,7 +67,8 @@ class BFS(Search):
     frontier_peak = 0
     frontier_sample_bytes = 0.0
     partial = None
-    _boundary = None
+    _boundary = None  # (depth, generated, frontier, perf_counter time) of the last level boundary
+    elapsed_before = 0.0  # seconds the search ran before the checkpoint it resumed from
     _boundary_prev = None
     _ck_written_at = None
 
@@ -93,13 +94,13 @@ class BFS(Search):
             out.generated = 1
             out.per_depth.append(1)
             self.frontier = frontier = [init]
-            self._boundary = (0, 1, frontier)
+            self._boundary = (0, 1, frontier, time.perf_counter())
             if v0 is not None:
                 self.record(v0, 0, ())
         else:
             self.frontier = frontier = self._restore(snap)
             self.depth = depth = snap.depth
-            self._boundary = (depth, out.generated, frontier)
+            self._boundary = (depth, out.generated, frontier, time.perf_counter())
             if ck is not None and os.path.realpath(ck.dir) == os.path.realpath(snap.directory):
                 self._ck_written_at = depth  # that checkpoint is this state
         self._measure_frontier(frontier)
@@ -121,7 +122,7 @@ class BFS(Search):
         record = self.record
         while frontier and depth < cfg.depth:
             lt = time.perf_counter()
-            self._boundary = (depth, out.generated, frontier)
+            self._boundary = (depth, out.generated, frontier, time.perf_counter())
             self._boundary_prev = frontier
             self._level_done = False
             table.new_level()
@@ -172,7 +173,7 @@ class BFS(Search):
                     depth += 1
                     out.per_depth.append(len(nxt))
                 if self._level_done:  # the next level boundary, before anything else can stop us
-                    self._boundary = (depth, out.generated, nxt)
+                    self._boundary = (depth, out.generated, nxt, time.perf_counter())
                 else:
                     self.partial = nxt
                 self.observer.on_level(depth, len(frontier), len(nxt), time.perf_counter() - lt)
@@ -220,6 +221,8 @@ class BFS(Search):
         self.table.parents = [array("I", p) for p in snap.parents]
         self.table.events = [array("H", e) for e in snap.events]
         meta = snap.meta
+        self.elapsed_before = float(meta.get("extra", {}).get("elapsed", 0.0))
+        out.extra["elapsed_before_resume"] = self.elapsed_before
         out.generated = meta["generated"]
         out.per_depth = list(meta["per_depth"])
         for x in meta["violations"]:
@@ -248,7 +251,7 @@ class BFS(Search):
         ck = self.options.get("checkpoint")
         if ck is None or self._boundary is None:
             return
-        depth, generated, frontier = self._boundary
+        depth, generated, frontier, at = self._boundary
         if self._ck_written_at == depth:
             return  # nothing new since the last checkpoint (or the one this search resumed from)
         out, table = self.out, self.table
@@ -265,7 +268,8 @@ class BFS(Search):
                  violations=violations, seen=seen, parents=table.parents[:levels],
                  events=table.events[:levels],
                  frontier_blobs=(frontier.blobs(encode) if isinstance(frontier, Level)
-                                 else map(encode, frontier)))
+                                 else map(encode, frontier)),
+                 extra={"elapsed": round(self.elapsed_before + (at - self.t0), 3)})
         self._ck_written_at = depth
 
     def finish(self) -> None:

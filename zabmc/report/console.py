@@ -137,7 +137,9 @@ def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=()) 
     t.add_row("states generated", f"{o.generated:,}")
     t.add_row("distinct states", f"{o.distinct:,}")
     t.add_row("depth reached", str(o.depth_reached))
-    t.add_row("time", f"{o.elapsed:.2f}s")
+    before = o.extra.get("elapsed_before_resume")
+    t.add_row("time", f"{o.elapsed:.2f}s" + (f" (+ {before:.2f}s before the resume)"
+                                              if before else ""))
     t.add_row("distinct states/s", f"{o.states_per_second:,.0f}")
     if o.extra.get("frontier_left"):
         t.add_row("states left unexpanded (at the bound)", f"{o.extra['frontier_left']:,}")
