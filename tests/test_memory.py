@@ -107,7 +107,7 @@ def _env(cfg):
     return Env(get_model("db19"), cfg, Checker(DEFAULT_PROPERTIES))
 
 
-@pytest.mark.parametrize("compress", [0, 1])
+@pytest.mark.parametrize("compress", [0, 1, "zstd"])
 def test_a_level_on_disk_gives_back_the_same_states(compress, tmp_path):
     env = _env(ExploreConfig(nodes=3, network="bag", max_timeouts=1, max_crashes=1, depth=4))
     codec = make_codec(choose_codec(env), env)
