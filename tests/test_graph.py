@@ -7,30 +7,21 @@ import json
 import networkx as nx
 import pytest
 
-from zabmc.cli import main
-
 SMALL = ["--nodes", "2", "--proposals", "2"]
 BAG_BUG = ["--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals", "2",
            "--depth", "11"]
 
 
-def run(args, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out, err = capsys.readouterr()
-    return e.value.code, out, err
-
-
-def check_json(args, capsys):
-    code, out, _ = run(["check", *args, "--json", "-q"], capsys)
+def check_json(cli, args):
+    code, out, _ = cli(["check", *args, "--json", "-q"])
     return json.loads(out)
 
 
-def test_graphml_has_exactly_the_distinct_states_of_check(tmp_path, capsys):
+def test_graphml_has_exactly_the_distinct_states_of_check(tmp_path, cli):
     path = tmp_path / "g.graphml"
-    code, out, _ = run(["graph", *SMALL, "-o", str(path)], capsys)
+    code, out, _ = cli(["graph", *SMALL, "-o", str(path)])
     assert code == 0 and out.strip() == f"wrote {path}: 73 states, 114 events (graphml)"
-    summary = check_json(SMALL, capsys)
+    summary = check_json(cli, SMALL)
     g = nx.read_graphml(path)
     assert g.number_of_nodes() == summary["distinct_states"] == 73
     assert g.number_of_edges() == summary["states"] - 1  # every generated state but the first
@@ -40,10 +31,10 @@ def test_graphml_has_exactly_the_distinct_states_of_check(tmp_path, capsys):
     assert max(d["depth"] for _, d in g.nodes(data=True)) == summary["depth_reached"]
 
 
-def test_violating_states_are_marked_at_the_counterexample_depth(tmp_path, capsys):
+def test_violating_states_are_marked_at_the_counterexample_depth(tmp_path, cli):
     path = tmp_path / "bug.graphml"
-    assert run(["graph", *BAG_BUG, "-o", str(path)], capsys)[0] == 0
-    summary = check_json([*BAG_BUG, "--all"], capsys)
+    assert cli(["graph", *BAG_BUG, "-o", str(path)])[0] == 0
+    summary = check_json(cli, [*BAG_BUG, "--all"])
     g = nx.read_graphml(path)
     assert g.number_of_nodes() == summary["distinct_states"] == 9069
     bad = {p: min(d["depth"] for _, d in g.nodes(data=True) if p in d["violated"].split(","))
@@ -56,18 +47,18 @@ def test_violating_states_are_marked_at_the_counterexample_depth(tmp_path, capsy
     (".dot", lambda p: nx.drawing.nx_pydot.read_dot(p)),
     (".json", lambda p: nx.node_link_graph(json.load(open(p)), edges="edges")),
 ])
-def test_other_formats_round_trip(tmp_path, capsys, ext, read):
+def test_other_formats_round_trip(tmp_path, cli, ext, read):
     path = tmp_path / f"g{ext}"
-    assert run(["graph", *SMALL, "-o", str(path)], capsys)[0] == 0
+    assert cli(["graph", *SMALL, "-o", str(path)])[0] == 0
     g = read(str(path))
     assert (g.number_of_nodes(), g.number_of_edges()) == (73, 114)
 
 
-def test_size_cap_and_bad_extension_are_one_line_errors(tmp_path, capsys):
-    code, _, err = run(["graph", "--nodes", "3", "-o", str(tmp_path / "g.graphml"),
-                        "--max-states", "1000"], capsys)
+def test_size_cap_and_bad_extension_are_one_line_errors(tmp_path, cli):
+    code, _, err = cli(["graph", "--nodes", "3", "-o", str(tmp_path / "g.graphml"),
+                        "--max-states", "1000"])
     assert code == 2 and err.strip() == ("zabmc: error: the state graph has more than 1,000 "
                                          "states (--max-states): give smaller bounds or a larger cap")
     assert not (tmp_path / "g.graphml").exists()
-    code, _, err = run(["graph", *SMALL, "-o", str(tmp_path / "g.txt")], capsys)
+    code, _, err = cli(["graph", *SMALL, "-o", str(tmp_path / "g.txt")])
     assert code == 2 and "cannot tell the format of" in err and len(err.strip().splitlines()) == 1

@@ -11,7 +11,6 @@ import subprocess
 
 import pytest
 
-from zabmc.cli import main
 from zabmc.explore.trace import load, replay
 from zabmc.report import html as H
 
@@ -20,16 +19,9 @@ ZK4646 = CORPUS / "zk" / "zookeeper-4646.trace.json"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def run(args, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out, err = capsys.readouterr()
-    return e.value.code, out, err
-
-
-def test_show_writes_one_self_contained_page(tmp_path, capsys):
+def test_show_writes_one_self_contained_page(tmp_path, cli):
     out = tmp_path / "bug.html"
-    code, stdout, _ = run(["show", str(ZK4646), "-o", str(out)], capsys)
+    code, stdout, _ = cli(["show", str(ZK4646), "-o", str(out)])
     assert code == 0 and stdout.strip() == f"wrote {out}: 29 steps, primary-integrity at step 29"
     page = out.read_text()
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # nothing fetched
@@ -42,17 +34,17 @@ def test_show_writes_one_self_contained_page(tmp_path, capsys):
     assert len(states) == 30 and states[29]["nodes"][0]["role"] == "Leading"
 
 
-def test_html_on_check_and_replay(tmp_path, capsys, monkeypatch):
+def test_html_on_check_and_replay(tmp_path, cli, monkeypatch):
     monkeypatch.chdir(tmp_path)
     args = ["check", "--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals",
             "2", "--depth", "11", "--all", "-q", "--html", "bug.html"]
-    code, out, _ = run(args, capsys)
+    code, out, _ = cli(args)
     assert code == 10
     # one step breaks three properties: one picture, naming all three
     assert "picture of the local-primary-order counterexample written to bug.html" in out
     page = (tmp_path / "bug.html").read_text()
     assert "local-primary-order, agreement, total-order (11 steps" in page
-    code, out, _ = run(["replay", "-q", str(ZK4646), "--html", "r.html"], capsys)
+    code, out, _ = cli(["replay", "-q", str(ZK4646), "--html", "r.html"])
     assert code == 10 and (tmp_path / "r.html").read_text().count('class="row"') == 30
 
 
