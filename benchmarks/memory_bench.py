@@ -4,13 +4,14 @@ Each variant is one `zabmc check ARGS --json -q` process (so that its peak RSS i
 - in memory: `--memory-limit none`, every level held as Python objects (the behaviour before
   `--memory-limit` existed);
 - default: no flag, i.e. levels larger than min(a quarter of half of MemAvailable, 256 MiB) of
-  estimated state objects go to zlib-1 segment files and are read back when expanded;
+  estimated state objects go to zstd-1 segment files and are read back when expanded;
+- on disk, zlib: the same with `ZABMC_SPILL_COMPRESS=1` (zlib level 1, the fallback);
 - on disk, raw: the same with `ZABMC_SPILL_COMPRESS=0` (no compression).
 Times: the run's own elapsed seconds and the CPU seconds of the child (`RUSAGE_CHILDREN`); the
 report gives ratios against the in-memory run of the same invocation.
 
     python benchmarks/memory_bench.py [--args "--nodes 3 --network bag --depth 12"]
-        [--variants memory,default,raw] [--write [reports/benchmarks.md]]
+        [--variants memory,default,zlib,raw] [--write [reports/benchmarks.md]]
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from common import REPORT, TITLE, commit, cpu_model, logical_cpus, memory_gb, up
 
 HEADING = "## Long runs: memory and levels on disk"
 VARIANTS = {"memory": ("in memory", ["--memory-limit", "none"], {}),
-            "default": ("default (levels on disk past 256 MiB, zlib 1)", [], {}),
+            "default": ("default (levels on disk past 256 MiB, zstd 1)", [], {}),
+            "zlib": ("on disk, zlib 1", [], {"ZABMC_SPILL_COMPRESS": "1"}),
             "raw": ("on disk, uncompressed", [], {"ZABMC_SPILL_COMPRESS": "0"})}
 
 
@@ -51,7 +53,7 @@ def run(args: list[str], extra: list[str], env_extra: dict) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--args", default="--nodes 3 --network bag --depth 12")
-    ap.add_argument("--variants", default="memory,default,raw",
+    ap.add_argument("--variants", default="memory,default,zlib,raw",
                     help="comma-separated, the first is the baseline: memory, default, raw")
     ap.add_argument("--write", nargs="?", const=str(REPORT), default=None)
     a = ap.parse_args()
