@@ -1,0 +1,265 @@
+"""Single-point mutations of a protocol model's guards and thresholds (`zabmc mutate`).
+
+The generator walks the AST of a model's handler module (`models/<pkg>/handlers.py`) and yields
+every mutation of these kinds, each named by file, line and change:
+
+- `cmp`: a comparison's operator swapped (`<` to `<=` or `>`, `>` to `>=` or `<`, `==` to `!=`, ...);
+- `swap`: a comparison's two operands swapped (for the operators where order matters);
+- `quorum`: a quorum threshold `c.q` (or `quorum(...)`) moved by one, up and down;
+- `bool`: one conjunct of an `and`, or one disjunct of an `or`, dropped;
+- `minmax`: `max` and `min` swapped;
+- `plus1`: a `+ 1` removed.
+
+A mutant is applied in memory: the mutated module is compiled under a name of its own, and the
+model's adapter module (`models/<pkg>/model.py`) is executed afresh against it, so that the
+mutant is a new model instance; the source files are never written. Docstrings and the `Rules`
+class's `durable` tuple are data, not guards, and are left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import sys
+import types
+from dataclasses import dataclass
+
+_SWAPS = {
+    ast.Lt: (ast.LtE, ast.Gt), ast.LtE: (ast.Lt, ast.GtE), ast.Gt: (ast.GtE, ast.Lt),
+    ast.GtE: (ast.Gt, ast.LtE), ast.Eq: (ast.NotEq,), ast.NotEq: (ast.Eq,),
+    ast.In: (ast.NotIn,), ast.NotIn: (ast.In,), ast.Is: (ast.IsNot,), ast.IsNot: (ast.Is,),
+}
+_SYMBOL = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+           ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
+_ORDERED = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutation: `index` in the generator's order, where it is, and what it changes."""
+
+    index: int
+    kind: str
+    file: str
+    line: int
+    col: int
+    before: str
+    after: str
+    _path: tuple  # how to find the node again: (field, index) steps from the module
+
+    @property
+    def name(self) -> str:
+        return f"{self.file}:{self.line}:{self.col} {self.kind}: {self.before} -> {self.after}"
+
+    def to_json(self) -> dict:
+        return {"index": self.index, "kind": self.kind, "file": self.file, "line": self.line,
+                "col": self.col, "before": self.before, "after": self.after}
+
+
+def _walk(node, path=()):
+    """Every AST node below `node` with its path of (field, index) steps, in source order."""
+    yield node, path
+    for field, value in ast.iter_fields(node):
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, ast.AST):
+                    yield from _walk(item, path + ((field, i),))
+        elif isinstance(value, ast.AST):
+            yield from _walk(value, path + ((field, None),))
+
+
+def _skipped(tree) -> set:
+    """Nodes that are data rather than guards: docstrings and `durable = (...)` tuples."""
+    out = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
+                isinstance(getattr(body[0], "value", None), ast.Constant):
+            out.add(id(body[0]))
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "durable" for t in node.targets):
+            out.add(id(node))
+    return out
+
+
+def _is_quorum(node) -> bool:
+    if isinstance(node, ast.Attribute) and node.attr == "q":
+        return True
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "quorum")
+
+
+def _changes(node):
+    """(kind, replacement-builder) for every mutation of `node` itself."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        op = type(node.ops[0])
+        for new in _SWAPS.get(op, ()):
+            yield "cmp", (lambda n, new=new: ast.Compare(n.left, [new()], n.comparators))
+        if op in _ORDERED:
+            yield "swap", (lambda n: ast.Compare(n.comparators[0], n.ops, [n.left]))
+    if _is_quorum(node):
+        for op in (ast.Sub, ast.Add):
+            yield "quorum", (lambda n, op=op: ast.BinOp(n, op(), ast.Constant(1)))
+    if isinstance(node, ast.BoolOp) and len(node.values) >= 2:
+        for k in range(len(node.values)):
+            def drop(n, k=k):
+                rest = n.values[:k] + n.values[k + 1:]
+                return rest[0] if len(rest) == 1 else ast.BoolOp(n.op, rest)
+            yield "bool", drop
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id in ("max", "min"):
+        other = "min" if node.func.id == "max" else "max"
+        yield "minmax", (lambda n, other=other: ast.Call(ast.Name(other, ast.Load()), n.args,
+                                                         n.keywords))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and \
+            isinstance(node.right, ast.Constant) and node.right.value == 1:
+        yield "plus1", (lambda n: n.left)
+
+
+def _source(pkg: str):
+    spec = importlib.util.find_spec(f"models.{pkg}.handlers")
+    if spec is None or spec.origin is None:
+        raise LookupError(f"model package models.{pkg} has no handlers module")
+    with open(spec.origin, encoding="utf-8") as f:
+        return spec.origin, f.read()
+
+
+def _package(model_name: str) -> str:
+    from zabmc.model import MODELS
+
+    target = MODELS.get(model_name)
+    if target is None:
+        from zabmc.errors import UsageError
+
+        raise UsageError(f"unknown model {model_name!r} (zabmc models lists them)")
+    return target.split(":")[0].split(".")[1]
+
+
+def mutants(model_name: str) -> list:
+    """Every single-point mutant of the model's handler module, in source order."""
+    pkg = _package(model_name)
+    path, src = _source(pkg)
+    tree = ast.parse(src)
+    skipped = _skipped(tree)
+    rel = f"models/{pkg}/handlers.py"
+    out = []
+    stack_skip: list = []
+    for node, npath in _walk(tree):
+        if id(node) in skipped:
+            stack_skip.append(npath)
+        if any(npath[:len(p)] == p for p in stack_skip):
+            continue
+        for kind, build in _changes(node):
+            after = ast.unparse(ast.fix_missing_locations(build(_copy(node))))
+            out.append(Mutant(len(out), kind, rel, node.lineno, node.col_offset,
+                              ast.unparse(node), after, npath))
+    return out
+
+
+def _copy(node):
+    return ast.parse(ast.unparse(node), mode="eval").body if isinstance(node, ast.expr) else node
+
+
+def _replace(tree, path, new):
+    parent = tree
+    for field, index in path[:-1]:
+        parent = getattr(parent, field) if index is None else getattr(parent, field)[index]
+    field, index = path[-1]
+    if index is None:
+        setattr(parent, field, new)
+    else:
+        getattr(parent, field)[index] = new
+
+
+_COUNTER = [0]
+
+
+def build(model_name: str, mutant: Mutant | None):
+    """A fresh model instance of `model_name` whose handler module carries `mutant` (None: the
+    unmutated source, compiled the same way, as a control)."""
+    pkg = _package(model_name)
+    path, src = _source(pkg)
+    tree = ast.parse(src)
+    if mutant is not None:
+        nodes = dict((p, n) for n, p in _walk(tree))
+        node = nodes[mutant._path]
+        kinds = [b for k, b in _changes(node) if k == mutant.kind]
+        same = [m for m in mutants(model_name) if m._path == mutant._path and m.kind == mutant.kind]
+        new = kinds[[m.index for m in same].index(mutant.index)](node)
+        _replace(tree, mutant._path, new)
+        ast.fix_missing_locations(tree)
+    _COUNTER[0] += 1
+    tag = f"mut{_COUNTER[0]}"
+    base = f"models.{pkg}"
+    handlers = types.ModuleType(f"{base}._{tag}_handlers")
+    handlers.__package__ = base
+    handlers.__file__ = path
+    exec(compile(tree, path, "exec"), handlers.__dict__)
+    # the adapter, executed afresh with `handlers` resolving to the mutant
+    package = importlib.import_module(base)
+    real = sys.modules[f"{base}.handlers"]
+    model_spec = importlib.util.find_spec(f"{base}.model")
+    adapter = types.ModuleType(f"{base}._{tag}_model")
+    adapter.__package__ = base
+    adapter.__file__ = model_spec.origin
+    with open(model_spec.origin, encoding="utf-8") as f:
+        adapter_src = f.read()
+    try:
+        sys.modules[f"{base}.handlers"] = handlers
+        package.handlers = handlers
+        exec(compile(adapter_src, model_spec.origin, "exec"), adapter.__dict__)
+    finally:
+        sys.modules[f"{base}.handlers"] = real
+        package.handlers = real
+    from zabmc.model import MODELS
+
+    attr = MODELS[model_name].split(":")[1]
+    return getattr(adapter, attr)
+
+
+#: the CI invariant gate (the Makefile's GATE, run for run; tests/test_mutate.py keeps them equal)
+GATE = (
+    "--model zab --network fifo --nodes 3 --proposals 2 --depth 100",
+    "--model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 3 --max-drops 2 "
+    "--max-heartbeats 2 --depth 100",
+    "--model zab --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --depth 23",
+    "--model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 1 --max-drops 1 "
+    "--max-heartbeats 1 --max-crashes 2 --depth 100",
+    "--model zab --network fifo --nodes 3 --proposals 2 --max-crashes 1 --depth 24",
+)
+
+
+def gate_config(run: str):
+    """The `ExploreConfig` of one gate run's flags."""
+    from zabmc.explore.env import ExploreConfig
+
+    flags = run.split()
+    opts = dict(zip(flags[0::2], flags[1::2]))
+    return ExploreConfig(
+        nodes=int(opts["--nodes"]), network=opts["--network"],
+        max_drops=int(opts.get("--max-drops", 0)), max_timeouts=int(opts.get("--max-timeouts", 0)),
+        max_heartbeats=int(opts.get("--max-heartbeats", 0)),
+        proposals=int(opts.get("--proposals", 2)), depth=int(opts["--depth"]),
+        max_crashes=int(opts.get("--max-crashes", 0)))
+
+
+def run_gate(model_name: str, mutant: Mutant | None, runs=GATE) -> dict:
+    """Run the gate's searches on the mutant, in order, until one fails: what caught it (the run,
+    the property, the depth), or that none did; a kernel that raises counts as caught."""
+    from zabmc.explore.bfs import bfs
+    from zabmc.explore.env import Env
+    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+
+    model = build(model_name, mutant)
+    for k, run in enumerate(runs, 1):
+        env = Env(model, gate_config(run), Checker(DEFAULT_PROPERTIES))
+        try:
+            out = bfs(env)
+        except Exception as e:  # noqa: BLE001  (a mutant may break the kernel's own assumptions)
+            return {"caught": True, "run": k, "property": None,
+                    "error": f"{type(e).__name__}: {e}"}
+        if out.violations:
+            f = out.violations[0]
+            return {"caught": True, "run": k, "property": f.violation.property, "depth": f.depth}
+    return {"caught": False}
