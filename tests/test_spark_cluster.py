@@ -1,0 +1,108 @@
+"""The Spark engine on a real standalone cluster (issue #21): a master and two one-core workers
+started from pyspark's own distribution by `zabmc.spark.standalone`, on 127.0.0.1, stopped at the
+end. Driver and executors are separate JVMs here, as on any cluster; every job runs as its own
+process (`zabmc check` or `spark-submit`), as users run it, and must give the in-process engine's
+exact numbers, violations and trace, also when an executor is killed with SIGKILL mid-run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+BAG_BUG = ["--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals", "2"]
+LONGER = ["--nodes", "3", "--depth", "22", "--no-invariants"]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("no Java here: the standalone cluster needs a JVM (Java 17)")
+    from zabmc.spark.standalone import standalone_cluster
+
+    with standalone_cluster(workers=2, cores=1, memory="1g") as url:
+        yield url
+
+
+def zabmc(args, tmp_path, **kw):
+    r = subprocess.run([sys.executable, "-m", "zabmc", *args], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=600, **kw)
+    return r.returncode, r.stdout, r.stderr
+
+
+def essentials(d):
+    return (d["distinct_states"], d["states"], d["per_depth"], d["stop_reason"],
+            [(v["property"], v["depth"]) for v in d["violations"]])
+
+
+def trace_events(path):
+    return json.loads(open(path).read())["events"]
+
+
+def test_check_on_the_cluster_equals_in_process(cluster, tmp_path):
+    rc, out, err = zabmc(["check", *BAG_BUG, "--json", "-q", "--trace-out", "mem.json"], tmp_path)
+    want = json.loads(out)
+    rc2, out2, err2 = zabmc(["check", *BAG_BUG, "--engine", "spark", "--master", cluster,
+                             "--json", "-q", "--trace-out", "spark.json"], tmp_path)
+    got = json.loads(out2)
+    assert rc == rc2 == 10, err2
+    assert essentials(got) == essentials(want)
+    assert got["spark"]["master"] == cluster
+    for prop in ("local-primary-order", "agreement", "total-order"):
+        assert trace_events(tmp_path / f"spark-{prop}.json") == \
+            trace_events(tmp_path / f"mem-{prop}.json")
+
+
+def test_spark_submit_to_the_cluster_equals_in_process(cluster, tmp_path):
+    from zabmc.spark.standalone import spark_home
+
+    import zabmc.spark.submit as entry
+
+    rc, out, _ = zabmc(["check", *BAG_BUG, "--json", "-q", "--trace-out", "mem.json"], tmp_path)
+    submit = os.path.join(spark_home(), "bin", "spark-submit")
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    r = subprocess.run([submit, "--master", cluster, entry.__file__, "check", *BAG_BUG,
+                        "--engine", "spark", "--json", "-q", "--trace-out", "sub.json"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert r.returncode == 10, r.stderr[-2000:]
+    # Spark's PythonRunner merges the program's stderr into its stdout: the JSON summary is the
+    # document that starts on a line of its own after the counterexample
+    summary, _ = json.JSONDecoder().raw_decode(r.stdout[r.stdout.index("\n{\n") + 1:])
+    assert essentials(summary) == essentials(json.loads(out))
+    assert trace_events(tmp_path / "sub-agreement.json") == \
+        trace_events(tmp_path / "mem-agreement.json")
+
+
+def test_an_executor_killed_mid_run_changes_nothing(cluster, tmp_path):
+    from zabmc.spark.standalone import executor_pids
+
+    rc, out, _ = zabmc(["check", *LONGER, "--json", "-q"], tmp_path)
+    want = json.loads(out)
+    before = set(executor_pids())
+    proc = subprocess.Popen([sys.executable, "-m", "zabmc", "check", *LONGER, "--engine", "spark",
+                             "--master", cluster, "--json", "--verbose"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, cwd=tmp_path)
+    # wait for this job's executors, let a few levels go by, then kill one executor
+    deadline = time.monotonic() + 300
+    while not set(executor_pids()) - before:
+        assert proc.poll() is None and time.monotonic() < deadline, "no executor came up"
+        time.sleep(0.2)
+    time.sleep(4)
+    assert proc.poll() is None, "the job ended before an executor could be killed"
+    victim = sorted(set(executor_pids()) - before)[0]
+    os.kill(victim, signal.SIGKILL)
+    out2, _ = proc.communicate(timeout=600)
+    got = json.loads(out2)
+    assert proc.returncode == rc == 0
+    assert essentials(got) == essentials(want)
+    assert victim not in executor_pids()
