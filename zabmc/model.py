@@ -31,6 +31,9 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
 - **Lost messages** (optional): `on_drop(nodes, src, dst, msg, n)` returns the `(i, Step)` pairs a
   drop of `msg` makes (a model whose messages travel on connections, as over TCP, where a loss
   breaks the connection rather than leaving a gap). Without it a drop only removes the message.
+- **Liveness** (optional; `check --liveness` needs them): `leader_of(node)`, the node it follows
+  (itself when leading, None while electing), and `established(node)`, whether it is a leader that
+  has finished synchronizing a quorum (docs/liveness.md).
 - **Views**: `dump(nodes)` (the canonical `DSEZAB01` dump), `msg_json`, `node_json`, `describe_msg`.
 """
 
@@ -117,6 +120,7 @@ MODELS = {
     "db19": "models.db19:MODEL",
     "zab": "models.zab:MODEL",
     "zab-omega": "models.zab:OMEGA",
+    "zab-1419": "models.zab:VOTE_CYCLE",
     "zk": "models.zk:MODEL",
     "zk-pre3911": "models.zk:PRE3911",
     "zk-fixed": "models.zk:FIXED",

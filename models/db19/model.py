@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import codec, handlers
-from .state import LEADING, fresh_node
+from .state import FOLLOWING, LEADING, fresh_node
 
 
 class Db19Model:
@@ -25,6 +25,19 @@ class Db19Model:
     @staticmethod
     def is_leading(node) -> bool:
         return node.role == LEADING
+
+    # --- liveness (docs/liveness.md) ---------------------------------------------------------------
+    @staticmethod
+    def leader_of(node):
+        """The node this one follows: itself when Leading, None when Looking."""
+        if node.role == LEADING:
+            return node.id
+        return node.leader_id if node.role == FOLLOWING else None
+
+    @staticmethod
+    def established(node) -> bool:
+        """An established leader: Leading and synced (a quorum acknowledged NewLeader)."""
+        return node.role == LEADING and node.synced
 
     dump = staticmethod(codec.dump)
     msg_json = staticmethod(codec.msg_json)

@@ -6,6 +6,6 @@ Every deviation from the paper and every addition to it is listed, with its reas
 """
 
 from .handlers import OmegaRules, Rules
-from .model import MODEL, OMEGA, ZabModel
+from .model import MODEL, OMEGA, VOTE_CYCLE, VoteCycleRules, ZabModel
 
-__all__ = ["MODEL", "OMEGA", "OmegaRules", "Rules", "ZabModel"]
+__all__ = ["MODEL", "OMEGA", "OmegaRules", "Rules", "VOTE_CYCLE", "VoteCycleRules", "ZabModel"]

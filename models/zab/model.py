@@ -14,7 +14,7 @@ from zabmc.model import Step
 
 from . import codec, handlers
 from .handlers import OmegaRules, Rules
-from .state import fresh_node
+from .state import FOLLOWING, LEADING, P_BROADCAST, fresh_node
 
 
 class ZabModel:
@@ -59,6 +59,19 @@ class ZabModel:
     can_propose = staticmethod(handlers.can_propose)
     is_leading = staticmethod(handlers.is_leading)
 
+    # --- liveness (docs/liveness.md) ---------------------------------------------------------------
+    @staticmethod
+    def leader_of(node):
+        """The node this one follows: itself when Leading, None when Looking."""
+        if node.role == LEADING:
+            return node.id
+        return node.leader_id if node.role == FOLLOWING else None
+
+    @staticmethod
+    def established(node) -> bool:
+        """An established leader: in Phase 3 (a quorum acknowledged NEWLEADER)."""
+        return node.role == LEADING and node.phase == P_BROADCAST
+
     # --- encodings and views -----------------------------------------------------------------------
     dump = staticmethod(codec.dump)
     msg_json = staticmethod(codec.msg_json)
@@ -66,8 +79,28 @@ class ZabModel:
     describe_msg = staticmethod(codec.describe_msg)
 
 
+class VoteCycleRules(Rules):
+    """A vote order that is not transitive, in the manner of ZOOKEEPER-1419 (whose
+    totalOrderPredicate compared epochs so that three votes could each beat the next): between
+    equal zxids, node ids beat each other in a circle (1 beats 0, 2 beats 1, 0 beats 2, ...), so
+    that with three nodes no vote is the best. Safety is untouched; the election can go round
+    forever, which `zabmc check --liveness` finds (docs/liveness.md)."""
+
+    tag = "1419"
+
+    def vote_better(self, peer_zxid, voter, target_zxid, target):
+        if peer_zxid != target_zxid:
+            return peer_zxid > target_zxid
+        return (voter - target) % 3 == 1  # the protocol: voter > target
+
+
 MODEL = ZabModel()
 OMEGA = ZabModel(
     OmegaRules(),
     description="zab with a data-blind leader oracle (votes ordered by node id only)",
+)
+VOTE_CYCLE = ZabModel(
+    VoteCycleRules(),
+    description="zab with a vote order that is not transitive (a ZOOKEEPER-1419-style election "
+                "bug): safe, not live; for `check --liveness`",
 )

@@ -94,11 +94,18 @@ def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
                    "more than a quarter of it, and at most 256 MiB, goes to disk (compressed "
                    "segment files in $TMPDIR) and is read back when it is expanded; the visited "
                    "set stays in memory (22 bytes a state).")
+@click.option("--liveness", is_flag=True,
+              help="Check liveness instead of safety: once faults stop, a leader is elected "
+                   "(eventually-leader) and its transactions are delivered (eventually-commit); "
+                   "--invariant picks one. Counterexamples are lassos (docs/liveness.md).")
+@click.option("--max-states", type=int, default=None, metavar="N",
+              help="--liveness: stop exploring after N states (the graph is kept in memory) "
+                   "[default: 1,000,000]; the verdict is then partial.")
 def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartbeats, proposals,
           max_crashes, strategy, seed, walks, no_shorten, find_all, invariants, no_invariants,
           trace_out, as_json, html_out, quiet,
           time_limit, engine, master, partitions, verbose, checkpoint_dir, checkpoint_every,
-          resume_dir, spill_dir, memory_limit):
+          resume_dir, spill_dir, memory_limit, liveness, max_states):
     """Explore every interleaving, drop, timeout, heartbeat, proposal, crash and restart within
     the bounds.
 
@@ -111,6 +118,16 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     from zabmc.model import get_model
     from zabmc.report.console import ConsoleObserver, PipeConsole
 
+    if liveness:
+        return _liveness(model_name, nodes, depth, network, max_drops, max_timeouts,
+                         max_heartbeats, proposals, max_crashes, strategy, engine, invariants,
+                         max_states, trace_out, as_json, html_out, quiet, time_limit,
+                         dict(checkpoint=checkpoint_dir, resume=resume_dir, spill_dir=spill_dir,
+                              memory_limit=memory_limit, all=find_all or None,
+                              no_invariants=no_invariants or None))
+    if max_states is not None:
+        raise UsageError("--max-states works with --liveness (safety checks bound memory with "
+                         "--memory-limit)")
     if invariants and no_invariants:
         raise UsageError("--invariant and --no-invariants exclude each other")
     if walks < 1:
@@ -158,6 +175,48 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
                           partitions, verbose, seed, walks, options)
     return _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_json,
                    out_console, html_out)
+
+
+def _liveness(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartbeats,
+              proposals, max_crashes, strategy, engine, invariants, max_states, trace_out, as_json,
+              html_out, quiet, time_limit, unsupported) -> int:
+    from zabmc.cli import liveness as L
+    from zabmc.explore import Env, ExploreConfig
+    from zabmc.explore.liveness import DEFAULT_MAX_STATES, resolve, supports
+    from zabmc.invariants import Checker
+    from zabmc.model import get_model
+    from zabmc.report.console import ConsoleObserver, PipeConsole
+
+    for flag, value in unsupported.items():
+        if value:
+            raise UsageError(f"--{flag.replace('_', '-')} does not work with --liveness")
+    if strategy != "bfs" or engine != "in-process":
+        raise UsageError("--liveness runs breadth-first in-process (--strategy bfs --engine "
+                         "in-process)")
+    if max_states is None:
+        max_states = DEFAULT_MAX_STATES
+    if max_states < 1:
+        raise UsageError(f"--max-states must be at least 1, got {max_states}")
+    if time_limit is not None and time_limit <= 0:
+        raise UsageError(f"--time-limit must be positive, got {time_limit}")
+    names = resolve(invariants)
+    model = get_model(model_name)
+    if not supports(model):
+        raise UsageError(f"model {model.name} does not say who leads whom (leader_of, "
+                         "established), which --liveness needs")
+    if model.network_assumption == "fifo" and network != "fifo":
+        raise UsageError(f"model {model.name} assumes FIFO links (the paper's TCP); under "
+                         f"--network {network} its violations would not be bugs: use --network fifo")
+    cfg = ExploreConfig(nodes, network, max_drops, max_timeouts, max_heartbeats, proposals,
+                        depth, max_crashes).validate()
+    env = Env(model, cfg, Checker(()))
+    console = PipeConsole(stderr=as_json, highlight=False, soft_wrap=True)
+    observer = ConsoleObserver(console, quiet=quiet or as_json)
+    observer.on_start({"model": model.name, "strategy": "bfs (liveness)", "engine": "in-process",
+                       "config": cfg._asdict(), "invariants": names})
+    with _terminate_as_exception():
+        return L.run(env, names, max_states, trace_out, as_json, html_out, quiet, time_limit,
+                     console, observer)
 
 
 @contextmanager
@@ -391,6 +450,19 @@ def replay(trace_file, quiet, html_out):
     if not quiet:
         print_trace(console, t)
     exp = result.expected
+    if t.lasso is not None:
+        lasso = t.lasso
+        if result.confirmed:
+            how = (f"the loop from the state after step {lasso['loop_start']} returns to it "
+                   f"(fingerprint {t.env.fingerprint(t.states[-1]).hex()}), fair, never reaching "
+                   "the goal" if lasso["kind"] == "cycle" else
+                   "nothing can happen in the last state, and the goal is not reached")
+            console.print(f"confirmed: {lasso['property']} fails: {how}")
+        else:
+            console.print(f"[bold red]NOT confirmed[/]: the {lasso['property']} lasso: "
+                          f"{result.reason}")
+        console.print(f"final sha256 {t.final_sha256}")
+        return EXIT_VIOLATION if result.confirmed else 1
     if result.confirmed:
         if exp is not None:
             console.print(f"confirmed: {exp['property']} violated at step {t.violation_step}")
@@ -431,6 +503,8 @@ def show(trace_file, output):
     write_html(output, result.trace)
     t = result.trace
     what = f"{t.violation.property} at step {t.violation_step}" if t.violation else "no violation"
+    if t.lasso is not None:
+        what = f"a {t.lasso['property']} lasso ({t.lasso['kind']})"
     click.echo(f"wrote {output}: {len(t.events)} steps, {what}")
     return EXIT_OK
 

@@ -12,6 +12,13 @@ loads):
 - `final_sha256`: SHA-256 of the canonical `DSEZAB01` dump of the last state's nodes.
 Replay matches each recorded event against the enabled events by value, so a trace does not depend
 on successor order, only on the kernel.
+
+Version 3 is version 2 plus, for a liveness counterexample (a lasso, `check --liveness`), the
+object `liveness`: `{"property", "kind": "cycle"|"dead-end", "faults_stop", "loop_start",
+"message"}`. The first `faults_stop` events are the faulty prefix; the others are replayed under
+the fault-free suffix's rules (docs/liveness.md), from the state whose fault budgets are gone;
+`loop_start` is the index into `states` that the last state returns to (null for a dead end).
+`violation` is null. Safety traces are still written as version 2.
 """
 
 from __future__ import annotations
@@ -26,12 +33,14 @@ from zabmc.model import get_model
 
 from . import events as E
 from .env import Env, ExploreConfig, State
+from .liveness import suffix_start, suffix_successors
 
 TRACE_FORMAT = "zabmc-trace"
 TRACE_VERSION = 2
+LASSO_VERSION = 3
 #: versions this zabmc reads: 1 (before crashes: no `max_crashes` in the config, no crash or
-#: restart events) reads as version 2 with `max_crashes` 0
-READABLE_VERSIONS = (1, 2)
+#: restart events) reads as version 2 with `max_crashes` 0; 3 adds lassos
+READABLE_VERSIONS = (1, 2, 3)
 
 
 @dataclass
@@ -41,6 +50,7 @@ class Trace:
     states: list  # State, len(events) + 1
     violation: Violation | None
     violation_step: int | None  # index into events (1-based step number), 0 = initial state
+    lasso: dict | None = None  # a liveness counterexample's shape (the `liveness` object)
 
     @property
     def final_sha256(self) -> str:
@@ -51,17 +61,22 @@ class Trace:
         v = None
         if self.violation is not None:
             v = dict(self.violation.to_json(), step=self.violation_step)
-        return {
+        out = {
             "format": TRACE_FORMAT,
-            "version": TRACE_VERSION,
+            "version": TRACE_VERSION if self.lasso is None else LASSO_VERSION,
             "model": env.model.name,
             "config": env.config.to_json(),
             "invariants": list(env.checker.names),
             "violation": v,
+        }
+        if self.lasso is not None:
+            out["liveness"] = dict(self.lasso)
+        out.update({
             "events": [e.to_json(env.model) for e in self.events],
             "states": [env.state_json(s) for s in self.states],
             "final_sha256": self.final_sha256,
-        }
+        })
+        return out
 
     def save(self, path: str) -> None:
         try:
@@ -156,6 +171,7 @@ class ReplayResult:
     trace: Trace
     expected: dict | None  # the recorded violation
     confirmed: bool  # the same property fired at the same step (or none was recorded, none fired)
+    reason: str | None = None  # why a lasso is not confirmed
 
 
 def replay(data: dict) -> ReplayResult:
@@ -166,6 +182,7 @@ def replay(data: dict) -> ReplayResult:
     if expected is not None and not isinstance(expected, dict):
         raise UsageError("malformed trace file: 'violation' must be an object or null")
     want_prop = expected.get("property") if expected else None
+    lasso = _lasso_json(data, len(events_json))
     s, v = env.initial()
     states, events = [s], []
     first = _pick(v, want_prop)
@@ -173,7 +190,14 @@ def replay(data: dict) -> ReplayResult:
     for k, want in enumerate(events_json, start=1):
         if not isinstance(want, dict) or "kind" not in want:
             raise UsageError(f"malformed trace file: event {k} is not an event object")
-        item = E.from_json(env, s, want)
+        if lasso is not None and k - 1 == lasso["faults_stop"]:
+            s = states[-1] = suffix_start(s)
+        if lasso is not None and k > lasso["faults_stop"]:
+            E.check_json(want)
+            item = next((x for x in suffix_successors(env, s) if x[0].to_json(env.model) == want),
+                        None)
+        else:
+            item = E.from_json(env, s, want)
         if item is None:
             raise UsageError(f"trace does not apply: step {k} ({E.brief(want)}) is not enabled "
                              "in the replayed state")
@@ -185,6 +209,8 @@ def replay(data: dict) -> ReplayResult:
             first = _pick(v2, want_prop)
             if first is not None:
                 first_step = k
+    if lasso is not None and lasso["faults_stop"] == len(events_json):
+        states[-1] = suffix_start(s)
     recorded_states = data.get("states")
     if isinstance(recorded_states, list) and len(recorded_states) == len(states):
         for k, (got, want) in enumerate(zip(states, recorded_states)):
@@ -196,13 +222,77 @@ def replay(data: dict) -> ReplayResult:
                 raise UsageError(f"trace does not match the model: {what} differs from the one "
                                  "recorded in the file (edited by hand, or written by another "
                                  "version of the model)")
-    trace = Trace(env, events, states, first, first_step)
+    trace = Trace(env, events, states, first, first_step, lasso)
+    if lasso is not None:
+        why = confirm_lasso(env, trace)
+        return ReplayResult(trace, None, why is None, why)
     if expected is None:
         confirmed = first is None
     else:
         confirmed = (first is not None and first.property == expected.get("property")
                      and first_step == expected.get("step"))
     return ReplayResult(trace, expected, confirmed)
+
+
+def _lasso_json(data: dict, n_events: int):
+    """The `liveness` object of a lasso trace, checked, or None for a safety trace."""
+    lasso = data.get("liveness")
+    if lasso is None:
+        return None
+    from .liveness import PROPERTIES
+
+    if not isinstance(lasso, dict):
+        raise UsageError("malformed trace file: 'liveness' must be an object")
+    if lasso.get("property") not in PROPERTIES:
+        raise UsageError(f"malformed trace file: unknown liveness property "
+                         f"{lasso.get('property')!r}")
+    if lasso.get("kind") not in ("cycle", "dead-end"):
+        raise UsageError("malformed trace file: liveness 'kind' must be cycle or dead-end")
+    stop = _need(lasso, "faults_stop", int, "liveness object")
+    if not 0 <= stop <= n_events:
+        raise UsageError(f"malformed trace file: faults_stop {stop} is outside the "
+                         f"{n_events} events")
+    loop = lasso.get("loop_start")
+    if lasso["kind"] == "cycle":
+        loop = _need(lasso, "loop_start", int, "liveness object")
+        if not stop <= loop < n_events:
+            raise UsageError(f"malformed trace file: loop_start {loop} must name a state of the "
+                             "fault-free suffix before the last")
+    elif loop is not None:
+        raise UsageError("malformed trace file: a dead end has no loop_start")
+    return dict(lasso)
+
+
+def confirm_lasso(env: Env, trace: Trace) -> str | None:
+    """None when `trace` is the liveness counterexample it says it is; otherwise why not. A cycle
+    must return to the fingerprint of its loop start, no state of it may reach the goal, and it
+    must be fair (every fairness class enabled in one of its states, a running timer included,
+    is taken by one of its steps); a dead end must miss the goal with nothing enabled."""
+    from .liveness import PROPERTIES, fairness_class, suffix_successors, timer_pressure
+
+    lasso = trace.lasso
+    goal = PROPERTIES[lasso["property"]].goal
+    states = trace.states
+    if lasso["kind"] == "dead-end":
+        if goal(env, states[-1]):
+            return "the last state reaches the goal"
+        if suffix_successors(env, states[-1]):
+            return "an event is enabled in the last state: not a dead end"
+        return None
+    j = lasso["loop_start"]
+    if env.fingerprint(states[-1]) != env.fingerprint(states[j]):
+        return f"the last state is not the state after step {j}"
+    loop_states = states[j:-1]
+    if any(goal(env, x) for x in loop_states):
+        return "a state of the loop reaches the goal"
+    taken = {fairness_class(env, ev) for ev in trace.events[j:]}
+    for x in loop_states:
+        enabled = {fairness_class(env, ev) for ev, _, _ in suffix_successors(env, x)}
+        enabled |= set(timer_pressure(env, x))
+        missing = enabled - taken - {None}
+        if missing:
+            return f"the loop is not fair: {sorted(missing)[0]} is enabled but never taken"
+    return None
 
 
 def _replay_events(env: Env, events: list, prop: str):

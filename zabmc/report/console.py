@@ -179,6 +179,9 @@ def print_trace(console: Console, trace, others=()) -> None:
             marks.setdefault(t.violation_step, []).append(t.violation)
     names = [x.property for t in (trace,) + tuple(others) if (x := t.violation) is not None]
     title = f"counterexample: {', '.join(names)}" if v else "trace"
+    lasso = getattr(trace, "lasso", None)
+    if lasso is not None:
+        title = f"lasso: {lasso['property']} ({lasso['kind']})"
     console.print(f"\n[bold]{title}[/] ({len(trace.events)} steps, model {env.model.name}, "
                   f"network {env.config.network})")
     s0 = trace.states[0]
@@ -197,13 +200,30 @@ def print_trace(console: Console, trace, others=()) -> None:
                            f"{lost} message(s) in flight to or from it lost")
         for x in _ids(went):
             changes.append(f"node {x} is up again")
+        if lasso is not None and k - 1 == lasso["faults_stop"]:
+            console.print("    [bold cyan]-- faults stop here: from now on no drop, crash or "
+                          "budgeted timer; every message is delivered, timers fire when all is "
+                          "quiet --[/]")
+        if lasso is not None and k - 1 == lasso["loop_start"]:
+            console.print(f"    [bold red]-- the loop starts here (the state after step {k - 1}) "
+                          "--[/]")
         mark = "[bold red]>>[/]" if k in marks else "  "
+        if lasso is not None and lasso["loop_start"] is not None and k > lasso["loop_start"]:
+            mark = "[red]@ [/]"
         console.print(f"{mark}{k:>3} {escape(ev.describe(env.model))}")
         for c in changes:
             console.print(f"        [magenta]{c}[/]")
         for x in marks.get(k, ()):
             console.print(f"        [bold red]=> {x.property} violated:[/] {escape(x.message)}")
             console.print(f"           witnesses: {_witnesses(x)}", highlight=False)
+    if lasso is not None:
+        if lasso["kind"] == "cycle":
+            console.print(f"    [bold red]-- back to the state after step {lasso['loop_start']}: "
+                          "the loop (@) repeats forever without reaching the goal --[/]")
+        else:
+            console.print("    [bold red]-- dead end: no event can happen, and the goal is not "
+                          "reached --[/]")
+        console.print(f"    [bold red]=> {escape(lasso['message'])}[/]")
     last = trace.states[-1]
     console.print("    final: " + "; ".join(
         f"node {x.id} {'down' if _down(last) >> x.id & 1 else ROLE[x.role]} e{x.current_epoch} "

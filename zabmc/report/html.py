@@ -29,6 +29,7 @@ ARROW = "#1f6feb"
 LOST = "#d1242f"
 DOWN_BAR = "#8c959f"
 HILITE = "#ffd8d3"
+LOOP = "#fff1e5"  # the rows of a lasso's loop
 
 
 def _lane_x(i: int) -> int:
@@ -110,10 +111,14 @@ def render(trace, others=()) -> str:
            f'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
            f'fill="{ARROW}"/></marker></defs>',
            f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>']
-    # rows: hover targets, the violating one highlighted
+    lasso = getattr(trace, "lasso", None)
+    loop_from = lasso["loop_start"] if lasso and lasso["loop_start"] is not None else None
+    # rows: hover targets, the violating one highlighted, a lasso's loop tinted
     for k in range(steps + 1):
         y = _row_y(k) - L["ROW_H"] / 2
         fill = HILITE if k in marks else ("#f6f8fa" if k % 2 else "#ffffff")
+        if loop_from is not None and k > loop_from:
+            fill = LOOP
         svg.append(f'<rect class="row" data-k="{k}" x="0" y="{y}" width="{width}" '
                    f'height="{L["ROW_H"]}" fill="{fill}"/>')
     # lanes and their headers
@@ -177,6 +182,23 @@ def render(trace, others=()) -> str:
         svg.append(f'<text x="8" y="{y + 4}" fill="#6e7781">{k}</text>')
         svg.append(f'<text x="{text_x}" y="{y + 4}"{bold}>{html.escape(short)}'
                    f'<title>{html.escape(d)}</title></text>')
+    if lasso is not None:  # where faults stop, and the loop's way back
+        y = _row_y(lasso["faults_stop"]) + L["ROW_H"] / 2
+        svg.append(f'<line class="faults-stop" x1="0" y1="{y}" x2="{width}" y2="{y}" '
+                   f'stroke="{ARROW}" stroke-width="1" stroke-dasharray="8 4"/>')
+        svg.append(f'<text x="{_lane_x(n - 1) + 12}" y="{y + 10}" font-size="10" '
+                   f'fill="{ARROW}">faults stop here</text>')
+        if loop_from is not None:
+            y1, y2 = _row_y(loop_from), _row_y(steps)
+            svg.append(f'<path class="loop" d="M44,{y2} L36,{y2} L36,{y1} L44,{y1}" '
+                       f'fill="none" stroke="{LOST}" stroke-width="2" '
+                       'marker-end="url(#head)"/>')
+            svg.append(f'<text x="{text_x}" y="{_row_y(steps + 1) + 4}" font-weight="bold" '
+                       f'fill="{LOST}">back to the state after step {loop_from}: the loop '
+                       'repeats forever</text>')
+        else:
+            svg.append(f'<text x="{text_x}" y="{_row_y(steps + 1) + 4}" font-weight="bold" '
+                       f'fill="{LOST}">dead end: nothing can happen any more</text>')
     # delivered transactions under each lane
     last = trace.states[-1]
     for i, x in enumerate(last.nodes):
@@ -197,6 +219,16 @@ def render(trace, others=()) -> str:
                          + (f"; transaction(s) {html.escape(txns)}" if txns else "") + "</li>")
     states = [env.state_json(s) for s in trace.states]
     names = ", ".join(v.property for k in sorted(marks) for v in marks[k]) or "no violation"
+    if lasso is not None:
+        from zabmc.explore.liveness import PROPERTIES as LIVE
+
+        p = LIVE[lasso["property"]]
+        names = f"{lasso['property']} ({lasso['kind']})"
+        notes.append(f"<li><b>{html.escape(p.name)}</b> ({html.escape(p.statement)}; "
+                     f"{html.escape(p.source)}): {html.escape(lasso['message'])}. Faults stop "
+                     f"after step {lasso['faults_stop']}"
+                     + (f"; the tinted rows after step {loop_from} are the loop"
+                        if loop_from is not None else "") + ".</li>")
     title = f"zabmc: {names} ({steps} steps, model {model.name}, network {env.config.network})"
     return "\n".join([
         "<!DOCTYPE html>",

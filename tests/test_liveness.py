@@ -1,0 +1,162 @@
+"""`zabmc check --liveness`: exact graph sizes, the lassos it finds and their replay, the two timer
+rules that keep budget artifacts out (docs/liveness.md), and the command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from zabmc.explore import Env, ExploreConfig
+from zabmc.explore.liveness import check_liveness, to_trace
+from zabmc.explore.trace import load, replay
+from zabmc.invariants import Checker
+from zabmc.model import get_model
+
+
+class _Result:
+    def __init__(self, code, out, err):
+        self.exit_code, self.stdout, self.output = code, out, out + err
+
+
+def run(cli, *args) -> _Result:
+    return _Result(*cli(args))
+
+
+def _env(model, nodes=3, depth=60, **kw):
+    return Env(get_model(model), ExploreConfig(nodes=nodes, depth=depth, **kw), Checker(()))
+
+
+@pytest.mark.slow
+def test_zab_is_live_without_faults_and_with_a_crash():
+    r = check_liveness(_env("zab", proposals=0))
+    assert (r.stop_reason, r.prefix_states, r.suffix_states) == ("exhausted", 4681, 4721)
+    assert r.lassos == []
+    r = check_liveness(_env("zab", proposals=0, max_crashes=1, depth=60))
+    assert r.stop_reason == "exhausted"
+    assert (r.prefix_states, r.suffix_states) == (222097, 219065)
+    assert r.lassos == [] and r.fair_components == {"eventually-leader": 0, "eventually-commit": 0}
+
+
+def test_the_1419_style_vote_order_goes_round_forever():
+    env = _env("zab-1419", proposals=0, depth=80)
+    r = check_liveness(env)
+    assert r.stop_reason == "exhausted" and r.complete
+    assert (r.prefix_states, r.suffix_states) == (5655, 16272)
+    assert r.fair_components == {"eventually-leader": 1, "eventually-commit": 0}
+    (lasso,) = r.lassos
+    assert (lasso.property, lasso.kind, len(lasso.events), lasso.faults_stop, lasso.loop_start) \
+        == ("eventually-leader", "cycle", 83, 2, 2)
+    # the loop comes back to the state it started from, and no one leads along it
+    assert env.fingerprint(lasso.states[-1]) == env.fingerprint(lasso.states[lasso.loop_start])
+    roles = {x.role for s in lasso.states[2:] for x in s.nodes}
+    assert 2 not in roles  # LEADING never appears: the votes go round
+    # the same model with the protocol's vote order is live
+    assert check_liveness(_env("zab", proposals=0, depth=80)).lassos == []
+
+
+def test_a_lost_message_needs_the_quiet_timers():
+    """zab, three nodes, one drop: a lost message can strand a node until an election timeout.
+    With the suffix's timers every such run recovers (no violation); without them the same graph
+    has dead ends, the budget artifact the timer rule exists to avoid."""
+    env = _env("zab", max_drops=1, proposals=0)
+    r = check_liveness(env)
+    assert r.complete and r.lassos == []
+    assert (r.prefix_states, r.suffix_states) == (15948, 17791)
+    bare = check_liveness(env, timers=False)
+    assert bare.fair_components["eventually-leader"] == 11
+    (lasso,) = bare.lassos
+    assert (lasso.property, lasso.kind, len(lasso.events)) == ("eventually-leader", "dead-end", 13)
+    assert any(ev.kind == "drop" for ev in lasso.events[:lasso.faults_stop])
+
+
+def test_endless_traffic_does_not_stop_the_clock():
+    """db-19's C13 makes two non-looking nodes answer each other's votes for ever. With the
+    stranded follower's timer counted as running during that traffic, the exchange is not a fair
+    run; counted as stopped, it would be reported as a livelock that real time breaks."""
+    env = _env("db19", nodes=2, max_drops=1, proposals=0)
+    assert check_liveness(env).lassos == []
+    (lasso,) = [x for x in check_liveness(env, pressure=False).lassos
+                if x.property == "eventually-leader"]
+    assert lasso.kind == "cycle"
+    assert {ev.kind for ev in lasso.events[lasso.loop_start:]} == {"deliver"}
+
+
+def test_zab_with_a_lost_newleader_is_stuck(tmp_path):
+    """A finding, not an artifact: zab's links are the paper's reliable channels; a NEWLEADER lost
+    on one leaves a follower that hears heartbeats (so never times out) and never synchronises."""
+    env = _env("zab", proposals=1, max_drops=1)
+    r = check_liveness(env)
+    (lasso,) = r.lassos
+    assert (lasso.property, lasso.kind, len(lasso.events), lasso.faults_stop) == \
+        ("eventually-commit", "cycle", 29, 26)
+    assert lasso.events[25].kind == "drop" and "NewLeader" in lasso.events[25].describe(env.model)
+    path = tmp_path / "l.json"
+    to_trace(env, lasso).save(str(path))
+    res = replay(load(str(path)))
+    assert res.confirmed and res.trace.lasso["kind"] == "cycle"
+
+
+def test_lasso_file_replays_and_tampering_is_caught(cli, tmp_path):
+    out = tmp_path / "lasso.json"
+    r = run(cli, "check", "--liveness", "--model", "zab-1419", "--proposals", "0", "--depth", "80",
+            "-q", "--trace-out", str(out))
+    assert r.exit_code == 10
+    assert "-- the loop starts here (the state after step 2) --" in r.output
+    assert "LIVENESS VIOLATION: eventually-leader" in r.output
+    data = json.loads(out.read_text())
+    assert data["version"] == 3 and data["violation"] is None
+    assert data["liveness"]["loop_start"] == 2 and data["liveness"]["faults_stop"] == 2
+    r = run(cli, "replay", str(out), "-q")
+    assert r.exit_code == 10 and "confirmed: eventually-leader fails" in r.output
+    # one step short: the loop no longer closes
+    data["events"].pop()
+    data["states"].pop()
+    cut = tmp_path / "cut.json"
+    cut.write_text(json.dumps(data))
+    r = run(cli, "replay", str(cut), "-q")
+    assert r.exit_code == 1 and "NOT confirmed" in r.output
+    # a malformed liveness object is bad input
+    data["liveness"]["loop_start"] = 999
+    cut.write_text(json.dumps(data))
+    r = run(cli, "replay", str(cut), "-q")
+    assert r.exit_code == 2 and "loop_start 999" in r.output
+    html = tmp_path / "l.html"
+    r = run(cli, "show", str(out), "-o", str(html))
+    assert r.exit_code == 0
+    page = html.read_text()
+    assert 'class="loop"' in page and 'class="faults-stop"' in page
+
+
+def test_partial_verdicts_say_so(cli):
+    r = run(cli, "check", "--liveness", "--model", "zab", "--proposals", "1", "--depth", "10", "--json")
+    assert r.exit_code == 0
+    d = json.loads(r.stdout)
+    assert (d["verdict"], d["stop_reason"], d["complete"]) == ("ok-within-bounds", "depth-bound",
+                                                               False)
+    assert (d["prefix_states"], d["suffix_states"], d["frontier_left"]) == (1533, 1533, 688)
+    r = run(cli, "check", "--liveness", "--model", "zab", "--max-states", "500", "--json")
+    d = json.loads(r.stdout)
+    assert r.exit_code == 0 and d["stop_reason"] == "state-cap" and not d["complete"]
+    assert d["distinct_states"] == 502  # the cap is checked before each expansion
+    r = run(cli, "check", "--liveness", "--model", "zab", "--proposals", "1", "--depth", "10")
+    assert "NO LIVELOCK FOUND within the bounds" in r.output and "partial" in r.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--strategy", "dfs"], "--liveness runs breadth-first in-process"),
+    (["--all"], "--all does not work with --liveness"),
+    (["--checkpoint", "x"], "--checkpoint does not work with --liveness"),
+    (["--model", "zk"], "does not say who leads whom"),
+    (["--invariant", "agreement"], "unknown liveness property 'agreement'"),
+    (["--max-states", "0"], "--max-states must be at least 1"),
+])
+def test_bad_liveness_flags(cli, args, message):
+    r = run(cli, "check", "--liveness", *args)
+    assert r.exit_code == 2 and message in r.output
+    assert len(r.output.strip().splitlines()) == 1
+
+
+def test_max_states_is_a_liveness_flag(cli):
+    r = run(cli, "check", "--max-states", "10")
+    assert r.exit_code == 2 and "--max-states works with --liveness" in r.output

@@ -1,0 +1,573 @@
+"""Liveness: the cluster elects a leader and delivers its proposals once faults stop
+(docs/liveness.md says what is checked, why the timers behave as they do, and the proof sketch).
+
+The search explores a product graph of two phases:
+- phase 0, the faulty prefix: every event the explorer enables (`Env.successors`), within the
+  configured budgets of drops, timeouts, heartbeats, crashes and proposals;
+- phase 1, the fault-free suffix: from every phase-0 state a silent switch leads to its phase-1
+  copy, where no drop or crash happens any more, every in-flight message is eventually delivered,
+  every down node eventually restarts, and timers fire only when nothing is in flight and no node
+  is down ("quiescence"), without a budget: `suffix_successors`.
+
+A property is a goal (a predicate on states). It fails when some reachable phase-1 state starts a
+fair run that never reaches the goal: a fair cycle of non-goal states (a lasso), or a non-goal
+state where nothing can happen (a dead end). Fairness is strong, per class of event: a class
+enabled infinitely often is taken infinitely often (messages per link or per message, restarts
+per node, timers per node); for deliveries and restarts this is the same as weak fairness, since
+nothing disables them but themselves. The fair cycles are found with networkx's strongly
+connected components, pruned as Emerson and Lei do for strong fairness.
+
+Every step goes through the kernel: phase 1 uses the same event expanders and `Env._apply`; only
+which events are enabled, and that timers spend no budget, differ.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+from zabmc.errors import UsageError
+
+from . import events as E
+from .env import Env, State
+from .outcome import NULL_OBSERVER, Progress
+from .search import PROGRESS_EVERY, Terminated
+
+SWITCH = -1  # the parent "event" of a phase-1 copy: faults stop here
+DEFAULT_MAX_STATES = 1_000_000
+
+
+class LiveProperty(NamedTuple):
+    name: str
+    statement: str
+    source: str
+    goal: Callable  # goal(env, state) -> bool
+
+
+def quorum(n: int) -> int:
+    return n // 2 + 1
+
+
+def leader(env: Env, s: State):
+    """The established leader followed by a quorum of up nodes (itself included), or None."""
+    model, n, nodes, down = env.model, env.n, s.nodes, s.budgets[E.DOWN]
+    for L in range(n):
+        if down >> L & 1 or not model.established(nodes[L]):
+            continue
+        if sum(1 for i in range(n) if not down >> i & 1 and model.leader_of(nodes[i]) == L) \
+                >= quorum(n):
+            return L
+    return None
+
+
+def _goal_leader(env: Env, s: State) -> bool:
+    return leader(env, s) is not None
+
+
+def _goal_commit(env: Env, s: State) -> bool:
+    L = leader(env, s)
+    if L is None:
+        return True  # nothing to deliver for: eventually-leader covers the election
+    nodes, down = s.nodes, s.budgets[E.DOWN]
+    history = nodes[L].history
+    if not history:
+        return True
+    last = history[-1][0]
+    leader_of = env.model.leader_of
+    return all(nodes[i].last_committed >= last for i in range(env.n)
+               if not down >> i & 1 and leader_of(nodes[i]) == L)
+
+
+PROPERTIES = {
+    p.name: p for p in (
+        LiveProperty(
+            "eventually-leader",
+            "once faults stop (no drop, timeout budget or crash; every message delivered, every "
+            "down node restarted), some node becomes an established leader followed by a quorum",
+            "DSN 2011 §III (liveness, under a quorum up and eventually reliable links); "
+            "ZOOKEEPER-1419", _goal_leader),
+        LiveProperty(
+            "eventually-commit",
+            "once faults stop, whenever a leader is established, every transaction of its "
+            "history is eventually delivered by every up node that follows it",
+            "DSN 2011 §III (liveness: a proposal of an established leader is delivered)",
+            _goal_commit),
+    )
+}
+
+
+def resolve(names) -> tuple:
+    names = tuple(names) or tuple(PROPERTIES)
+    for x in names:
+        if x not in PROPERTIES:
+            raise UsageError(f"unknown liveness property {x!r}; choose from "
+                             f"{', '.join(PROPERTIES)}")
+    return names
+
+
+def supports(model) -> bool:
+    return hasattr(model, "leader_of") and hasattr(model, "established")
+
+
+# --- the fault-free suffix -------------------------------------------------------------------------
+def suffix_start(s: State) -> State:
+    """A state's phase-1 copy: the fault budgets are gone (no more drops, crashes, budgeted timers);
+    the proposals made and the down nodes stay."""
+    b = s.budgets
+    return State(s.nodes, s.net, (0, 0, 0, b[E.MADE], 0, b[E.DOWN]), s.ghost)
+
+
+def kept_alive(env: Env, s: State, i: int) -> bool:
+    """Node i hears an established leader's heartbeats, which reset its election timer (C9): the
+    leader it follows is up, established and sends its heartbeats to i (the kernel's own
+    heartbeat step says to whom), or i is such a leader followed by a quorum."""
+    model, n, nodes, down = env.model, env.n, s.nodes, s.budgets[E.DOWN]
+    L = model.leader_of(nodes[i])
+    if L is None or down >> L & 1 or not model.established(nodes[L]):
+        return False
+    if L == i:
+        return leader(env, s) == i
+    step = model.heartbeat(nodes[L], n)
+    return step is not None and any(dst == i for dst, _ in step.outs)
+
+
+def suffix_successors(env: Env, s: State, timers: bool = True) -> list:
+    """`(event, next_state, None)` for every event of the fault-free suffix enabled in phase-1
+    state `s`, in a fixed order: deliveries, restarts, the proposal, the model's actions, then,
+    only at quiescence (nothing in flight, nobody down), election timeouts of the nodes no
+    heartbeat keeps alive and heartbeats, neither spending a budget."""
+    out: list = []
+    heads = env._heads(s.net)
+    E.Deliver.expand(env, s, heads, out)
+    E.Restart.expand(env, s, heads, out)
+    E.Propose.expand(env, s, heads, out)
+    E.Action.expand(env, s, heads, out)
+    if timers and not heads and not s.budgets[E.DOWN]:
+        model, n, nodes = env.model, env.n, s.nodes
+        for i in range(n):
+            step = model.timeout(nodes[i], n)
+            if step is not None and not kept_alive(env, s, i):
+                out.append(env._apply(E.Timeout(i), s, i, step, s.net, s.budgets))
+        for i in range(n):
+            step = model.heartbeat(nodes[i], n)
+            if step is not None:
+                out.append(env._apply(E.Heartbeat(i), s, i, step, s.net, s.budgets))
+    return out
+
+
+def timer_pressure(env: Env, s: State) -> tuple:
+    """The timers that run in phase-1 state `s` whether or not anything is in flight: the election
+    timeout of every up node no heartbeat keeps alive, and the heartbeat of every leader that sends
+    them. Time passes during endless message traffic too, so a cycle of such states in which one
+    of these never fires is not a run of the real system; they count as enabled for fairness."""
+    model, n, nodes, down = env.model, env.n, s.nodes, s.budgets[E.DOWN]
+    out = []
+    for i in range(n):
+        if down >> i & 1:
+            continue
+        if model.timeout(nodes[i], n) is not None and not kept_alive(env, s, i):
+            out.append(("timeout", i))
+        if model.heartbeat(nodes[i], n) is not None:
+            out.append(("heartbeat", i))
+    return tuple(out)
+
+
+def fairness_class(env: Env, ev):
+    """The class of event `ev` under fairness (None: no fairness, a client proposal)."""
+    kind = ev.kind
+    if kind == "deliver":
+        return ("deliver", ev.src, ev.dst) if env.fifo else ("deliver", ev.src, ev.dst, ev.msg)
+    if kind in ("restart", "timeout", "heartbeat"):
+        return (kind, ev.node)
+    if kind == "action":
+        return ("action", ev.label)
+    return None
+
+
+# --- the search -------------------------------------------------------------------------------------
+@dataclass
+class Lasso:
+    """A liveness counterexample: `events` from the initial state; the first `faults_stop` are the
+    faulty prefix, the rest the fault-free suffix; `loop_start` is the index into the states
+    (0 = initial) that the last state returns to, or None for a dead end."""
+
+    property: str
+    kind: str  # "cycle" or "dead-end"
+    events: list
+    states: list
+    faults_stop: int
+    loop_start: int | None
+
+    @property
+    def message(self) -> str:
+        p = PROPERTIES[self.property]
+        if self.kind == "dead-end":
+            what = "nothing can happen any more and the goal is not reached"
+        else:
+            what = (f"the fault-free run loops forever from step {self.loop_start} without "
+                    "reaching the goal, every message delivered and every timer fair")
+        return f"{p.name} fails: {what}"
+
+
+@dataclass
+class LivenessResult:
+    env: Env
+    properties: tuple
+    stop_reason: str = ""  # exhausted, depth-bound, state-cap, interrupted
+    prefix_states: int = 0
+    suffix_states: int = 0
+    transitions: int = 0
+    suffix_edges: int = 0
+    unexpanded: int = 0  # states at the depth bound or the cap, not expanded
+    depth_reached: int = 0
+    elapsed: float = 0.0
+    lassos: list = field(default_factory=list)
+    fair_components: dict = field(default_factory=dict)  # property -> number found
+    signal: str | None = None
+
+    @property
+    def distinct(self) -> int:
+        return self.prefix_states + self.suffix_states
+
+    @property
+    def complete(self) -> bool:
+        return self.stop_reason == "exhausted"
+
+    @property
+    def verdict(self) -> str:
+        if self.lassos:
+            return "violation"
+        return "ok" if self.complete else "ok-within-bounds"
+
+
+class _Graph:
+    """The explored product graph, by integer id: fingerprint keys, BFS parents (id and the index
+    of the event among the phase's successors, SWITCH for a phase-1 copy), depths, the phase-1
+    goal bits and the phase-1 edges with their fairness classes."""
+
+    def __init__(self):
+        self.ids: dict = {}
+        self.keys: list = []
+        self.parent: list = []
+        self.pindex: list = []
+        self.depth: list = []
+        self.phase: bytearray = bytearray()
+        self.goals: dict = {}  # phase-1 id -> bit set of the properties whose goal holds
+        self.pressure: dict = {}  # phase-1 id -> class ids of its running timers
+        self._pressure_sets: dict = {}
+        self.expanded: set = set()  # phase-1 ids whose successors are known
+        self.edges: list = []  # (u, v, class id) among phase-1 states
+        self.classes: dict = {}  # class -> id
+        self.class_list: list = []
+
+    def add(self, key: bytes, parent: int, index: int, depth: int, phase: int) -> tuple[int, bool]:
+        i = self.ids.get(key)
+        if i is not None:
+            return i, False
+        i = len(self.keys)
+        self.ids[key] = i
+        self.keys.append(key)
+        self.parent.append(parent)
+        self.pindex.append(index)
+        self.depth.append(depth)
+        self.phase.append(phase)
+        return i, True
+
+    def class_id(self, c) -> int:
+        k = self.classes.get(c)
+        if k is None:
+            k = self.classes[c] = len(self.class_list)
+            self.class_list.append(c)
+        return k
+
+
+def check_liveness(env: Env, names=(), *, max_states: int = DEFAULT_MAX_STATES,
+                   observer=NULL_OBSERVER, time_limit: float | None = None,
+                   timers: bool = True, pressure: bool = True) -> LivenessResult:
+    """Explore the two-phase graph breadth-first to `env.config.depth` events (the switch is not
+    an event) or exhaustion, then look for fair non-goal cycles and dead ends of each property.
+
+    `timers` and `pressure` exist to show what the timer rules are for (tests/test_liveness.py):
+    without suffix timers a lost message leaves a dead end that a real election timeout would
+    resolve; without timer pressure an endless exchange of votes counts as a livelock although
+    real time would fire a timer during it. Neither is a user option."""
+    if not supports(env.model):
+        raise UsageError(f"model {env.model.name} does not say who leads whom (leader_of, "
+                         "established), which --liveness needs")
+    if env.checker.active:
+        raise UsageError("--liveness checks liveness only: run the safety properties without it")
+    props = resolve(names)
+    goals = [PROPERTIES[p].goal for p in props]
+    res = LivenessResult(env, props)
+    g = _Graph()
+    fp = env.fingerprint
+    bound = env.config.depth
+    t0 = time.perf_counter()
+    next_progress = t0 + PROGRESS_EVERY
+
+    def add_suffix(s1: State, parent: int, index: int, depth: int, nxt: list):
+        i, new = g.add(fp(s1) + b"\x01", parent, index, depth, 1)
+        if new:
+            bits = 0
+            for k, goal in enumerate(goals):
+                if goal(env, s1):
+                    bits |= 1 << k
+            g.goals[i] = bits
+            p = tuple(g.class_id(c) for c in timer_pressure(env, s1)) if pressure else ()
+            if p:
+                g.pressure[i] = g._pressure_sets.setdefault(p, p)
+            nxt.append((i, s1))
+        return i
+
+    s0, _ = env.initial()
+    level: list = []
+    i0, _ = g.add(fp(s0) + b"\x00", -1, -1, 0, 0)
+    level.append((i0, s0))
+    add_suffix(suffix_start(s0), i0, SWITCH, 0, level)
+    depth = 0
+    stop = None
+    try:
+        while level:
+            res.depth_reached = depth
+            if depth >= bound:
+                res.unexpanded = len(level)
+                stop = "depth-bound"
+                break
+            nxt: list = []
+            for i, s in level:
+                if len(g.keys) >= max_states:
+                    stop = "state-cap"
+                    break
+                if g.phase[i] == 0:
+                    succ = env.successors(s)
+                    res.transitions += len(succ)
+                    for k, (ev, s2, _) in enumerate(succ):
+                        j, new = g.add(fp(s2) + b"\x00", i, k, depth + 1, 0)
+                        if new:
+                            nxt.append((j, s2))
+                            add_suffix(suffix_start(s2), j, SWITCH, depth + 1, nxt)
+                else:
+                    succ = suffix_successors(env, s, timers)
+                    res.transitions += len(succ)
+                    g.expanded.add(i)
+                    for k, (ev, s2, _) in enumerate(succ):
+                        j = add_suffix(s2, i, k, depth + 1, nxt)
+                        c = fairness_class(env, ev)
+                        g.edges.append((i, j, -1 if c is None else g.class_id(c)))
+                if time.perf_counter() >= next_progress:
+                    now = time.perf_counter()
+                    next_progress = now + PROGRESS_EVERY
+                    observer.on_progress(Progress(depth, res.transitions, len(g.keys),
+                                                  len(level) + len(nxt), now - t0))
+                    if time_limit is not None and now - t0 >= time_limit:
+                        stop = "time-limit"
+                        break
+            if stop:
+                res.unexpanded = sum(1 for i, _ in level if g.phase[i] == 0 or i not in g.expanded)
+                res.unexpanded += len(nxt)
+                break
+            level = nxt
+            depth += 1
+        else:
+            stop = "exhausted"
+    except (KeyboardInterrupt, Terminated) as e:
+        import signal
+
+        stop = "interrupted"
+        res.signal = ("SIGINT" if isinstance(e, KeyboardInterrupt)
+                      else signal.Signals(e.signum).name)
+    res.stop_reason = stop
+    res.prefix_states = len(g.phase) - len(g.goals)
+    res.suffix_states = len(g.goals)
+    res.suffix_edges = len(g.edges)
+    for k, name in enumerate(props):
+        lasso, count = _analyse(env, g, k, name)
+        res.fair_components[name] = count
+        if lasso is not None:
+            res.lassos.append(lasso)
+    res.elapsed = time.perf_counter() - t0
+    return res
+
+
+# --- the analysis -----------------------------------------------------------------------------------
+def _analyse(env: Env, g: _Graph, k: int, name: str):
+    """The shortest-stem counterexample of property number k (a fair cycle or a dead end of non-goal
+    phase-1 states), and the number of fair components found."""
+    import networkx as nx
+
+    bit = 1 << k
+    bad = {i for i, bits in g.goals.items() if not bits & bit}
+    out_classes: dict = {}
+    has_out: set = set()
+    G = nx.DiGraph()
+    G.add_nodes_from(bad)
+    for u, v, c in g.edges:
+        if u not in bad:
+            continue
+        has_out.add(u)
+        if c >= 0:
+            out_classes.setdefault(u, set()).add(c)
+        if v in bad:
+            if G.has_edge(u, v):
+                G[u][v]["c"].add(c)
+            else:
+                G.add_edge(u, v, c={c})
+    for u in bad:
+        p = g.pressure.get(u)
+        if p:
+            out_classes.setdefault(u, set()).update(p)
+    dead = [i for i in bad if i in g.expanded and i not in has_out]
+    fair = _fair_components(G, out_classes)
+    best = None  # (stem depth, kind, entry, component)
+    for comp in fair:
+        entry = min(comp, key=lambda i: (g.depth[i], i))
+        cand = (g.depth[entry], 1, entry, comp)
+        if best is None or cand[:3] < best[:3]:
+            best = cand
+    for i in dead:
+        cand = (g.depth[i], 0, i, None)
+        if best is None or cand[:3] < best[:3]:
+            best = cand
+    count = len(fair) + len(dead)
+    if best is None:
+        return None, 0
+    _, kind, entry, comp = best
+    if comp is None:
+        return _lasso(env, g, name, entry, None, G), count
+    return _lasso(env, g, name, entry, comp, G), count
+
+
+def _fair_components(G, out_classes) -> list:
+    """The fair strongly connected components of G (Emerson-Lei for strong fairness): a component
+    with a cycle is fair when every class enabled in one of its states is taken by one of its
+    edges; otherwise the states that enable an untaken class cannot be visited infinitely often
+    by a fair run, and the rest is searched again."""
+    import networkx as nx
+
+    found = []
+    work = [set(G.nodes)]
+    while work:
+        S = work.pop()
+        H = G.subgraph(S)
+        for comp in nx.strongly_connected_components(H):
+            if len(comp) == 1:
+                (u,) = comp
+                if not H.has_edge(u, u):
+                    continue
+            taken = set()
+            for u in comp:
+                for v, data in H[u].items():
+                    if v in comp:
+                        taken |= data["c"]
+            drop = {u for u in comp if out_classes.get(u, set()) - taken}
+            if not drop:
+                found.append(comp)
+            elif len(drop) < len(comp):
+                work.append(comp - drop)
+    return found
+
+
+def _state_of(env: Env, g: _Graph, i: int) -> tuple[list, list, int | None]:
+    """Events and states from the initial state to node i along BFS parents, and the number of
+    events before the switch (None when i is in phase 0)."""
+    chain = []
+    target_phase = g.phase[i]
+    while g.parent[i] >= 0:
+        chain.append((g.pindex[i], g.phase[i]))
+        i = g.parent[i]
+    chain.reverse()
+    s, _ = env.initial()
+    events, states, faults_stop = [], [s], None
+    for index, phase in chain:
+        if index == SWITCH:
+            faults_stop = len(events)
+            s = suffix_start(s)
+            states[-1] = s
+            continue
+        succ = env.successors(s) if phase == 0 else suffix_successors(env, s)
+        ev, s, _ = succ[index]
+        events.append(ev)
+        states.append(s)
+    assert faults_stop is not None or target_phase == 0
+    return events, states, faults_stop
+
+
+def _lasso(env: Env, g: _Graph, name: str, entry: int, comp, G) -> Lasso:
+    events, states, faults_stop = _state_of(env, g, entry)
+    if comp is None:
+        return Lasso(name, "dead-end", events, states, faults_stop, None)
+    loop_start = len(events)
+    # a fair loop: from the entry, take an edge of every class the component takes, then return
+    need = set()
+    for u in comp:
+        for v, data in G[u].items():
+            if v in comp:
+                need |= {c for c in data["c"] if c >= 0}
+    cur, s, moved = entry, states[-1], False
+    while need:
+        for u, v, c in _path_in(G, comp, cur, need, None):
+            s = _take(env, g, s, v, c, events, states)
+            need.discard(c)
+            cur, moved = v, True
+    if cur != entry or not moved:
+        for u, v, c in _path_in(G, comp, cur, None, entry):
+            s = _take(env, g, s, v, c, events, states)
+    return Lasso(name, "cycle", events, states, faults_stop, loop_start)
+
+
+def _path_in(G, comp, start, classes, target) -> list:
+    """The shortest path inside `comp` from `start` that ends with an edge of one of `classes`
+    (or, classes None, ends at `target` after at least one edge): [(u, v, class), ...]."""
+    prev = {}
+    queue = deque([start])
+    seen = {start}
+    while queue:
+        u = queue.popleft()
+        for v, data in G[u].items():
+            if v not in comp:
+                continue
+            if classes is not None:
+                hit = next((c for c in sorted(data["c"]) if c in classes), None)
+                if hit is not None:
+                    return _unwind(prev, start, u) + [(u, v, hit)]
+            elif v == target:
+                return _unwind(prev, start, u) + [(u, v, min(data["c"]))]
+            if v not in seen:
+                seen.add(v)
+                prev[v] = (u, min(data["c"]))
+                queue.append(v)
+    raise AssertionError("no such path inside a strongly connected component")
+
+
+def _unwind(prev, start, u) -> list:
+    out = []
+    while u != start:
+        p, c = prev[u]
+        out.append((p, u, c))
+        u = p
+    out.reverse()
+    return out
+
+
+def _take(env: Env, g: _Graph, s: State, v: int, c: int, events: list, states: list) -> State:
+    """Take from `s` the suffix event of class id `c` that leads to node v."""
+    key = g.keys[v]
+    want = g.class_list[c] if c >= 0 else None
+    for ev, s2, _ in suffix_successors(env, s):
+        if fairness_class(env, ev) == want and env.fingerprint(s2) + b"\x01" == key:
+            events.append(ev)
+            states.append(s2)
+            return s2
+    raise AssertionError("the suffix edge is not enabled on replay")
+
+
+def to_trace(env: Env, lasso: Lasso):
+    """The lasso as a `Trace` (format version 3), for saving, printing, drawing and replay."""
+    from .trace import Trace
+
+    return Trace(env, list(lasso.events), list(lasso.states), None, None,
+                 {"property": lasso.property, "kind": lasso.kind,
+                  "faults_stop": lasso.faults_stop, "loop_start": lasso.loop_start,
+                  "message": lasso.message})
