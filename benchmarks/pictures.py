@@ -39,10 +39,25 @@ def main() -> int:
             what = f"{v.property} at step {trace.violation_step}" if v else "no violation"
             rows.append(f"| [{stem}]({stem}.html) | `{trace.env.model.name}` | "
                         f"{trace.env.config.nodes} | {len(trace.events)} | {what} |")
+    lassos = os.path.join(ROOT, "reports", "liveness")  # benchmarks/liveness_report.py
+    for name in sorted(os.listdir(lassos)) if os.path.isdir(lassos) else ():
+        if not name.endswith(".json"):
+            continue
+        trace = replay(load(os.path.join(lassos, name))).trace
+        stem = f"liveness-{name[:-len('.json')]}"
+        with open(os.path.join(out_dir, f"{stem}.html"), "w", encoding="utf-8") as f:
+            f.write(render(trace))
+        lasso = trace.lasso
+        what = (f"{lasso['property']}: {lasso['kind']}, faults stop after step "
+                f"{lasso['faults_stop']}" + (f", loop from step {lasso['loop_start']}"
+                                             if lasso["loop_start"] is not None else ""))
+        rows.append(f"| [{stem}]({stem}.html) | `{trace.env.model.name}` | "
+                    f"{trace.env.config.nodes} | {len(trace.events)} | {what} |")
     lines = [
         "# Pictures of the counterexamples",
         "",
-        "Produced by `python benchmarks/pictures.py` from the regression corpus (tests/corpus);",
+        "Produced by `python benchmarks/pictures.py` from the regression corpus (tests/corpus)",
+        "and the liveness lassos of reports/liveness (benchmarks/liveness_report.py);",
         "each page is one self-contained HTML file (open it in a browser; hover a row for the",
         "state after it). The same picture for any trace: `zabmc show TRACE -o FILE.html`.",
         "",

@@ -154,6 +154,7 @@ CORPUS_DIR = ROOT / "tests" / "corpus" / "db19"
 # (fifo-crash-two-leaders, a 38-event counterexample), depth 26 takes about 70 s (1.1M states).
 CORPUS_DEPTH_CAP = {"bag-two-established-leaders": 15, "fifo-crash-two-leaders": 26}
 CORPUS_SECTION = "## Regression corpus: the db-19 findings in zab"
+LIVENESS_NOTE = ("Liveness (reports/liveness.md, `python benchmarks/liveness_report.py`): `zab` is live within the bounds checked there (three nodes; no faults, one drop, one crash), and the ZOOKEEPER-1419-style vote order (`zab-1419`) is not: `zabmc check --liveness` finds its election going round forever. With one drop and one proposal, a follower that lost NEWLEADER hears heartbeats and is never synchronised (silent loss is outside the paper's reliable channels).")
 
 
 class CorpusRun(NamedTuple):
@@ -385,6 +386,8 @@ def render(rows: list[dict], mutations: list[dict] | None, corpus: list[dict] | 
         + (" --mutations" if mutations is not None else "")
         + (" --corpus" if corpus is not None else "") + "`; do not edit by hand.",
         f"Commit `{commit()}`, {datetime.date.today().isoformat()}.",
+        "",
+        LIVENESS_NOTE,
         "",
         "## Experiment configuration",
         "",

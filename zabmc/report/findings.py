@@ -270,6 +270,9 @@ def _flags(cfg: dict) -> str:
     return " ".join(out)
 
 
+LIVENESS_NOTE = ("Liveness: every finding below is a safety violation. Whether db-19 still elects a leader and delivers once faults stop is checked by `zabmc check --liveness` in [liveness.md](liveness.md): with two nodes it does, under a drop, a timeout and a crash; its endless vote answers (C13) are not a livelock, since real time fires the stranded node's timer.")
+
+
 def _repro_section(path: str) -> str | None:
     """The "Reproducing in the simulator" section of an existing report, if any."""
     from zabmc.export.findings import SECTION
@@ -301,6 +304,8 @@ def main(argv=None) -> None:
         "design's pseudo-code, not of a reading we chose. The findings with crashes use the "
         "crash and restart events of [E7–E11](../docs/semantics.md#crash-and-recovery) "
         "(`zabmc check --max-crashes`).",
+        "",
+        LIVENESS_NOTE,
         "",
         "| finding | property (all broken by the same step) | network | bounds | depth | search |",
         "|---|---|---|---|---|---|",
