@@ -4,6 +4,7 @@ checked in a real browser (headless Chromium, Debian's `chromium`; `make test` i
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import re
 import shutil
@@ -135,3 +136,50 @@ def test_chromium_draws_lanes_and_arrows_where_the_trace_says(tmp_path):
     (src, dst, a, b, _), = [a for a in arrows if a[4] == "lost"]
     assert some((H._lane_x(src) + H._lane_x(dst)) / 2, H._row_y(b), rgb(H.LOST))  # the cross
     assert some(H._lane_x(0), (H._row_y(20) + H._row_y(21)) / 2, rgb(H.DOWN_BAR))  # node 0 down
+
+
+LASSO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reports",
+                     "liveness", "zab-nodes-3-proposals-1-max-drops-1-depth-80.json")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium (Debian's chromium) is not "
+                    "installed here; `make test` installs it where apt-get can")
+def test_chromium_draws_a_lasso_with_its_loop(tmp_path):
+    """The eventually-commit lasso of reports/liveness (29 steps, faults stop after 26, the loop
+    is steps 27-29): the loop's rows are tinted from row 27 to the end, the rows before are not,
+    and the red bracket back to the loop's start runs beside them."""
+    from PIL import Image
+
+    trace = replay(load(LASSO)).trace
+    assert (trace.lasso["faults_stop"], trace.lasso["loop_start"], len(trace.events)) == \
+        (26, 26, 29)
+    page = tmp_path / "lasso.html"
+    page.write_text(H.render(trace))
+    png = tmp_path / "lasso.png"
+    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--force-device-scale-factor=1", "--window-size=1700,1200",
+                    f"--screenshot={png}", page.as_uri()],
+                   check=True, capture_output=True, timeout=120)
+    img = Image.open(png).convert("RGB")
+    w, h = img.size
+    px = img.load()
+
+    def near(c, want, tol=8):
+        return all(abs(a - b) <= tol for a, b in zip(c, want))
+
+    def rgb(hexcolor):
+        return tuple(int(hexcolor[k:k + 2], 16) for k in (1, 3, 5))
+
+    x = 60  # left of the first lane, right of the bracket: only row fills here
+    tinted = [y for y in range(h) if near(px[x, y], rgb(H.LOOP))]
+    assert tinted
+    rows = H.LAYOUT["ROW_H"]
+    # three tinted rows, contiguous: the loop
+    assert abs((tinted[-1] - tinted[0] + 1) - 3 * rows) <= 3
+    assert len(tinted) >= 3 * rows - 6
+    # the bracket: a vertical red run left of the lanes, along the loop's rows
+    red = max(([y for y in range(h) if near(px[x, y], rgb(H.LOST), 40)] for x in range(20, 80)),
+              key=len)
+    assert len(red) >= 2 * rows
+    assert tinted[0] - rows <= red[0] <= tinted[0] + rows
+    assert abs(red[-1] - tinted[-1]) <= rows
