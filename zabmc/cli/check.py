@@ -20,13 +20,23 @@ from zabmc.strategies import STRATEGIES, get_strategy
 ENGINES = ("in-process", "spark")
 
 
-def _trace_path(base: str | None, model: str, prop: str, many: bool) -> str:
+def _trace_path(base: str | None, model: str, prop: str, many: bool, kind: str = "trace",
+                default_ext: str = ".json") -> str:
+    """Where the counterexample of `prop` goes: `zabmc-<model>-<prop>.<kind>.json` by default;
+    `base` itself, or `base-<prop>.ext` when a run writes several."""
     if base is None:
-        return f"zabmc-{model}-{prop}.trace.json"
+        return f"zabmc-{model}-{prop}.{kind}.json"
     if not many:
         return base
     stem, ext = os.path.splitext(base)
-    return f"{stem}-{prop}{ext or '.json'}"
+    return f"{stem}-{prop}{ext or default_ext}"
+
+
+def _require_network(model, network: str) -> None:
+    """A one-line error when the model assumes FIFO links and the run does not give them."""
+    if model.network_assumption == "fifo" and network != "fifo":
+        raise UsageError(f"model {model.name} assumes FIFO links (the paper's TCP); under "
+                         f"--network {network} its violations would not be bugs: use --network fifo")
 
 
 @cli.command()
@@ -141,9 +151,7 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     if checkpoint_every < 0:
         raise UsageError(f"--checkpoint-every must not be negative, got {checkpoint_every}")
     model = get_model(model_name)
-    if model.network_assumption == "fifo" and network != "fifo":
-        raise UsageError(f"model {model.name} assumes FIFO links (the paper's TCP); under "
-                         f"--network {network} its violations would not be bugs: use --network fifo")
+    _require_network(model, network)
     cfg = ExploreConfig(nodes, network, max_drops, max_timeouts, max_heartbeats, proposals,
                         depth, max_crashes).validate()
     names = resolve(invariants, no_invariants)
@@ -204,9 +212,7 @@ def _liveness(model_name, nodes, depth, network, max_drops, max_timeouts, max_he
     if not supports(model):
         raise UsageError(f"model {model.name} does not say who leads whom (leader_of, "
                          "established), which --liveness needs")
-    if model.network_assumption == "fifo" and network != "fifo":
-        raise UsageError(f"model {model.name} assumes FIFO links (the paper's TCP); under "
-                         f"--network {network} its violations would not be bugs: use --network fifo")
+    _require_network(model, network)
     cfg = ExploreConfig(nodes, network, max_drops, max_timeouts, max_heartbeats, proposals,
                         depth, max_crashes).validate()
     env = Env(model, cfg, Checker(()))

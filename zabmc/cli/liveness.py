@@ -24,6 +24,7 @@ SCOPE = {
 
 def run(env, names, max_states, trace_out, as_json, html_out, quiet, time_limit, console,
         observer) -> int:
+    from zabmc.cli.check import _trace_path, write_html
     from zabmc.explore.liveness import check_liveness, to_trace
     from zabmc.explore.memory import peak_rss
     from zabmc.report.console import print_trace
@@ -35,7 +36,8 @@ def run(env, names, max_states, trace_out, as_json, html_out, quiet, time_limit,
     traces = []
     for lasso in res.lassos:
         trace = to_trace(env, lasso)
-        path = _path(trace_out, env.model.name, lasso.property, len(res.lassos) > 1)
+        path = _trace_path(trace_out, env.model.name, lasso.property, len(res.lassos) > 1,
+                           "lasso")
         if os.path.exists(path):
             replaced.add(path)
         trace.save(path)
@@ -45,10 +47,8 @@ def run(env, names, max_states, trace_out, as_json, html_out, quiet, time_limit,
         for trace in traces:
             print_trace(console, trace)
             if html_out:
-                from zabmc.cli.check import write_html
-
-                out = _path(html_out, env.model.name, trace.lasso["property"], len(traces) > 1,
-                            ".html")
+                out = _trace_path(html_out, env.model.name, trace.lasso["property"],
+                                  len(traces) > 1, "lasso", ".html")
                 write_html(out, trace)
                 console.print(f"picture of the {trace.lasso['property']} lasso written to {out}",
                               highlight=False)
@@ -65,15 +65,6 @@ def run(env, names, max_states, trace_out, as_json, html_out, quiet, time_limit,
     if res.stop_reason == "interrupted":
         return 143 if res.signal == "SIGTERM" else 130
     return EXIT_VIOLATION if res.lassos else EXIT_OK
-
-
-def _path(base, model, prop, many, ext=".json"):
-    if base is None:
-        return f"zabmc-{model}-{prop}.lasso{ext}"
-    if not many:
-        return base
-    stem, e = os.path.splitext(base)
-    return f"{stem}-{prop}{e or ext}"
 
 
 def _scope(res, max_states) -> str:

@@ -433,9 +433,7 @@ def _analyse(env: Env, g: _Graph, k: int, name: str):
     count = len(fair) + len(dead)
     if best is None:
         return None, 0
-    _, kind, entry, comp = best
-    if comp is None:
-        return _lasso(env, g, name, entry, None, G), count
+    _, _, entry, comp = best
     return _lasso(env, g, name, entry, comp, G), count
 
 
