@@ -121,6 +121,10 @@ def test_lasso_file_replays_and_tampering_is_caught(cli, tmp_path):
     cut.write_text(json.dumps(data))
     r = run(cli, "replay", str(cut), "-q")
     assert r.exit_code == 2 and "loop_start 999" in r.output
+    data["liveness"]["property"] = ["eventually-leader"]  # not even a name
+    cut.write_text(json.dumps(data))
+    r = run(cli, "replay", str(cut), "-q")
+    assert r.exit_code == 2 and "unknown liveness property" in r.output
     html = tmp_path / "l.html"
     r = run(cli, "show", str(out), "-o", str(html))
     assert r.exit_code == 0

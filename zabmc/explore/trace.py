@@ -243,7 +243,7 @@ def _lasso_json(data: dict, n_events: int):
 
     if not isinstance(lasso, dict):
         raise UsageError("malformed trace file: 'liveness' must be an object")
-    if lasso.get("property") not in PROPERTIES:
+    if not isinstance(lasso.get("property"), str) or lasso["property"] not in PROPERTIES:
         raise UsageError(f"malformed trace file: unknown liveness property "
                          f"{lasso.get('property')!r}")
     if lasso.get("kind") not in ("cycle", "dead-end"):
