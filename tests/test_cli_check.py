@@ -67,6 +67,26 @@ def test_no_violation_exit_zero(capsys):
     assert (s["verdict"], s["stop_reason"], s["distinct_states"]) == ("ok", "exhausted", 73)
 
 
+@pytest.mark.parametrize("extra", [[], ["--liveness", "--model", "zab", "--proposals", "1"]])
+def test_require_complete_fails_a_clean_run_that_stopped_at_its_depth_bound(capsys, extra):
+    """A CI gate whose runs should exhaust: the depth bound cutting one short exits 4 with one
+    line saying so; the same run exhausted, or without the flag, exits 0."""
+    base = ["check", "--nodes", "2", "-q", *extra]
+    assert run([*base, "--depth", "5"], capsys)[0] == 0
+    code, _, err = run([*base, "--depth", "5", "--require-complete"], capsys)
+    assert code == 4 and err.splitlines() == [
+        "zabmc: incomplete: the search stopped at the depth bound before exhausting the state "
+        "space, and --require-complete was given"]
+    code, _, err = run([*base, "--depth", "100", "--require-complete"], capsys)
+    assert (code, err) == (0, "")
+
+
+def test_require_complete_leaves_a_violation_exit_10(tmp_path, capsys):
+    code, _, err = run(["check", *BAG_BUG, "--depth", "30", "--require-complete", "-q",
+                        "--trace-out", str(tmp_path / "t.json")], capsys)
+    assert code == 10 and "incomplete" not in err
+
+
 def test_human_output_shows_trace_and_verdict(tmp_path, capsys):
     code, out, _ = run(["check", *BAG_BUG, *LPO, "--quiet", "--trace-out",
                         str(tmp_path / "x.json")], capsys)
@@ -162,6 +182,7 @@ def test_replay_missing_file(tmp_path, capsys):
     (["--model", "paxos"], "unknown model 'paxos'"),
     (["--engine", "spark", "--strategy", "dfs"], "breadth-first search only"),
     (["--proposals", "1000"], "limited to 255 proposals"),
+    (["--strategy", "random", "--require-complete"], "--require-complete needs an exhaustive"),
 ])
 def test_check_bad_usage(capsys, args, needle):
     code, out, err = run(["check", *args], capsys)

@@ -18,6 +18,7 @@ EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 EXIT_VIOLATION = 10
+EXIT_INCOMPLETE = 4  # check --require-complete: a clean run that did not exhaust its space
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import click
 
-from zabmc.cli import EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, cli
+from zabmc.cli import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, cli
 from zabmc.errors import UsageError
 from zabmc.strategies import STRATEGIES, get_strategy
 
@@ -108,6 +108,12 @@ def _require_network(model, network: str) -> None:
               help="Check liveness instead of safety: once faults stop, a leader is elected "
                    "(eventually-leader) and its transactions are delivered (eventually-commit); "
                    "--invariant picks one. Counterexamples are lassos (docs/liveness.md).")
+@click.option("--require-complete", is_flag=True,
+              help="Exit 4 when the search ends without exhausting its state space (the depth "
+                   "bound, --max-states or --time-limit stopped it) and found no violation: for "
+                   "a CI gate whose runs are meant to exhaust, a change that makes the space "
+                   "grow without end (a counter that never settles) fails instead of passing "
+                   "partially.")
 @click.option("--max-states", type=int, default=None, metavar="N",
               help="--liveness: stop exploring after N states (the graph is kept in memory) "
                    "[default: 1,000,000]; the verdict is then partial.")
@@ -115,26 +121,30 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
           max_crashes, strategy, seed, walks, no_shorten, find_all, invariants, no_invariants,
           trace_out, as_json, html_out, quiet,
           time_limit, engine, master, partitions, verbose, checkpoint_dir, checkpoint_every,
-          resume_dir, spill_dir, memory_limit, liveness, max_states):
+          resume_dir, spill_dir, memory_limit, liveness, require_complete, max_states):
     """Explore every interleaving, drop, timeout, heartbeat, proposal, crash and restart within
     the bounds.
 
     Exit codes: 0 no violation within the bounds, 10 a property violation, 2 bad usage,
-    1 internal error or out of memory, 130 interrupted (SIGINT), 143 terminated (SIGTERM); an
-    interrupted search prints and saves its partial result and never exits 0.
+    1 internal error or out of memory, 4 incomplete with --require-complete, 130 interrupted
+    (SIGINT), 143 terminated (SIGTERM); an interrupted search prints and saves its partial result
+    and never exits 0.
     """
     from zabmc.explore import Env, ExploreConfig
     from zabmc.invariants import Checker, resolve
     from zabmc.model import get_model
     from zabmc.report.console import ConsoleObserver, PipeConsole
 
+    if require_complete and strategy == "random":
+        raise UsageError("--require-complete needs an exhaustive strategy (bfs or dfs): random "
+                         "walks never exhaust a space")
     if liveness:
         return _liveness(model_name, nodes, depth, network, max_drops, max_timeouts,
                          max_heartbeats, proposals, max_crashes, strategy, engine, invariants,
                          max_states, trace_out, as_json, html_out, quiet, time_limit,
                          dict(checkpoint=checkpoint_dir, resume=resume_dir, spill_dir=spill_dir,
                               memory_limit=memory_limit, all=find_all or None,
-                              no_invariants=no_invariants or None))
+                              no_invariants=no_invariants or None), require_complete)
     if max_states is not None:
         raise UsageError("--max-states works with --liveness (safety checks bound memory with "
                          "--memory-limit)")
@@ -181,13 +191,23 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     with _terminate_as_exception():
         outcome = _search(env, engine, strategy, stop_at_first, observer, time_limit, master,
                           partitions, verbose, seed, walks, options)
-    return _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_json,
+    code = _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_json,
                    out_console, html_out)
+    return _completeness(code, require_complete, outcome.complete, str(outcome.stop_reason))
+
+
+def _completeness(code: int, required: bool, complete: bool, stop_reason: str) -> int:
+    """--require-complete: a clean run that did not exhaust its space exits 4, saying why."""
+    if code != EXIT_OK or not required or complete:
+        return code
+    click.echo(f"zabmc: incomplete: the search stopped at the {stop_reason.replace('-', ' ')} "
+               "before exhausting the state space, and --require-complete was given", err=True)
+    return EXIT_INCOMPLETE
 
 
 def _liveness(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartbeats,
               proposals, max_crashes, strategy, engine, invariants, max_states, trace_out, as_json,
-              html_out, quiet, time_limit, unsupported) -> int:
+              html_out, quiet, time_limit, unsupported, require_complete=False) -> int:
     from zabmc.cli import liveness as L
     from zabmc.explore import Env, ExploreConfig
     from zabmc.explore.liveness import DEFAULT_MAX_STATES, resolve, supports
@@ -221,8 +241,9 @@ def _liveness(model_name, nodes, depth, network, max_drops, max_timeouts, max_he
     observer.on_start({"model": model.name, "strategy": "bfs (liveness)", "engine": "in-process",
                        "config": cfg._asdict(), "invariants": names})
     with _terminate_as_exception():
-        return L.run(env, names, max_states, trace_out, as_json, html_out, quiet, time_limit,
-                     console, observer)
+        code, res = L.run(env, names, max_states, trace_out, as_json, html_out, quiet,
+                          time_limit, console, observer)
+    return _completeness(code, require_complete, res.complete, res.stop_reason)
 
 
 @contextmanager

@@ -23,7 +23,8 @@ SCOPE = {
 
 
 def run(env, names, max_states, trace_out, as_json, html_out, quiet, time_limit, console,
-        observer) -> int:
+        observer) -> tuple:
+    """The liveness run, printed and saved: (exit code, the `LivenessResult`)."""
     from zabmc.cli.check import _trace_path, write_html
     from zabmc.explore.liveness import check_liveness, to_trace
     from zabmc.explore.memory import peak_rss
@@ -63,8 +64,8 @@ def run(env, names, max_states, trace_out, as_json, html_out, quiet, time_limit,
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     if res.stop_reason == "interrupted":
-        return 143 if res.signal == "SIGTERM" else 130
-    return EXIT_VIOLATION if res.lassos else EXIT_OK
+        return (143 if res.signal == "SIGTERM" else 130), res
+    return (EXIT_VIOLATION if res.lassos else EXIT_OK), res
 
 
 def _scope(res, max_states) -> str:
