@@ -37,7 +37,7 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import commit, cpu_model, logical_cpus, memory_gb  # noqa: E402
+from benchmarks.common import commit, cpu_model, logical_cpus, memory_gb, update_section  # noqa: E402
 from zabmc.explore.bfs import bfs  # noqa: E402
 from zabmc.explore.env import Env, ExploreConfig  # noqa: E402
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker  # noqa: E402
@@ -154,6 +154,7 @@ CORPUS_DIR = ROOT / "tests" / "corpus" / "db19"
 # (fifo-crash-two-leaders, a 38-event counterexample), depth 26 takes about 70 s (1.1M states).
 CORPUS_DEPTH_CAP = {"bag-two-established-leaders": 15, "fifo-crash-two-leaders": 26}
 CORPUS_SECTION = "## Regression corpus: the db-19 findings in zab"
+MUTATION_SECTION = "## Mutation score"  # benchmarks/mutation_report.py's
 LIVENESS_NOTE = ("Liveness (reports/liveness.md, `python benchmarks/liveness_report.py`): `zab` is live within the bounds checked there (three nodes; no faults, one drop, one crash), and the ZOOKEEPER-1419-style vote order (`zab-1419`) is not: `zabmc check --liveness` finds its election going round forever. With one drop and one proposal, a follower that lost NEWLEADER hears heartbeats and is never synchronised (silent loss is outside the paper's reliable channels).")
 
 
@@ -518,7 +519,12 @@ def main(argv=None) -> int:
         mutations = run_mutations(log) if args.mutations else None
         corpus = run_corpus(log) if args.corpus else None
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(render(rows, mutations, corpus))
+        text = render(rows, mutations, corpus)
+        old = Path(args.out).read_text() if Path(args.out).exists() else ""
+        kept = re.search(rf"^{re.escape(MUTATION_SECTION)}\n.*?(?=^## |\Z)", old, re.M | re.S)
+        if kept:  # benchmarks/mutation_report.py writes that section; keep it as it was
+            text = update_section(text, MUTATION_SECTION, kept.group(0).rstrip("\n") + "\n", "")
+        Path(args.out).write_text(text)
     log(f"wrote {args.out}")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(

@@ -24,7 +24,7 @@ def mutate(model_name, do_run, indices, as_json):
     """List every single-point mutation of the model's guards and thresholds (comparison
     operators and operands, quorum thresholds, dropped conjuncts and disjuncts, max/min, + 1);
     with --run, say which the CI gate catches. Mutants are applied in memory; no file changes."""
-    from zabmc.mutate import mutants, run_gate
+    from zabmc.mutate import gate_verdicts, mutants
 
     ms = mutants(model_name)
     for k in indices:
@@ -32,10 +32,11 @@ def mutate(model_name, do_run, indices, as_json):
             raise UsageError(f"--index {k}: there are {len(ms)} mutants (0-{len(ms) - 1})")
     chosen = [ms[k] for k in indices] if indices else ms
     rows = []
-    for m in chosen:
+    verdicts = gate_verdicts(model_name, chosen) if do_run else ((m, None) for m in chosen)
+    for m, verdict in verdicts:
         row = m.to_json()
         if do_run:
-            row["gate"] = run_gate(model_name, m)
+            row["gate"] = verdict
         rows.append(row)
         if not as_json:
             line = f"{m.index:>4} {m.name}"

@@ -85,7 +85,7 @@ def _skipped(tree) -> set:
 
 def _is_quorum(node) -> bool:
     if isinstance(node, ast.Attribute) and node.attr == "q":
-        return True
+        return isinstance(node.ctx, ast.Load)  # `self.q = ...` is where it is set, not a guard
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id == "quorum")
 
@@ -175,12 +175,13 @@ def _replace(tree, path, new):
 _COUNTER = [0]
 
 
-def build(model_name: str, mutant: Mutant | None):
+def build(model_name: str, mutant: Mutant | None, *, tree=None, extra=None):
     """A fresh model instance of `model_name` whose handler module carries `mutant` (None: the
-    unmutated source, compiled the same way, as a control)."""
+    unmutated source, compiled the same way, as a control; `tree`: a prepared module, with `extra`
+    globals, as `Probe` makes)."""
     pkg = _package(model_name)
     path, src = _source(pkg)
-    tree = ast.parse(src)
+    tree = ast.parse(src) if tree is None else tree
     if mutant is not None:
         nodes = dict((p, n) for n, p in _walk(tree))
         node = nodes[mutant._path]
@@ -195,6 +196,7 @@ def build(model_name: str, mutant: Mutant | None):
     handlers = types.ModuleType(f"{base}._{tag}_handlers")
     handlers.__package__ = base
     handlers.__file__ = path
+    handlers.__dict__.update(extra or {})
     exec(compile(tree, path, "exec"), handlers.__dict__)
     # the adapter, executed afresh with `handlers` resolving to the mutant
     package = importlib.import_module(base)
@@ -218,24 +220,108 @@ def build(model_name: str, mutant: Mutant | None):
     return getattr(adapter, attr)
 
 
-#: the CI invariant gate (the Makefile's GATE, run for run; tests/test_mutate.py keeps them equal)
+_PROBE = "__zabmc_probe__"
+
+
+class Probe:
+    """Weak mutation (Howden, 1982) for every mutant at once: each mutated expression of the
+    handler module is replaced by a call that evaluates the original (and returns it, so the model
+    behaves exactly as the unmutated one) and, lazily, every mutant's version of it, noting the
+    mutants whose version was *reached* and those whose value ever differed (*infected*; a mutant
+    version that raises counts as different). A mutant never infected in a search is the original
+    model within that search: every state it explores evaluates the same, so its state graph, and
+    the verdict, are the original's. Evaluating a mutant version of an outer expression may
+    evaluate inner probes where the original would not; that can only add infections, never hide
+    one, so the conclusion stays sound."""
+
+    def __init__(self, model_name: str):
+        pkg = _package(model_name)
+        path, src = _source(pkg)
+        tree = ast.parse(src)
+        ms = mutants(model_name)
+        by_path: dict = {}
+        for m in ms:
+            by_path.setdefault(m._path, []).append(m)
+        self.reached: set = set()
+        self.infected: set = set()
+        nodes = dict((p, n) for n, p in _walk(tree))
+        # deepest first, so that an outer expression's mutants are built over probed children
+        for npath in sorted(by_path, key=len, reverse=True):
+            node = nodes[npath]
+            group = by_path[npath]
+            builders = {}
+            for kind in {m.kind for m in group}:
+                same = [m for m in group if m.kind == kind]
+                for m, b in zip(same, [b for k, b in _changes(node) if k == kind]):
+                    builders[m.index] = b
+            ids = tuple(m.index for m in group)
+            alts = [ast.Lambda(ast.arguments([], [], None, [], [], None, []),
+                               builders[k](_clone(node))) for k in ids]
+            call = ast.Call(ast.Name(_PROBE, ast.Load()), [ast.Constant(ids), node] + alts, [])
+            _replace(tree, npath, ast.copy_location(call, node))
+        ast.fix_missing_locations(tree)
+        self.model = build(model_name, None, tree=tree,
+                           extra={_PROBE: self._probe})
+
+    def _probe(self, ids, value, *alts):
+        self.reached.update(ids)
+        for k, alt in zip(ids, alts):
+            if k in self.infected:
+                continue
+            try:
+                other = alt()
+            except Exception:  # noqa: BLE001
+                self.infected.add(k)
+                continue
+            if other is not value and other != value:
+                self.infected.add(k)
+        return value
+
+
+def _clone(node):
+    import copy
+
+    return copy.deepcopy(node)
+
+
+#: the CI invariant gate (the Makefile's GATE, run for run; tests/test_mutate.py keeps them equal),
+#: cheapest first so that a broken model fails fast
 GATE = (
     "--model zab --network fifo --nodes 3 --proposals 2 --depth 100",
-    "--model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 3 --max-drops 2 "
-    "--max-heartbeats 2 --depth 100",
-    "--model zab --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --depth 23",
+    "--model zab --network fifo --nodes 2 --proposals 1 --depth 80 --liveness --require-complete",
+    "--model zab --network fifo --nodes 3 --proposals 1 --depth 80 --liveness --require-complete",
     "--model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 1 --max-drops 1 "
     "--max-heartbeats 1 --max-crashes 2 --depth 100",
+    "--model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 3 --max-drops 2 "
+    "--max-heartbeats 2 --depth 100",
     "--model zab --network fifo --nodes 3 --proposals 2 --max-crashes 1 --depth 24",
+    "--model zab --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --depth 23",
+    "--model zab --network fifo --nodes 3 --proposals 2 --max-timeouts 2 --max-drops 1 "
+    "--max-heartbeats 1 --max-crashes 1 --depth 60 --strategy random --seed 1 --walks 10000",
+)
+
+#: wider searches for the mutants the gate misses (benchmarks/mutation_report.py): more random
+#: walks, with other seeds and budgets, than the gate affords; seeded, so a catch is reproducible
+WIDE = (
+    "--model zab --network fifo --nodes 3 --proposals 1 --max-timeouts 1 --max-crashes 1 "
+    "--depth 60 --strategy random --seed 2 --walks 20000",
 )
 
 
+def _opts(run: str) -> dict:
+    """`--flag value` pairs; a flag with no value (`--liveness`) maps to True."""
+    words, out = run.split(), {}
+    while words:
+        flag = words.pop(0)
+        out[flag] = words.pop(0) if words and not words[0].startswith("--") else True
+    return out
+
+
 def gate_config(run: str):
-    """The `ExploreConfig` of one gate run's flags."""
+    """The `ExploreConfig` of one search's flags."""
     from zabmc.explore.env import ExploreConfig
 
-    flags = run.split()
-    opts = dict(zip(flags[0::2], flags[1::2]))
+    opts = _opts(run)
     return ExploreConfig(
         nodes=int(opts["--nodes"]), network=opts["--network"],
         max_drops=int(opts.get("--max-drops", 0)), max_timeouts=int(opts.get("--max-timeouts", 0)),
@@ -244,22 +330,94 @@ def gate_config(run: str):
         max_crashes=int(opts.get("--max-crashes", 0)))
 
 
+def run_search(model_name: str, mutant: Mutant | None, run: str, model=None,
+               time_limit: float | None = None) -> dict:
+    """One search (`zabmc check` flags: bounds, and `--strategy bfs|dfs|random` with `--seed` and
+    `--walks`) on the mutant: caught (the property and depth of the shortest violation found; a
+    kernel that raises counts as caught, with the error) or not, with the distinct states seen and
+    whether the search completed its bounds."""
+    from zabmc.explore.env import Env
+    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+    from zabmc.strategies import get_strategy
+
+    opts = _opts(run)
+    model = model if model is not None else build(model_name, mutant)
+    if opts.get("--liveness"):
+        from zabmc.explore.liveness import check_liveness
+
+        env = Env(model, gate_config(run), Checker(()))
+        try:
+            res = check_liveness(env, max_states=int(opts.get("--max-states", 1_000_000)),
+                                 time_limit=time_limit)
+        except Exception as e:  # noqa: BLE001
+            return {"caught": True, "property": None, "error": f"{type(e).__name__}: {e}"}
+        r = {"distinct": res.distinct, "stop": res.stop_reason,
+             "complete": res.stop_reason in ("exhausted", "depth-bound")}
+        if res.lassos:
+            lasso = res.lassos[0]
+            return {"caught": True, "property": lasso.property, "depth": len(lasso.events),
+                    "kind": lasso.kind} | r
+        return _incomplete(opts, res.stop_reason, res.depth_reached) | r
+    env = Env(model, gate_config(run), Checker(DEFAULT_PROPERTIES))
+    kw = {}
+    if opts.get("--strategy") == "random":
+        kw = {"seed": int(opts.get("--seed", 0)), "walks": int(opts.get("--walks", 1000))}
+    try:
+        out = get_strategy(opts.get("--strategy", "bfs"))(env, time_limit=time_limit, **kw).run()
+    except Exception as e:  # noqa: BLE001  (a mutant may break the kernel's own assumptions)
+        return {"caught": True, "property": None, "error": f"{type(e).__name__}: {e}"}
+    # complete: the search covered its bounds (every state, every state to the depth bound, or
+    # every walk), rather than stopping at the time limit or a signal
+    r = {"distinct": out.distinct, "stop": str(out.stop_reason),
+         "complete": str(out.stop_reason) in ("exhausted", "depth-bound", "walks-done")}
+    if out.violations:
+        f = out.violations[0]
+        return {"caught": True, "property": f.violation.property, "depth": f.depth} | r
+    return _incomplete(opts, str(out.stop_reason), out.depth_reached) | r
+
+
+def _incomplete(opts: dict, stop: str, depth: int) -> dict:
+    """A clean search: caught all the same under `--require-complete` (exit 4) when it stopped
+    short of exhausting its space."""
+    if opts.get("--require-complete") and stop in ("depth-bound", "state-cap"):
+        return {"caught": True, "property": f"incomplete ({stop})", "depth": depth}
+    return {"caught": False}
+
+
 def run_gate(model_name: str, mutant: Mutant | None, runs=GATE) -> dict:
     """Run the gate's searches on the mutant, in order, until one fails: what caught it (the run,
     the property, the depth), or that none did; a kernel that raises counts as caught."""
-    from zabmc.explore.bfs import bfs
-    from zabmc.explore.env import Env
-    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-
     model = build(model_name, mutant)
     for k, run in enumerate(runs, 1):
-        env = Env(model, gate_config(run), Checker(DEFAULT_PROPERTIES))
-        try:
-            out = bfs(env)
-        except Exception as e:  # noqa: BLE001  (a mutant may break the kernel's own assumptions)
-            return {"caught": True, "run": k, "property": None,
-                    "error": f"{type(e).__name__}: {e}"}
-        if out.violations:
-            f = out.violations[0]
-            return {"caught": True, "run": k, "property": f.violation.property, "depth": f.depth}
+        r = run_search(model_name, mutant, run, model=model)
+        if r["caught"]:
+            return _gate_row(k, r)
     return {"caught": False}
+
+
+def _gate_row(k: int, r: dict) -> dict:
+    return {"run": k} | {key: r[key] for key in ("caught", "property", "depth", "error") if key in r}
+
+
+def gate_verdicts(model_name: str, chosen: list, runs=GATE):
+    """(mutant, verdict) for each chosen mutant, as `run_gate` gives it; for more than one mutant,
+    each gate run is first probed once (`Probe`) and a mutant runs only the searches where its
+    expression ever differs from the original's (elsewhere its state graph is the original's)."""
+    infected: dict[str, set] = {}
+    for m in chosen:
+        model = None
+        for k, run in enumerate(runs, 1):
+            if len(chosen) > 1:
+                if run not in infected:
+                    probe = Probe(model_name)
+                    run_search(model_name, None, run, model=probe.model)
+                    infected[run] = probe.infected
+                if m.index not in infected[run]:
+                    continue
+            model = model or build(model_name, m)
+            r = run_search(model_name, m, run, model=model)
+            if r["caught"]:
+                yield m, _gate_row(k, r)
+                break
+        else:
+            yield m, {"caught": False}
