@@ -288,8 +288,8 @@ def _clone(node):
 #: cheapest first so that a broken model fails fast
 GATE = (
     "--model zab --network fifo --nodes 3 --proposals 2 --depth 100",
-    "--model zab --network fifo --nodes 2 --proposals 1 --depth 80 --liveness --require-complete",
-    "--model zab --network fifo --nodes 3 --proposals 1 --depth 80 --liveness --require-complete",
+    "--model zab --network fifo --nodes 2 --proposals 2 --depth 80 --liveness --require-complete",
+    "--model zab --network fifo --nodes 3 --proposals 2 --depth 80 --liveness --require-complete",
     "--model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 1 --max-drops 1 "
     "--max-heartbeats 1 --max-crashes 2 --depth 100",
     "--model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 3 --max-drops 2 "
@@ -343,11 +343,11 @@ def run_search(model_name: str, mutant: Mutant | None, run: str, model=None,
     opts = _opts(run)
     model = model if model is not None else build(model_name, mutant)
     if opts.get("--liveness"):
-        from zabmc.explore.liveness import check_liveness
+        from zabmc.explore.liveness import DEFAULT_MAX_STATES, check_liveness
 
         env = Env(model, gate_config(run), Checker(()))
-        try:
-            res = check_liveness(env, max_states=int(opts.get("--max-states", 1_000_000)),
+        try:  # the state cap `zabmc check --liveness` has: reaching it is incomplete too
+            res = check_liveness(env, max_states=int(opts.get("--max-states", DEFAULT_MAX_STATES)),
                                  time_limit=time_limit)
         except Exception as e:  # noqa: BLE001
             return {"caught": True, "property": None, "error": f"{type(e).__name__}: {e}"}
