@@ -64,8 +64,63 @@ def test_mutate_run_names_the_gate_run_that_catches(cli):
     assert code == 0
     assert out.splitlines() == [
         "  13 models/zab/handlers.py:89:44 bool: e > le and c == 1 -> e > le  CAUGHT by gate "
-        "run 2: local-primary-order at 15",
+        "run 4: local-primary-order at 16",
         "gate score: 1/1 mutants caught"]
+
+
+#: CI's fixed sample of the mutants the gate catches (issue #23): at least one for each gate run
+#: that catches any, each with the run, what it fails with and the depth, as reports/verification.md
+#: ("Mutation score", `make mutate`) has them. A change that blinds a gate run to its mutant (a
+#: weaker property, a narrower bound, a model that stops reaching the mutated code) fails here.
+SAMPLE = [
+    ("models/zab/handlers.py:89:55 cmp: c == 1 -> c != 1", 1, "local-primary-order", 16),
+    ("models/zab/handlers.py:481:7 cmp: kind == VOTE -> kind != VOTE", 1,
+     "IndexError: tuple index out of range", None),
+    ("models/zab/handlers.py:89:44 cmp: e > le -> e < le", 2, "eventually-commit", 14),
+    ("models/zab/handlers.py:73:15 cmp: e > node.accepted_epoch -> e < node.accepted_epoch", 2,
+     "incomplete (depth-bound)", 80),
+    ("models/zab/handlers.py:515:7 cmp: node.role != LEADING -> node.role == LEADING", 3,
+     "eventually-commit", 54),
+    ("models/zab/handlers.py:89:44 bool: e > le and c == 1 -> e > le", 4, "local-primary-order", 16),
+    ("models/zab/handlers.py:272:77 minmax: max(node.cepoch_max, p) -> min(node.cepoch_max, p)", 6,
+     "leadership", 18),
+    ("models/zab/handlers.py:77:15 cmp: (epoch, zxid) > (best_epoch, best_zxid) -> "
+     "(epoch, zxid) < (best_epoch, best_zxid)", 6, "sane-history", 20),
+    ("models/zab/handlers.py:73:15 cmp: e > node.accepted_epoch -> e >= node.accepted_epoch", 7,
+     "leadership", 23),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,run,fails,depth", SAMPLE,
+                         ids=[f"run{r}-line{n.split(':')[1]}" for n, r, _, _ in SAMPLE])
+def test_the_gate_catches_its_sample_of_mutants(name, run, fails, depth):
+    from zabmc.mutate import run_search
+
+    by_name = {m.name: m for m in mutants("zab")}
+    assert name in by_name, "the handlers changed: rerun `make mutate` and pick the sample again"
+    r = run_search("zab", by_name[name], GATE[run - 1])
+    assert r["caught"]
+    assert (r.get("property") or r.get("error"), r.get("depth")) == (fails, depth)
+
+
+@pytest.mark.slow
+def test_the_random_walk_stage_catches_a_skipped_history_selection():
+    """Gate run 8 (seeded random walks) catches a bug no exhaustive gate run reaches: a new leader
+    that keeps its own history instead of the quorum's best (tests/test_zab_mutations.py's
+    skip-history-selection, on `zab`'s own election rather than zab-omega's)."""
+    from models.zab import Rules, ZabModel
+    from zabmc.mutate import run_search
+
+    class SkipHistorySelection(Rules):
+        tag = "skip-history-selection-zab"
+
+        def better_history(self, epoch, zxid, best_epoch, best_zxid):
+            return False
+
+    model = ZabModel(SkipHistorySelection())
+    r = run_search("zab", None, GATE[7], model=model)
+    assert (r["caught"], r["property"], r["depth"]) == (True, "prefix", 44)
 
 
 def test_mutate_lists_and_rejects_a_bad_index(cli):
