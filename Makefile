@@ -21,7 +21,7 @@ check: install
 	zabmc check --nodes 3 --depth 40
 
 # The CI invariant gate: the zab model (DSN 2011 ZAB) checked with every default property, cheapest
-# run first, in about three minutes here (figures in reports/verification.md). Runs 1, 4 and 5
+# run first, in about two minutes here (figures in reports/verification.md). Runs 1, 4 and 5
 # exhaust their state spaces; 6 and 7 explore every path of up to 24 and 23 events (6 with one
 # crash: a crashed node keeps only its durable fields and may restart at any step; 4 with two).
 # Runs 2 and 3 check liveness: once faults stop, a leader is elected and every proposal commits
