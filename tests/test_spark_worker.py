@@ -74,26 +74,26 @@ def test_merge_keeps_the_smallest_key_of_each_unvisited_fingerprint(visited, bat
     """What `merge` yields and counts is what a dict keeping the smallest key per fingerprint gives:
     the new visited set (sorted), the frontier as (key, encoded state) with the chosen candidate's
     own encoding, and the partition's statistics."""
-    records = [("S", chunk) for chunk in np.array_split(arr(sorted(visited)), 2)]
+    records = [worker.Seen(chunk) for chunk in np.array_split(arr(sorted(visited)), 2)]
     want: dict = {}
     for b in batches:
         # a candidate's encoded state names it: fingerprint and key
         enc = [fp + k for fp, k in b]
-        records.append(("C", b"".join(fp for fp, _ in b),
-                        worker.pack_keys(b"".join(k for _, k in b)),
-                        *worker.pack_states(enc)))
+        records.append(worker.Candidates(b"".join(fp for fp, _ in b),
+                                         worker.pack_keys(b"".join(k for _, k in b)),
+                                         *worker.pack_states(enc)))
         for fp, k in b:
             if fp not in visited and (fp not in want or k < want[fp]):
                 want[fp] = k
     m: list = []
     out = list(worker.merge(iter(records), m))
 
-    seen = b"".join(r[1].tobytes() for r in out if r[0] == "S")
+    seen = b"".join(r.fps.tobytes() for r in out if isinstance(r, worker.Seen))
     assert seen == b"".join(sorted(visited | set(want)))
     frontier = sorted(worker.frontier_states(out))
     assert frontier == sorted((k, fp + k) for fp, k in want.items())
-    kept_batches = {r[4] for r in out if r[0] == "F"}
-    new, nseen, nbytes, ncand = m
+    kept_batches = {r.z for r in out if isinstance(r, worker.Frontier)}
+    new, nseen, nbytes, ncand, _ = m[0]
     assert (new, nseen, ncand) == (len(want), len(visited | set(want)),
                                    sum(len(b) for b in batches))
     assert nbytes == sum(len(z) for z in kept_batches)
@@ -103,10 +103,10 @@ def test_merge_of_the_initial_state_has_an_empty_key():
     """Level 0's one candidate carries the empty key (its path has no events)."""
     fp = b"\x11" * 16
     m: list = []
-    out = list(worker.merge(iter([("C", fp, worker.pack_keys(b""),
-                                   *worker.pack_states([b"init"]))]), m))
+    out = list(worker.merge(iter([worker.Candidates(fp, worker.pack_keys(b""),
+                                                    *worker.pack_states([b"init"]))]), m))
     assert list(worker.frontier_states(out)) == [(b"", b"init")]
-    assert m[:2] == [1, 1]
+    assert m[0][:2] == (1, 1)
 
 
 def test_seed_and_merge_round_trip_through_the_shuffle_encoding():
@@ -150,7 +150,7 @@ def _check_step_levels(env, want, nparts: int) -> tuple[int, int]:
     levels = len(want.per_depth)
     for level, (nxt, rep) in enumerate(_step_levels(env, nparts, levels)):
         new, nseen, _nbytes, ncand, merge_s, gen, _viol, expand_s = (
-            [rep[p][i] for p in sorted(rep)] for i in range(8))
+            [(*rep[p].merge, *rep[p].expand)[i] for p in sorted(rep)] for i in range(8))
         assert len(new) == nparts  # one report per partition
         if level:
             assert sum(new) == want.per_depth[level]
@@ -164,12 +164,12 @@ def _check_step_levels(env, want, nparts: int) -> tuple[int, int]:
             batches: dict = {}
             for src, batch in sent:
                 for rec in batch:
-                    if rec[0] == "S":
+                    if isinstance(rec, worker.Seen):
                         assert src == dest
-                        fps = rec[1]
+                        fps = rec.fps
                     else:
-                        assert rec[0] == "C"
-                        fps = np.frombuffer(rec[1], FP_DTYPE)
+                        assert isinstance(rec, worker.Candidates)
+                        fps = np.frombuffer(rec.fps, FP_DTYPE)
                         batches[src] = batches.get(src, 0) + 1
                     assert all(worker.fp_partition(fp) % nparts == dest for fp in fps.tolist())
             most = max([most, *batches.values()])
@@ -194,8 +194,10 @@ def test_step_merges_expands_and_sends_the_visited_set_to_itself(monkeypatch):
     assert want.per_depth == [1, 6, 23, 63, 140, 268]
     ncand, most = _check_step_levels(env, want, 2)
     assert most == 1
-    monkeypatch.setattr(worker, "CHUNK_MAP", 3)
-    monkeypatch.setattr(worker, "SENT_LIMIT", 5)
+    from zabmc.spark.worker import expansion
+
+    monkeypatch.setattr(expansion, "CHUNK_MAP", 3)
+    monkeypatch.setattr(expansion, "SENT_LIMIT", 5)
     ncand_small, most_small = _check_step_levels(env, want, 2)
     assert most_small > 1
     assert ncand_small > ncand

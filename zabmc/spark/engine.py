@@ -36,6 +36,7 @@ from __future__ import annotations
 import statistics
 import time
 from functools import partial
+from typing import NamedTuple
 
 from zabmc.errors import ZabmcError
 from zabmc.explore.env import Env
@@ -89,11 +90,25 @@ def _shuffled(sc, keyed, nparts: int):
     return rdd, part.rdd().dependencies().head()
 
 
+class Expansion(NamedTuple):
+    """A stage's expansion, as the driver keeps it until the next stage has merged its output."""
+
+    successors: int  # generated, over all tasks
+    violations: list  # per task: {property: (smallest order key, violation)}
+    task_seconds: list  # per task, sorted
+    wall: float  # the stage's seconds not spent merging
+
+
 class SparkBFS(Search):
     """Breadth-first search on Spark; the same `Outcome` as the in-process `BFS`.
 
     Options: `master`, `partitions` (default: the master's cores), `verbose`. Spark numbers go to
-    `outcome.extra["spark"]`."""
+    `outcome.extra["spark"]`.
+
+    `search` starts the session and runs `_levels`, the level loop: one Spark stage a level
+    (`_run_stage`), counted when the next stage has merged its output (`_finish_level`); a
+    violation in the middle of a level is accounted for by `_stop_in_level`. `finish` writes the
+    summary."""
 
     name = "bfs"
     engine = "spark"
@@ -104,146 +119,162 @@ class SparkBFS(Search):
         partitions = opts.get("partitions")
         check_master(master)
         check_partitions(partitions)
-        from .session import Cancelled, get_session, local_cores, require_pyspark, run_job
+        from .session import Cancelled, get_session, local_cores, require_pyspark
 
         require_pyspark()
-        from pyspark import StorageLevel
-
-        env, out, cfg = self.env, self.out, self.config
-        self.levels = levels = []
-        self.distinct = distinct = 1
-        self.frontier = frontier = 1
-        self.depth = depth = 0
-        t0 = self.t0
+        env, out = self.env, self.out
+        self.levels = []
+        self.distinct, self.frontier, self.depth = 1, 1, 0
         time_limit = self.time_limit
-        deadline = t0 + time_limit if time_limit is not None else None
-        record = self.record
+        self.deadline = self.t0 + time_limit if time_limit is not None else None
 
         init, v0 = env.initial()
         out.generated = 1
         out.per_depth.append(1)
         if v0 is not None:
-            record(v0, 0, ())
-        spec = env_spec(env)
+            self.record(v0, 0, ())
+        self.spec = spec = env_spec(env)
 
-        sess = get_session(master, partitions=partitions, verbose=opts.get("verbose", False))
+        self.sess = sess = get_session(master, partitions=partitions,
+                                       verbose=opts.get("verbose", False))
         sc = sess.sc
-        nparts = partitions or local_cores(master) or sc.defaultParallelism
-        self.extra = extra = {
-            "master": sc.master, "partitions": nparts, "spark_version": sc.version,
-            "codec": spec.codec, "startup_seconds": round(sess.startup, 3), "levels": levels,
+        self.nparts = partitions or local_cores(master) or sc.defaultParallelism
+        self.extra = {
+            "master": sc.master, "partitions": self.nparts, "spark_version": sc.version,
+            "codec": spec.codec, "startup_seconds": round(sess.startup, 3), "levels": self.levels,
         }
-        out.extra["spark"] = extra
-        mem_disk = StorageLevel.MEMORY_AND_DISK
-        submit_map_stage = sc._jsc.sc().submitMapStage
-
-        held: list = []  # checkpointed shuffles still in memory, oldest first
+        out.extra["spark"] = self.extra
+        self.held = []  # checkpointed shuffles still in memory, oldest first
         try:
             ts = time.perf_counter()
             codec = make_codec(spec.codec, env)
             # level 0's candidates: the initial state, routed to its partition
             Yin, _ = _shuffled(sc, sc.parallelize([0], 1).mapPartitions(
-                partial(seed, nparts, env.fingerprint(init), codec.encode(init))), nparts)
-            extra["setup_seconds"] = round(time.perf_counter() - ts, 3)
-            # Stage j merges level j and expands it into level j+1's candidates; level j's record
-            # (as in the in-process engine: the expansion that generated it, then its merge) is
-            # complete when stage j is.
-            pend = None  # stage j-1's expansion: (successors, violations, busy seconds, wall seconds)
-
-            def finish_level(new, merges, gen, expand_s, seconds):
-                """Count a finished level: `new` states, its merges' (.., visited, frontier bytes,
-                candidates, busy seconds) per task, the `gen` successors that generated it and the
-                busy seconds of those expansions."""
-                nonlocal depth, distinct, frontier
-                out.generated += gen
-                if new:
-                    depth += 1
-                    out.per_depth.append(new)
-                    distinct += new
-                levels.append({
-                    "depth": depth, "frontier": frontier, "new": new, "generated": gen,
-                    "candidates": sum(m[3] for m in merges),
-                    "frontier_bytes": sum(m[2] for m in merges), "seconds": round(seconds, 4),
-                    "expand_task_seconds": expand_s,
-                    "merge_task_seconds": [round(x, 4) for x in sorted(m[4] for m in merges)]})
-                self.observer.on_level(depth, frontier, new, seconds)
-                frontier = new
-            j = 0
-            while cfg.depth > 0:
-                lt = time.perf_counter()
-                if deadline is not None and lt >= deadline:
-                    out.stop_reason = TIME_LIMIT
-                    break
-                expand_it = j < cfg.depth
-                acc = sc.accumulator({}, StatsParam())
-                Yout, dep = _shuffled(sc, Yin.mapPartitionsWithIndex(
-                    partial(step, acc, spec, self.stop_at_first, nparts, expand_it)), nparts)
-                if j and j % CHECKPOINT_EVERY == 0:
-                    Yin.persist(mem_disk)
-                    Yin.localCheckpoint()
-                    run_job(sess, Yin._jrdd.count, deadline=deadline, what=f"level {j} checkpoint")
-                    for rdd in held:  # the new checkpoint is the one a lost shuffle is rebuilt from
-                        rdd.unpersist()
-                    held = [Yin]
-
-                def tick():
-                    self.progress(depth + 1, distinct, frontier, check_time=False)
-
-                run_job(sess, lambda dep=dep: submit_map_stage(dep).get(), tick=tick,
-                        deadline=deadline, what=f"level {j}")
-                # per task: (new, visited, frontier bytes, candidates, merge seconds,
-                #            successors, violations, expand seconds)
-                parts = list(acc.value.values())
-                wall = time.perf_counter() - lt
-                # a level's time: the part of the stage before that expanded its parents (all of it
-                # for level 1), and its own merge: the stage's slowest merge
-                merge_wall = min(max((p[4] for p in parts), default=0.0), wall) if j else 0.0
-                new = sum(p[0] for p in parts)
-                if j:
-                    last = not expand_it or not new
-                    finish_level(new, parts, pend[0], pend[2],
-                                 pend[3] + (wall if last else merge_wall))
-                    self.progress(depth, distinct, frontier, check_time=False)
-                    if last:
-                        break
-                pend = (sum(p[5] for p in parts), [p[6] for p in parts],
-                        [round(x, 4) for x in sorted(p[7] for p in parts)], wall - merge_wall)
-                # per property, the smallest-key step of level j+1 violating it; in key order, these
-                # are the steps at which the in-process scan records something
-                steps: dict = {}
-                reported = {f.violation.property for f in out.violations}
-                for viol in pend[1]:
-                    for prop, (key, v) in viol.items():
-                        if prop not in reported and (prop not in steps or key < steps[prop][0]):
-                            steps[prop] = (key, v)
-                ordered = sorted(steps.values(), key=lambda kv: kv[0])
-                if ordered and self.stop_at_first:
-                    # BFS stops at the first of them, in the middle of level j+1: count what it had
-                    # done by then, from the shuffles this stage read and wrote
-                    vkey, v = ordered[0]
-                    vparent, vei = vkey[:-2], int.from_bytes(vkey[-2:], "big")
-                    rows = run_job(sess, Yout.mapPartitions(partial(count_before, vkey)).collect,
-                                   what="count before the violation")
-                    gen = run_job(sess, Yin.mapPartitions(
-                        partial(successors_before, spec, vparent)).sum,
-                        what="count before the violation") + vei + 1
-                    vdepth = depth + 1
-                    finish_level(sum(r[0] for r in rows), [r[1:] for r in rows], gen, pend[2],
-                                 pend[3] + time.perf_counter() - lt - wall)
-                    record(v, vdepth, key_path(vkey))  # stops the search
-                for vkey, v in ordered:
-                    record(v, depth + 1, key_path(vkey))
-                Yin = Yout
-                j += 1
+                partial(seed, self.nparts, env.fingerprint(init), codec.encode(init))), self.nparts)
+            self.extra["setup_seconds"] = round(time.perf_counter() - ts, 3)
+            self._levels(Yin)
         except Cancelled:
             out.stop_reason = TIME_LIMIT
         finally:
-            self.distinct, self.frontier, self.depth = distinct, frontier, depth
-            for rdd in held:
+            for rdd in self.held:
                 try:
                     rdd.unpersist()
                 except Exception:  # noqa: BLE001 - the session may be gone (Ctrl-C)
                     pass
+
+    def _levels(self, Yin) -> None:
+        """The level loop. Stage j merges level j and expands it into level j+1's candidates;
+        level j's record (as in the in-process engine: the expansion that generated it, then its
+        merge) is complete when stage j is."""
+        cfg, out = self.config, self.out
+        pend = None  # stage j-1's Expansion
+        j = 0
+        while cfg.depth > 0:
+            lt = time.perf_counter()
+            if self.deadline is not None and lt >= self.deadline:
+                out.stop_reason = TIME_LIMIT
+                break
+            expand_it = j < cfg.depth
+            Yout, parts = self._run_stage(Yin, j, expand_it)
+            wall = time.perf_counter() - lt
+            # a level's time: the part of the stage before that expanded its parents (all of it
+            # for level 1), and its own merge: the stage's slowest merge
+            merge_wall = min(max((p.merge.seconds for p in parts), default=0.0), wall) if j else 0.0
+            new = sum(p.merge.new for p in parts)
+            if j:
+                last = not expand_it or not new
+                self._finish_level(new, [p.merge for p in parts], pend.successors,
+                                   pend.task_seconds, pend.wall + (wall if last else merge_wall))
+                self.progress(self.depth, self.distinct, self.frontier, check_time=False)
+                if last:
+                    break
+            pend = Expansion(sum(p.expand.successors for p in parts),
+                             [p.expand.violations for p in parts],
+                             [round(x, 4) for x in sorted(p.expand.seconds for p in parts)],
+                             wall - merge_wall)
+            ordered = self._first_violations(pend)
+            if ordered and self.stop_at_first:
+                self._stop_in_level(Yin, Yout, ordered[0], pend, lt, wall)  # stops the search
+            for vkey, v in ordered:
+                self.record(v, self.depth + 1, key_path(vkey))
+            Yin = Yout
+            j += 1
+
+    def _run_stage(self, Yin, j: int, expand_it: bool):
+        """Stage j: one `step` task per partition reading `Yin` and writing the next shuffle
+        (checkpointing the shuffle it reads every `CHECKPOINT_EVERY` levels). Returns the next
+        shuffle's RDD and each task's `TaskStats`."""
+        from pyspark import StorageLevel
+
+        from .session import run_job
+
+        sess, nparts = self.sess, self.nparts
+        sc = sess.sc
+        acc = sc.accumulator({}, StatsParam())
+        Yout, dep = _shuffled(sc, Yin.mapPartitionsWithIndex(
+            partial(step, acc, self.spec, self.stop_at_first, nparts, expand_it)), nparts)
+        if j and j % CHECKPOINT_EVERY == 0:
+            Yin.persist(StorageLevel.MEMORY_AND_DISK)
+            Yin.localCheckpoint()
+            run_job(sess, Yin._jrdd.count, deadline=self.deadline, what=f"level {j} checkpoint")
+            for rdd in self.held:  # the new checkpoint is the one a lost shuffle is rebuilt from
+                rdd.unpersist()
+            self.held = [Yin]
+
+        def tick():
+            self.progress(self.depth + 1, self.distinct, self.frontier, check_time=False)
+
+        submit_map_stage = sc._jsc.sc().submitMapStage
+        run_job(sess, lambda: submit_map_stage(dep).get(), tick=tick, deadline=self.deadline,
+                what=f"level {j}")
+        return Yout, list(acc.value.values())
+
+    def _finish_level(self, new: int, merges: list, gen: int, expand_s: list,
+                      seconds: float) -> None:
+        """Count a finished level: `new` states, its merges' `MergeStats` per task, the `gen`
+        successors that generated it and the busy seconds of those expansions."""
+        out = self.out
+        out.generated += gen
+        if new:
+            self.depth += 1
+            out.per_depth.append(new)
+            self.distinct += new
+        self.levels.append({
+            "depth": self.depth, "frontier": self.frontier, "new": new, "generated": gen,
+            "candidates": sum(m.candidates for m in merges),
+            "frontier_bytes": sum(m.frontier_bytes for m in merges), "seconds": round(seconds, 4),
+            "expand_task_seconds": expand_s,
+            "merge_task_seconds": [round(x, 4) for x in sorted(m.seconds for m in merges)]})
+        self.observer.on_level(self.depth, self.frontier, new, seconds)
+        self.frontier = new
+
+    def _first_violations(self, pend: Expansion) -> list:
+        """Per property not reported yet, the smallest-key step of the expanded level violating
+        it, in key order: the steps at which the in-process scan records something."""
+        steps: dict = {}
+        reported = {f.violation.property for f in self.out.violations}
+        for viol in pend.violations:
+            for prop, (key, v) in viol.items():
+                if prop not in reported and (prop not in steps or key < steps[prop][0]):
+                    steps[prop] = (key, v)
+        return sorted(steps.values(), key=lambda kv: kv[0])
+
+    def _stop_in_level(self, Yin, Yout, first, pend: Expansion, lt: float, wall: float) -> None:
+        """BFS stops at `first`, in the middle of the level just expanded: count what it had done
+        by then from the shuffles this stage read (`Yin`) and wrote (`Yout`), and record it."""
+        from .session import run_job
+
+        sess = self.sess
+        vkey, v = first
+        vparent, vei = vkey[:-2], int.from_bytes(vkey[-2:], "big")
+        rows = run_job(sess, Yout.mapPartitions(partial(count_before, vkey)).collect,
+                       what="count before the violation")
+        gen = run_job(sess, Yin.mapPartitions(partial(successors_before, self.spec, vparent)).sum,
+                      what="count before the violation") + vei + 1
+        vdepth = self.depth + 1
+        self._finish_level(sum(n for n, _ in rows), [m for _, m in rows], gen, pend.task_seconds,
+                           pend.wall + time.perf_counter() - lt - wall)
+        self.record(v, vdepth, key_path(vkey))  # stops the search
 
     def finish(self) -> None:
         out = self.out
@@ -275,7 +306,7 @@ class SparkBFS(Search):
         return EXHAUSTED
 
     def run(self) -> Outcome:
-        self.levels, self.extra = [], None
+        self.levels, self.extra, self.held = [], None, []
         self.distinct, self.frontier, self.depth = 1, 1, 0
         self.out.extra["frontier_left"] = 0
         return super().run()

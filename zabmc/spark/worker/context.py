@@ -1,0 +1,39 @@
+"""The executor-side environment: executors never receive an `Env`, they receive an `EnvSpec`
+(model name, `ExploreConfig`, property names, state codec) and rebuild the very same `Env` with
+`zabmc.model.get_model`, `Env` and `zabmc.invariants.Checker`, once per Python worker process."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from zabmc.explore.codec import Codec, make_codec
+
+
+class EnvSpec(NamedTuple):
+    """A picklable description from which an executor rebuilds the driver's `Env`."""
+
+    model: str
+    config: tuple  # ExploreConfig fields
+    invariants: tuple
+    codec: str  # "marshal" or "pickle"
+
+
+class Context(NamedTuple):
+    env: object
+    codec: Codec
+
+
+_CONTEXTS: dict = {}
+
+
+def context(spec: EnvSpec) -> Context:
+    """The Env of `spec`, built once per worker process (Spark reuses Python workers)."""
+    ctx = _CONTEXTS.get(spec)
+    if ctx is None:
+        from zabmc.explore.env import Env, ExploreConfig
+        from zabmc.invariants import Checker
+        from zabmc.model import get_model
+
+        env = Env(get_model(spec.model), ExploreConfig(*spec.config), Checker(spec.invariants))
+        ctx = _CONTEXTS[spec] = Context(env, make_codec(spec.codec, env))
+    return ctx
