@@ -85,7 +85,9 @@ def _require_network(model, network: str) -> None:
               metavar="DIR",
               help="bfs: write checkpoints into DIR (atomically; the last good one survives a kill "
                    "at any instant), at level boundaries only, at most every --checkpoint-every "
-                   "seconds, and a last one when the search ends or is interrupted.")
+                   "seconds, and a last one when the search ends or is interrupted. With --engine "
+                   "spark: Spark's reliable checkpoints, every 10 levels, on storage every "
+                   "executor reaches (a lost executor's work is then rebuilt from there).")
 @click.option("--checkpoint-every", type=float, default=300.0, show_default=True,
               metavar="SECONDS",
               help="Seconds between two checkpoints (taken at the first level boundary after; 0: "
@@ -156,8 +158,10 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
         raise UsageError(f"--time-limit must be positive, got {time_limit}")
     if engine == "spark" and strategy != "bfs":
         raise UsageError("--engine spark runs breadth-first search only (--strategy bfs)")
-    if (checkpoint_dir or resume_dir) and (strategy != "bfs" or engine != "in-process"):
-        raise UsageError("--checkpoint and --resume work with --strategy bfs --engine in-process")
+    if resume_dir and (strategy != "bfs" or engine != "in-process"):
+        raise UsageError("--resume works with --strategy bfs --engine in-process")
+    if checkpoint_dir and strategy != "bfs":
+        raise UsageError("--checkpoint works with --strategy bfs")
     if checkpoint_every < 0:
         raise UsageError(f"--checkpoint-every must not be negative, got {checkpoint_every}")
     model = get_model(model_name)
@@ -170,7 +174,9 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     out_console = PipeConsole(stderr=as_json, highlight=False, soft_wrap=True)
     stop_at_first = not find_all
     options = {}
-    if checkpoint_dir or resume_dir:  # before anything is printed: a bad checkpoint is one line
+    if engine == "spark":
+        options = {"checkpoint_dir": checkpoint_dir}
+    elif checkpoint_dir or resume_dir:  # before anything is printed: a bad checkpoint is one line
         options = _checkpoint_options(env, strategy, stop_at_first, checkpoint_dir or resume_dir,
                                       checkpoint_every, resume_dir, out_console,
                                       quiet=quiet or as_json)
@@ -320,7 +326,8 @@ def _search(env, engine, strategy, stop_at_first, observer, time_limit, master, 
         from zabmc.spark.engine import spark_bfs
 
         outcome = spark_bfs(env, stop_at_first=stop_at_first, observer=observer, master=master,
-                            partitions=partitions, verbose=verbose, time_limit=time_limit)
+                            partitions=partitions, verbose=verbose, time_limit=time_limit,
+                            checkpoint_dir=(bfs_options or {}).get("checkpoint_dir"))
     else:
         options = {"seed": seed, "walks": walks} if strategy == "random" else {}
         options.update(bfs_options or {})

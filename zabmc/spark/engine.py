@@ -102,8 +102,17 @@ class Expansion(NamedTuple):
 class SparkBFS(Search):
     """Breadth-first search on Spark; the same `Outcome` as the in-process `BFS`.
 
-    Options: `master`, `partitions` (default: the master's cores), `verbose`. Spark numbers go to
-    `outcome.extra["spark"]`.
+    Options: `master`, `partitions` (default: the master's cores), `verbose`, `checkpoint_dir`.
+    Spark numbers go to `outcome.extra["spark"]`.
+
+    Every `CHECKPOINT_EVERY` levels the lineage is cut, so that a lost shuffle output is rebuilt
+    from the cut rather than from level 0 (`lineage_cut` in the numbers): on a local master with
+    `localCheckpoint` (executors live in the driver's JVM, so losing one is losing the run); on a
+    cluster with `checkpoint_dir`, a reliable checkpoint written there, which must be storage
+    every executor and the driver reach (HDFS, a shared file system); on a cluster without it not
+    at all, since a local checkpoint dies with the executor that holds it and would fail the job.
+    Without a cut, losing an executor costs the recomputation of its shuffle outputs back to
+    level 0.
 
     `search` starts the session and runs `_levels`, the level loop: one Spark stage a level
     (`_run_stage`), counted when the next stage has merged its output (`_finish_level`); a
@@ -139,9 +148,16 @@ class SparkBFS(Search):
                                        verbose=opts.get("verbose", False))
         sc = sess.sc
         self.nparts = partitions or local_cores(master) or sc.defaultParallelism
+        checkpoint_dir = opts.get("checkpoint_dir")
+        if checkpoint_dir:
+            sc.setCheckpointDir(checkpoint_dir)
+            self.cut = "reliable"
+        else:
+            self.cut = "local" if sc.master.startswith("local") else None
         self.extra = {
             "master": sc.master, "partitions": self.nparts, "spark_version": sc.version,
             "codec": spec.codec, "startup_seconds": round(sess.startup, 3), "levels": self.levels,
+            "lineage_cut": self.cut or "none",
         }
         out.extra["spark"] = self.extra
         self.held = []  # checkpointed shuffles still in memory, oldest first
@@ -213,9 +229,12 @@ class SparkBFS(Search):
         acc = sc.accumulator({}, StatsParam())
         Yout, dep = _shuffled(sc, Yin.mapPartitionsWithIndex(
             partial(step, acc, self.spec, self.stop_at_first, nparts, expand_it)), nparts)
-        if j and j % CHECKPOINT_EVERY == 0:
+        if j and j % CHECKPOINT_EVERY == 0 and self.cut:
             Yin.persist(StorageLevel.MEMORY_AND_DISK)
-            Yin.localCheckpoint()
+            if self.cut == "local":
+                Yin.localCheckpoint()
+            else:
+                Yin.checkpoint()  # written to checkpoint_dir by the job below
             run_job(sess, Yin._jrdd.count, deadline=self.deadline, what=f"level {j} checkpoint")
             for rdd in self.held:  # the new checkpoint is the one a lost shuffle is rebuilt from
                 rdd.unpersist()

@@ -167,8 +167,10 @@ def _create(master: str, partitions: int | None, verbose: bool) -> Session:
         "spark.driver.extraJavaOptions": JVM_FLAGS,
         "spark.executor.extraJavaOptions": JVM_FLAGS,
         "spark.log.level": "WARN" if verbose else "ERROR",
-        # old levels' shuffle files are removed when the driver JVM collects their RDDs
+        # old levels' shuffle files are removed when the driver JVM collects their RDDs, and so
+        # are the reliable checkpoints of `--checkpoint DIR` that a newer one replaced
         "spark.cleaner.periodicGC.interval": "1min",
+        "spark.cleaner.referenceTracking.cleanCheckpoints": "true",
         # PySpark's shuffle batching spills by RSS; the explorer's caches alone exceed the default
         "spark.python.worker.memory": "2g",
         "spark.local.dir": os.path.join(run_dir, "local"),
