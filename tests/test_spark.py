@@ -26,16 +26,6 @@ from zabmc.invariants import DEFAULT_PROPERTIES, Checker
 ALL = DEFAULT_PROPERTIES
 
 
-@pytest.fixture(scope="session")
-def spark():
-    pytest.importorskip("pyspark")
-    from zabmc.spark.session import get_session, stop_session
-
-    session = get_session("local[2]", partitions=2)
-    yield session
-    stop_session()
-
-
 def env_for(invariants=ALL, **kw) -> Env:
     return Env(MODEL, ExploreConfig(**kw), Checker(invariants))
 
@@ -238,8 +228,11 @@ def test_cli_sweep_json_and_exit_code(spark, capsys, tmp_path):
     got = json.loads(capsys.readouterr().out)
     assert exc.value.code == EXIT_VIOLATION
     # the simulator's own golden result for this seed (tests/test_cli_simulate.py)
-    assert got["violations"] == [{"config": "n3-r2000-p10", "property": "local-primary-order",
-                                  "runs": 1, "first_seed": 42}]
+    assert got["violations"] == [{
+        "config": "n3-r2000-p10", "property": "local-primary-order", "runs": 1,
+        "first_seed": 42, "first_tick": 369, "earliest_tick": 369, "earliest_seed": 42,
+        "latest_tick": 369,
+        "first_message": "node 0 delivered 1.2:zab-1 as epoch 1's transaction number 1"}]
     with pytest.raises(SystemExit) as exc:  # the table exists now
         main(args)
     assert exc.value.code == EXIT_USAGE

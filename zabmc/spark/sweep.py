@@ -45,7 +45,7 @@ class SweepResult(NamedTuple):
     out: str
     runs: int
     violating: int
-    summary: list  # of dict(config, property, runs, first_seed, first_tick)
+    summary: list  # of dict(config, property, runs, first_seed, first_tick, ...): see sweep_report
     per_config: dict  # config -> runs
     elapsed: float
     spark: dict
@@ -227,21 +227,11 @@ def run_sweep(configs: list, seed_ranges: list, *, out: str, model: str = "db19"
     run_job(sess, lambda: writer.parquet(out), tick=tick, what="sweep")
     run_seconds = time.perf_counter() - t_run
 
-    from pyspark.sql import functions as F
+    from .sweep_report import report_spark
 
-    table = spark.read.parquet(out)
-    per_config = {r["config"]: r["n"] for r in
-                  table.groupBy("config").agg(F.count("*").alias("n")).collect()}
-    agg = (table.where(F.col("violation").isNotNull())
-           .groupBy("config", "violation")
-           .agg(F.count("*").alias("runs"), F.min("seed").alias("first_seed"))
-           .collect())
-    order = {c.name: i for i, c in enumerate(configs)}
-    summary = sorted(({"config": r["config"], "property": r["violation"], "runs": r["runs"],
-                       "first_seed": r["first_seed"]} for r in agg),
-                     key=lambda d: (order.get(d["config"], 0), -d["runs"], d["property"]))
-    runs = sum(per_config.values())
-    violating = (table.where(F.col("violation").isNotNull()).count() if summary else 0)
+    rep = report_spark(spark, out, order={c.name: i for i, c in enumerate(configs)})
+    per_config = {c["config"]: c["runs"] for c in rep.configs}
+    runs, violating, summary = rep.runs, rep.violating, rep.violations
     elapsed = time.perf_counter() - t0
     stats = {"master": sc.master, "tasks": len(pieces), "spark_version": sc.version,
              "startup_seconds": round(sess.startup, 3), "run_seconds": round(run_seconds, 3),
