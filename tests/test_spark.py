@@ -220,7 +220,7 @@ def test_sweep_rows_are_the_simulators_results(spark, tmp_path):
 
 @pytest.mark.spark
 def test_cli_sweep_json_and_exit_code(spark, capsys, tmp_path):
-    out = tmp_path / "t.parquet"
+    out = tmp_path / "t[1].parquet"  # a name Spark would take for a glob pattern
     args = ["sweep", "--nodes", "3", "--rounds", "2000", "--proposals", "10", "--seeds", "42",
             "--out", str(out), "--master", "local[2]", "--json"]
     with pytest.raises(SystemExit) as exc:

@@ -14,6 +14,7 @@ Two readers give the same `Report`:
 from __future__ import annotations
 
 import os
+import re
 from typing import NamedTuple
 
 from zabmc.errors import UsageError
@@ -137,6 +138,12 @@ def report_arrow(path: str, order=None, batch_rows: int = 1 << 20) -> Report:
     return _assemble(path, per_config, viol, "arrow", order)
 
 
+def literal(path: str) -> str:
+    """`path` with Hadoop's glob characters escaped, so that Spark reads that one table: a
+    directory named `runs[1]` is not the pattern `runs1`."""
+    return re.sub(r"([\\\[\]{}*?])", r"\\\1", path)
+
+
 # --- spark --------------------------------------------------------------------------------------
 
 
@@ -144,7 +151,7 @@ def report_spark(spark, path: str, order=None) -> Report:
     """The same aggregates with Spark SQL (`spark`: a live SparkSession)."""
     from pyspark.sql import functions as F
 
-    table = spark.read.parquet(path)
+    table = spark.read.parquet(literal(path))
     missing = [c for c in NEEDED if c not in table.columns]
     if missing:
         raise UsageError(f"{path} is not a zabmc sweep table (no column {', '.join(missing)})")
