@@ -13,7 +13,8 @@ from zabmc.explore.bfs import bfs
 from zabmc.explore.env import Env, ExploreConfig
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
 from zabmc.model import get_model
-from zabmc.mutate import GATE, build, mutants
+from zabmc.errors import UsageError
+from zabmc.mutate import GATE, build, mutants, run_gate
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HANDLERS = ROOT / "models" / "zab" / "handlers.py"
@@ -128,6 +129,20 @@ def test_mutate_lists_and_rejects_a_bad_index(cli):
     assert code == 0 and out.splitlines()[-1] == "173 mutants of models/zab/handlers.py for model zab"
     code, _, err = cli(["mutate", "--index", "999"])
     assert code == 2 and err.strip() == "zabmc: error: --index 999: there are 173 mutants (0-172)"
+
+
+def test_a_model_without_a_gate_lists_its_mutants_but_runs_none(cli):
+    """zab's gate says nothing about another model (its liveness runs cannot even run on zk-fixed,
+    and that error once counted as a catch): --run refuses, before printing anything."""
+    code, out, _ = cli(["mutate", "--model", "zk-fixed"])
+    assert code == 0 and out.splitlines()[-1] == \
+        "309 mutants of models/zk/handlers.py for model zk-fixed"
+    code, out, err = cli(["mutate", "--model", "zk-fixed", "--run", "--index", "1"])
+    assert (code, out) == (2, "")
+    assert err == ("zabmc: error: model zk-fixed has no gate to run its mutants against (--run "
+                   "knows zab); without --run its mutants are listed\n")
+    with pytest.raises(UsageError, match="no gate"):
+        run_gate("zk-fixed", None)
 
 
 def test_the_probe_is_sound_every_mutant_it_calls_unchanged_explores_the_original_graph():

@@ -24,9 +24,11 @@ def mutate(model_name, do_run, indices, as_json):
     """List every single-point mutation of the model's guards and thresholds (comparison
     operators and operands, quorum thresholds, dropped conjuncts and disjuncts, max/min, + 1);
     with --run, say which the CI gate catches. Mutants are applied in memory; no file changes."""
-    from zabmc.mutate import gate_verdicts, mutants
+    from zabmc.mutate import gate_for, gate_verdicts, mutants
 
     ms = mutants(model_name)
+    if do_run:
+        gate_for(model_name)  # before anything is printed
     for k in indices:
         if not 0 <= k < len(ms):
             raise UsageError(f"--index {k}: there are {len(ms)} mutants (0-{len(ms) - 1})")

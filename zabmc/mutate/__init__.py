@@ -25,6 +25,8 @@ import sys
 import types
 from dataclasses import dataclass
 
+from zabmc.errors import UsageError
+
 _SWAPS = {
     ast.Lt: (ast.LtE, ast.Gt), ast.LtE: (ast.Lt, ast.GtE), ast.Gt: (ast.GtE, ast.Lt),
     ast.GtE: (ast.Gt, ast.LtE), ast.Eq: (ast.NotEq,), ast.NotEq: (ast.Eq,),
@@ -130,8 +132,6 @@ def _package(model_name: str) -> str:
 
     target = MODELS.get(model_name)
     if target is None:
-        from zabmc.errors import UsageError
-
         raise UsageError(f"unknown model {model_name!r} (zabmc models lists them)")
     return target.split(":")[0].split(".")[1]
 
@@ -300,6 +300,21 @@ GATE = (
     "--max-heartbeats 1 --max-crashes 1 --depth 60 --strategy random --seed 1 --walks 10000",
 )
 
+#: the models that have a gate, and its searches; a mutant of another model can be listed, but
+#: there is no gate to run it against
+GATES = {"zab": GATE}
+
+
+def gate_for(model_name: str) -> tuple:
+    """The gate's searches for `model_name`, or a one-line `UsageError` naming those that have one:
+    running one model's gate on another would say nothing about either."""
+    runs = GATES.get(model_name)
+    if runs is None:
+        raise UsageError(f"model {model_name} has no gate to run its mutants against (--run "
+                         f"knows {', '.join(sorted(GATES))}); without --run its mutants are listed")
+    return runs
+
+
 #: wider searches for the mutants the gate misses (benchmarks/mutation_report.py): more random
 #: walks, with other seeds and budgets, than the gate affords; seeded, so a catch is reproducible
 WIDE = (
@@ -349,6 +364,8 @@ def run_search(model_name: str, mutant: Mutant | None, run: str, model=None,
         try:  # the state cap `zabmc check --liveness` has: reaching it is incomplete too
             res = check_liveness(env, max_states=int(opts.get("--max-states", DEFAULT_MAX_STATES)),
                                  time_limit=time_limit)
+        except UsageError:  # the search's flags do not fit the model: not the mutant's doing
+            raise
         except Exception as e:  # noqa: BLE001
             return {"caught": True, "property": None, "error": f"{type(e).__name__}: {e}"}
         r = {"distinct": res.distinct, "stop": res.stop_reason,
@@ -364,6 +381,8 @@ def run_search(model_name: str, mutant: Mutant | None, run: str, model=None,
         kw = {"seed": int(opts.get("--seed", 0)), "walks": int(opts.get("--walks", 1000))}
     try:
         out = get_strategy(opts.get("--strategy", "bfs"))(env, time_limit=time_limit, **kw).run()
+    except UsageError:  # the search's flags do not fit the model: not the mutant's doing
+        raise
     except Exception as e:  # noqa: BLE001  (a mutant may break the kernel's own assumptions)
         return {"caught": True, "property": None, "error": f"{type(e).__name__}: {e}"}
     # complete: the search covered its bounds (every state, every state to the depth bound, or
@@ -384,9 +403,10 @@ def _incomplete(opts: dict, stop: str, depth: int) -> dict:
     return {"caught": False}
 
 
-def run_gate(model_name: str, mutant: Mutant | None, runs=GATE) -> dict:
+def run_gate(model_name: str, mutant: Mutant | None, runs=None) -> dict:
     """Run the gate's searches on the mutant, in order, until one fails: what caught it (the run,
     the property, the depth), or that none did; a kernel that raises counts as caught."""
+    runs = gate_for(model_name) if runs is None else runs
     model = build(model_name, mutant)
     for k, run in enumerate(runs, 1):
         r = run_search(model_name, mutant, run, model=model)
@@ -399,10 +419,11 @@ def _gate_row(k: int, r: dict) -> dict:
     return {"run": k} | {key: r[key] for key in ("caught", "property", "depth", "error") if key in r}
 
 
-def gate_verdicts(model_name: str, chosen: list, runs=GATE):
+def gate_verdicts(model_name: str, chosen: list, runs=None):
     """(mutant, verdict) for each chosen mutant, as `run_gate` gives it; for more than one mutant,
     each gate run is first probed once (`Probe`) and a mutant runs only the searches where its
     expression ever differs from the original's (elsewhere its state graph is the original's)."""
+    runs = gate_for(model_name) if runs is None else runs
     infected: dict[str, set] = {}
     for m in chosen:
         model = None
