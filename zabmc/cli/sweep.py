@@ -10,6 +10,7 @@ import click
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
 from zabmc.errors import UsageError
 
+# the options that say what to run; `--report` runs nothing and refuses them
 GRID = ("nodes", "rounds", "proposals", "partitions_cut", "seeds", "model_name", "invariants",
         "out", "overwrite", "partitions", "quiet")
 
@@ -146,8 +147,8 @@ def _report(ctx, path, engine, master, as_json, verbose) -> int:
     from zabmc.spark.session import check_master
     from zabmc.spark.sweep_report import report
 
-    given = [ctx.command.params[[p.name for p in ctx.command.params].index(n)].opts[0]
-             for n in GRID if ctx.get_parameter_source(n).name != "DEFAULT"]
+    params = {p.name: p for p in ctx.command.params}
+    given = [params[n].opts[0] for n in GRID if ctx.get_parameter_source(n).name != "DEFAULT"]
     if given:
         raise UsageError(f"--report reads a table written before; it takes no {given[0]}")
     if ctx.get_parameter_source("master").name != "DEFAULT" and engine == "arrow":
