@@ -85,9 +85,14 @@ def _require_network(model, network: str) -> None:
               metavar="DIR",
               help="bfs: write checkpoints into DIR (atomically; the last good one survives a kill "
                    "at any instant), at level boundaries only, at most every --checkpoint-every "
-                   "seconds, and a last one when the search ends or is interrupted. With --engine "
-                   "spark: Spark's reliable checkpoints, every 10 levels, on storage every "
-                   "executor reaches (a lost executor's work is then rebuilt from there).")
+                   "seconds, and a last one when the search ends or is interrupted; --resume DIR "
+                   "continues from there. With --engine spark, DIR serves both losses: Spark's "
+                   "reliable checkpoints cut the lineage every 10 levels (a lost executor's work is "
+                   "rebuilt from there), and every task writes its partition's part of a level "
+                   "snapshot at most every --checkpoint-every seconds, sealed by a manifest once "
+                   "the level is done (a lost driver loses only the levels since). DIR must be "
+                   "storage the driver and every executor see at the same path (on a cluster, a "
+                   "shared file system; a URL such as hdfs://... gets the lineage cuts only).")
 @click.option("--checkpoint-every", type=float, default=300.0, show_default=True,
               metavar="SECONDS",
               help="Seconds between two checkpoints (taken at the first level boundary after; 0: "
@@ -95,8 +100,10 @@ def _require_network(model, network: str) -> None:
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False), default=None,
               metavar="DIR",
               help="bfs: continue the search checkpointed in DIR; the other flags must be the "
-                   "ones it was started with. Keeps checkpointing into DIR unless --checkpoint "
-                   "names another directory.")
+                   "ones it was started with (the engine and --partitions may differ). Keeps "
+                   "checkpointing into DIR unless --checkpoint names another directory. "
+                   "--engine spark resumes a checkpoint of either engine; the in-process engine "
+                   "resumes only its own (a Spark snapshot has no parent table).")
 @click.option("--spill-dir", default=None, metavar="DIR",
               help="bfs: where levels that do not fit go [default: $TMPDIR]; directories left "
                    "there by runs killed with SIGKILL are removed.")
