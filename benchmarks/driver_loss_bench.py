@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import statistics
 import subprocess
@@ -43,6 +44,23 @@ ARGS = ["--nodes", "3", "--depth", "21", "--no-invariants"]
 SPARK = ["--engine", "spark", "--master", "local[2]"]
 KILL_AFTER = 19
 SECTION = "## Losing the driver"
+DESIGN = " ".join("""
+How a snapshot is taken. It holds what an in-process checkpoint holds (levels 0..d visited,
+level d not expanded, the counters and violations of levels 0..d), cut where the Spark engine
+has that boundary: inside stage d, between each task's merge and its expansion. Each task
+writes its own partition's part, its visited set (sorted) and its share of the frontier (sorted
+by order key, with the keys), so no process holds the whole visited set; having the driver
+gather everything into the in-process format instead would put 16 bytes a state plus the
+frontier in one process, which is what the engine exists to avoid. The keys stand in for the
+parent table (a violation's key is its path), so the in-process engine cannot resume a Spark
+snapshot, while the Spark engine resumes either format. A part depends only on its level
+(sorted, and zstd is deterministic), so a task Spark re-runs rewrites the same bytes; the
+driver writes the manifest only after the stage has completed and it sees every part at the
+size its task reported, and on resume it reads every part once to check sizes and checksums
+before the session starts. Not done: a last snapshot when a Spark run ends or is interrupted
+(the in-process engine writes one), and snapshots on a URL such as hdfs:// (plain file I/O;
+such a DIR gets the lineage cuts only).
+""".split())
 REPORT = ROOT / "reports" / "spark.md"
 
 
@@ -80,6 +98,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="zabmc-driver-loss-") as tmp:
         _, want = zabmc([], tmp)
         rows, snaps = [], None
@@ -108,14 +127,14 @@ def main(argv=None) -> int:
         assert essentials(out) == essentials(want)
         from_bfs = {"wall": wall, "setup": out["spark"]["setup_seconds"], "bytes": size,
                     "first_level": out["spark"]["levels"][0]["seconds"]}
-    text = render(rows, snaps, from_bfs, want)
+    text = render(rows, snaps, from_bfs, want, load)
     print(text)
     if not a.no_write:
         REPORT.write_text(update_section(REPORT.read_text(), SECTION, text, "# Spark"))
     return 0
 
 
-def render(rows, snaps, from_bfs, want) -> str:
+def render(rows, snaps, from_bfs, want, load) -> str:
     def med(run):
         return statistics.median(r["wall"] for r in rows if r["run"] == run)
 
@@ -131,7 +150,9 @@ def render(rows, snaps, from_bfs, want) -> str:
              "with `--checkpoint-every 0` every level's boundary is also written as a snapshot: "
              "each task writes its partition's visited set and its part of the frontier (keys "
              "and zstd-compressed states) and the driver seals them with the manifest. Every run "
-             "reports the in-process counts.", "",
+             "reports the in-process counts. The machine is shared with other jobs (load "
+             f"average {load:.1f} when the benchmark started): wall times differ by seconds from "
+             "run to run; the snapshots' own costs are the per-level figures.", "",
              "Per snapshot (from the first round's `--json`, `spark.level_snapshots`): bytes on "
              "disk, the two tasks' seconds to write their parts (inside the level's stage), the "
              "driver's seconds to check the parts and write the manifest.", "",
@@ -164,7 +185,8 @@ def render(rows, snaps, from_bfs, want) -> str:
               f"{from_bfs['setup']:.1f} s on the driver rebuilding the frontier's order keys, "
               "splitting the visited set and shipping both (that format is the in-process "
               "engine's: a process reads it whole); a Spark snapshot is read by the tasks, each "
-              "its own part.", ""]
+              "its own part.", "",
+              DESIGN, ""]
     return "\n".join(lines)
 
 

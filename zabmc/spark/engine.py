@@ -26,6 +26,13 @@ result identical to the in-process BFS (same distinct and per-depth counts, same
 same path; `zabmc.spark.worker` explains why) and carries each counterexample's path to the driver,
 where `zabmc.explore.trace.rebuild` replays it like any other.
 
+With level snapshots (`--checkpoint DIR`), a stage started when one is due also writes, in each
+task between its merge and its expansion, its partition's part of the level boundary, and the
+driver seals the parts with a manifest once the level is counted; `--resume DIR` starts the level
+loop at the checkpointed level from a shuffle of each partition's visited set and frontier (read
+by the tasks from a Spark snapshot, or split by the driver from an in-process checkpoint), which
+that level's merge passes through (`zabmc.spark.checkpoint`).
+
 When BFS would stop at a violation in the middle of a level, two small jobs re-read the last two
 shuffles and count what BFS had done by then (the new states and the successors before the
 violating one), so even a stopped run reports the in-process engine's numbers.
