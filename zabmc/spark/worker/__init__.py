@@ -93,9 +93,11 @@ def step(acc, spec: EnvSpec, stop_first: bool, nparts: int, expand_it: bool, pid
         else:
             front.append(rec)
     merged = m[0]._replace(seconds=time.perf_counter() - t0)
+    t1 = time.perf_counter()
     with collector_paused(freeze=True):
         states = sorted(frontier_states(front)) if expand_it or save is not None else []
     del front
+    sort_s = time.perf_counter() - t1  # decoding the frontier's batches: part of the expansion
     saved = None
     if save is not None:
         from zabmc.spark.checkpoint import write_part
@@ -105,6 +107,7 @@ def step(acc, spec: EnvSpec, stop_first: bool, nparts: int, expand_it: bool, pid
     e: list = []
     if expand_it:
         yield from expand(spec, stop_first, nparts, states, e)
+        e[0] = e[0]._replace(seconds=e[0].seconds + sort_s)
     else:
         e.append(NO_EXPANSION)
     # reported once the task's output is written (Spark drains this generator in the task)
