@@ -70,7 +70,7 @@ def _seen_records(seen: np.ndarray):
         yield Seen(seen[lo:lo + SEEN_CHUNK])
 
 
-# --- the in-process format -------------------------------------------------------------------------
+# --- the in-process format ------------------------------------------------------------------------
 def level_keys(parents: list, events: list, depth: int) -> np.ndarray:
     """The order keys of level `depth`'s states, from the in-process parent table: an (n, 2 depth)
     uint8 matrix, row i the event-index path from the initial state to state i, two big-endian
@@ -104,7 +104,7 @@ def bfs_snapshot_parts(snap, nparts: int) -> list:
     return parts
 
 
-# --- the Spark format: a task's part ---------------------------------------------------------------
+# --- the Spark format: a task's part --------------------------------------------------------------
 def part_name(gen: int, pid: int) -> str:
     return f"part.{gen}.{pid}.bin"
 
@@ -191,7 +191,7 @@ def ship_parts(parts_of: list, _records=()):
             yield from emit(pid, [rec])
 
 
-# --- the Spark format: the driver ------------------------------------------------------------------
+# --- the Spark format: the driver -----------------------------------------------------------------
 def is_url(directory: str) -> bool:
     return "://" in directory
 

@@ -312,7 +312,8 @@ class SparkBFS(Search):
         sc = sess.sc
         acc = sc.accumulator({}, StatsParam())
         Yout, dep = _shuffled(sc, Yin.mapPartitionsWithIndex(
-            partial(step, acc, self.spec, self.stop_at_first, nparts, expand_it, save=save)), nparts)
+            partial(step, acc, self.spec, self.stop_at_first, nparts, expand_it, save=save)),
+            nparts)
         if j and j % CHECKPOINT_EVERY == 0 and self.cut:
             Yin.persist(StorageLevel.MEMORY_AND_DISK)
             if self.cut == "local":
