@@ -85,9 +85,14 @@ def _require_network(model, network: str) -> None:
               metavar="DIR",
               help="bfs: write checkpoints into DIR (atomically; the last good one survives a kill "
                    "at any instant), at level boundaries only, at most every --checkpoint-every "
-                   "seconds, and a last one when the search ends or is interrupted. With --engine "
-                   "spark: Spark's reliable checkpoints, every 10 levels, on storage every "
-                   "executor reaches (a lost executor's work is then rebuilt from there).")
+                   "seconds, and a last one when the search ends or is interrupted; --resume DIR "
+                   "continues from there. With --engine spark, DIR serves both losses: Spark's "
+                   "reliable checkpoints cut the lineage every 10 levels (a lost executor's work is "
+                   "rebuilt from there), and every task writes its partition's part of a level "
+                   "snapshot at most every --checkpoint-every seconds, sealed by a manifest once "
+                   "the level is done (a lost driver loses only the levels since). DIR must be "
+                   "storage the driver and every executor see at the same path (on a cluster, a "
+                   "shared file system; a URL such as hdfs://... gets the lineage cuts only).")
 @click.option("--checkpoint-every", type=float, default=300.0, show_default=True,
               metavar="SECONDS",
               help="Seconds between two checkpoints (taken at the first level boundary after; 0: "
@@ -95,8 +100,10 @@ def _require_network(model, network: str) -> None:
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False), default=None,
               metavar="DIR",
               help="bfs: continue the search checkpointed in DIR; the other flags must be the "
-                   "ones it was started with. Keeps checkpointing into DIR unless --checkpoint "
-                   "names another directory.")
+                   "ones it was started with (the engine and --partitions may differ). Keeps "
+                   "checkpointing into DIR unless --checkpoint names another directory. "
+                   "--engine spark resumes a checkpoint of either engine; the in-process engine "
+                   "resumes only its own (a Spark snapshot has no parent table).")
 @click.option("--spill-dir", default=None, metavar="DIR",
               help="bfs: where levels that do not fit go [default: $TMPDIR]; directories left "
                    "there by runs killed with SIGKILL are removed.")
@@ -158,8 +165,8 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
         raise UsageError(f"--time-limit must be positive, got {time_limit}")
     if engine == "spark" and strategy != "bfs":
         raise UsageError("--engine spark runs breadth-first search only (--strategy bfs)")
-    if resume_dir and (strategy != "bfs" or engine != "in-process"):
-        raise UsageError("--resume works with --strategy bfs --engine in-process")
+    if resume_dir and strategy != "bfs":
+        raise UsageError("--resume works with --strategy bfs")
     if checkpoint_dir and strategy != "bfs":
         raise UsageError("--checkpoint works with --strategy bfs")
     if checkpoint_every < 0:
@@ -175,7 +182,8 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     stop_at_first = not find_all
     options = {}
     if engine == "spark":
-        options = {"checkpoint_dir": checkpoint_dir}
+        options = _spark_checkpoint_options(env, stop_at_first, checkpoint_dir, checkpoint_every,
+                                            resume_dir, out_console, quiet=quiet or as_json)
     elif checkpoint_dir or resume_dir:  # before anything is printed: a bad checkpoint is one line
         options = _checkpoint_options(env, strategy, stop_at_first, checkpoint_dir or resume_dir,
                                       checkpoint_every, resume_dir, out_console,
@@ -192,8 +200,8 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     if "resume" in options and not (quiet or as_json):
         snap = options["resume"]
         out_console.print(f"resuming from {resume_dir}: level {snap.depth}, "
-                          f"{snap.meta['distinct']:,} distinct, {len(snap.frontier):,} frontier "
-                          "states", highlight=False)
+                          f"{snap.meta['distinct']:,} distinct, "
+                          f"{snap.meta['frontier_states']:,} frontier states", highlight=False)
     with _terminate_as_exception():
         outcome = _search(env, engine, strategy, stop_at_first, observer, time_limit, master,
                           partitions, verbose, seed, walks, options)
@@ -296,6 +304,37 @@ def _checkpoint_options(env, strategy, stop_at_first, directory, every, resume_d
     return options
 
 
+def _spark_checkpoint_options(env, stop_at_first, checkpoint_dir, every, resume_dir, console,
+                              quiet) -> dict:
+    """The Spark engine's options for --checkpoint and --resume: DIR (--checkpoint, or else the
+    --resume directory) is Spark's reliable checkpoint directory for lineage cuts and, unless it is
+    a URL, where level snapshots go; --resume reads either checkpoint format."""
+    from zabmc.explore import checkpoint as ck
+    from zabmc.explore.codec import choose_codec
+    from zabmc.spark import checkpoint as sck
+
+    directory = checkpoint_dir or resume_dir
+    options: dict = {"checkpoint_dir": directory}
+    if directory is None:
+        return options
+    ident = ck.identity(model=env.model.name, config=env.config, invariants=env.checker.names,
+                        strategy="bfs", stop_at_first=stop_at_first, codec=choose_codec(env))
+    if resume_dir:
+        options["resume"] = sck.load(resume_dir, ident)
+    if sck.is_url(directory):
+        return options  # lineage cuts only: level snapshots are written with plain file I/O
+
+    def log(line: str) -> None:
+        if not quiet:
+            console.print(line, highlight=False)
+
+    try:
+        options["snapshots"] = sck.LevelSnapshots(directory, ident, every=every, log=log)
+    except OSError as e:
+        raise UsageError(f"--checkpoint {directory}: {e.strerror or e}") from None
+    return options
+
+
 def _spill_options(env, memory_limit, options, spill_dir=None) -> dict:
     """The BFS options that let large levels go to disk (`zabmc.explore.spill`)."""
     from zabmc.explore.codec import choose_codec, make_codec
@@ -327,7 +366,7 @@ def _search(env, engine, strategy, stop_at_first, observer, time_limit, master, 
 
         outcome = spark_bfs(env, stop_at_first=stop_at_first, observer=observer, master=master,
                             partitions=partitions, verbose=verbose, time_limit=time_limit,
-                            checkpoint_dir=(bfs_options or {}).get("checkpoint_dir"))
+                            **(bfs_options or {}))
     else:
         options = {"seed": seed, "walks": walks} if strategy == "random" else {}
         options.update(bfs_options or {})

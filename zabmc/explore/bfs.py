@@ -211,9 +211,7 @@ class BFS(Search):
     # --- checkpoints -------------------------------------------------------------------------------
     def _restore(self, snap) -> list:
         """Load a checkpoint's search state; the frontier (decoded)."""
-        from .outcome import Found
-        from .trace import rebuild
-        from zabmc.errors import UsageError
+        from .checkpoint import restore_violations
 
         out = self.out
         if len(snap.seen):
@@ -225,14 +223,9 @@ class BFS(Search):
         out.extra["elapsed_before_resume"] = self.elapsed_before
         out.generated = meta["generated"]
         out.per_depth = list(meta["per_depth"])
-        for x in meta["violations"]:
-            path = tuple(x["path"])
-            v = rebuild(self.env, path, x["property"]).violation
-            if v is None or v.property != x["property"]:
-                raise UsageError(f"checkpoint: the recorded violation of {x['property']} does not "
-                                 "replay (corrupt checkpoint, or a different model)")
-            self._reported[v.property] = len(out.violations)
-            out.violations.append(Found(v, x["depth"], path))
+        for f in restore_violations(self.env, meta):
+            self._reported[f.violation.property] = len(out.violations)
+            out.violations.append(f)
         decode = self.options["codec"].decode
         spill = self.options.get("spill")
         if spill is None:

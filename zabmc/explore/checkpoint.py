@@ -39,6 +39,10 @@ from zabmc.errors import UsageError
 
 FORMAT = "zabmc-bfs-checkpoint"
 FORMAT_VERSION = 1
+# the Spark engine's level snapshots (`zabmc.spark.checkpoint`): the same manifest discipline, one
+# data file per partition instead of the parent table
+SPARK_FORMAT = "zabmc-spark-checkpoint"
+SPARK_FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 _LEN = struct.Struct("<I")
 _BUF = 1 << 20
@@ -311,7 +315,11 @@ def _bad(directory: str, why: str) -> UsageError:
     return UsageError(f"checkpoint {directory} is unusable: {why}")
 
 
-def _read_manifest(directory: str, missing_ok: bool = False) -> dict | None:
+def _read_manifest(directory: str, missing_ok: bool = False,
+                   formats: dict | None = None) -> dict | None:
+    """The verified manifest of `directory`, of one of `formats` ({format: version}; default:
+    the in-process BFS's)."""
+    formats = formats or {FORMAT: FORMAT_VERSION}
     path = os.path.join(directory, MANIFEST)
     try:
         with open(path, "rb") as f:
@@ -331,9 +339,57 @@ def _read_manifest(directory: str, missing_ok: bool = False) -> dict | None:
         raise _bad(directory, f"{MANIFEST} is truncated or corrupt") from None
     if _digest(body) != digest:
         raise _bad(directory, f"{MANIFEST} fails its checksum (corrupt)")
-    if body.get("format") != FORMAT or body.get("format_version") != FORMAT_VERSION:
-        raise _bad(directory, f"not a {FORMAT} version {FORMAT_VERSION}")
+    fmt = body.get("format")
+    if fmt == SPARK_FORMAT and fmt not in formats:
+        raise _bad(directory, "it was written by the Spark engine (resume it with --engine spark)")
+    if fmt not in formats or body.get("format_version") != formats[fmt]:
+        want = " or ".join(f"{f} version {v}" for f, v in formats.items())
+        raise _bad(directory, f"not a {want}")
     return doc
+
+
+def read_manifest(directory: str, formats: dict) -> dict:
+    """The verified manifest body of the checkpoint in `directory` (one of `formats`)."""
+    return _read_manifest(directory, formats=formats)["body"]
+
+
+def check_identity(directory: str, body: dict, expect: dict) -> None:
+    """A one-line `UsageError` unless the checkpoint (manifest `body`) was written by a search with
+    identity `expect` (`identity(...)`)."""
+    for key, what in (("zabmc_version", "zabmc version"), ("model", "--model"),
+                      ("strategy", "--strategy"), ("stop_at_first", "--all"),
+                      ("invariants", "properties (--invariant, --no-invariants)"),
+                      ("codec", "state codec")):
+        if body.get(key) != expect[key]:
+            raise UsageError(f"checkpoint {directory} was written with a different {what}: "
+                             f"{body.get(key)!r}, this run has {expect[key]!r}")
+    got, want = body.get("config", {}), expect["config"]
+    if got != want:
+        diff = [k for k in want if got.get(k) != want[k]] or sorted(set(got) ^ set(want))
+        k = diff[0]
+        raise UsageError(f"checkpoint {directory} was written with a different configuration: "
+                         f"--{k.replace('_', '-')} {got.get(k)} there, {want.get(k)} here")
+
+
+def restore_violations(env, body: dict) -> list:
+    """The violations a checkpoint recorded (property, depth, event path), as `Found`s: each path
+    is replayed through the kernel (`trace.rebuild`), which rebuilds the message and proves the
+    violation is there."""
+    from .outcome import Found
+    from .trace import rebuild
+
+    found = []
+    for x in body["violations"]:
+        path = tuple(x["path"])
+        try:
+            v = rebuild(env, path, x["property"]).violation
+        except Exception:  # noqa: BLE001 - a path the model cannot replay: a bad checkpoint
+            v = None
+        if v is None or v.property != x["property"]:
+            raise UsageError(f"checkpoint: the recorded violation of {x['property']} does not "
+                             "replay (corrupt checkpoint, or a different model)")
+        found.append(Found(v, x["depth"], path))
+    return found
 
 
 def _read_file(directory: str, entry: dict) -> bytes:
@@ -357,19 +413,7 @@ def load(directory: str, expect: dict) -> Snapshot:
     """Read and verify the checkpoint in `directory`, which must have been written by a search
     with identity `expect` (`identity(...)`)."""
     body = _read_manifest(directory)["body"]
-    for key, what in (("zabmc_version", "zabmc version"), ("model", "--model"),
-                      ("strategy", "--strategy"), ("stop_at_first", "--all"),
-                      ("invariants", "properties (--invariant, --no-invariants)"),
-                      ("codec", "state codec")):
-        if body.get(key) != expect[key]:
-            raise UsageError(f"checkpoint {directory} was written with a different {what}: "
-                             f"{body.get(key)!r}, this run has {expect[key]!r}")
-    got, want = body.get("config", {}), expect["config"]
-    if got != want:
-        diff = [k for k in want if got.get(k) != want[k]] or sorted(set(got) ^ set(want))
-        k = diff[0]
-        raise UsageError(f"checkpoint {directory} was written with a different configuration: "
-                         f"--{k.replace('_', '-')} {got.get(k)} there, {want.get(k)} here")
+    check_identity(directory, body, expect)
     try:
         files = body["files"]
         seen_b = _read_file(directory, files["seen"])

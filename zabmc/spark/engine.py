@@ -26,6 +26,13 @@ result identical to the in-process BFS (same distinct and per-depth counts, same
 same path; `zabmc.spark.worker` explains why) and carries each counterexample's path to the driver,
 where `zabmc.explore.trace.rebuild` replays it like any other.
 
+With level snapshots (`--checkpoint DIR`), a stage started when one is due also writes, in each
+task between its merge and its expansion, its partition's part of the level boundary, and the
+driver seals the parts with a manifest once the level is counted; `--resume DIR` starts the level
+loop at the checkpointed level from a shuffle of each partition's visited set and frontier (read
+by the tasks from a Spark snapshot, or split by the driver from an in-process checkpoint), which
+that level's merge passes through (`zabmc.spark.checkpoint`).
+
 When BFS would stop at a violation in the middle of a level, two small jobs re-read the last two
 shuffles and count what BFS had done by then (the new states and the successors before the
 violating one), so even a stopped run reports the in-process engine's numbers.
@@ -33,6 +40,7 @@ violating one), so even a stopped run reports the in-process engine's numbers.
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from functools import partial
@@ -102,8 +110,10 @@ class Expansion(NamedTuple):
 class SparkBFS(Search):
     """Breadth-first search on Spark; the same `Outcome` as the in-process `BFS`.
 
-    Options: `master`, `partitions` (default: the master's cores), `verbose`, `checkpoint_dir`.
-    Spark numbers go to `outcome.extra["spark"]`.
+    Options: `master`, `partitions` (default: the master's cores), `verbose`, `checkpoint_dir`,
+    `snapshots` (a `checkpoint.LevelSnapshots`: write level snapshots a later run resumes from)
+    and `resume` (a checkpoint to continue from, in the in-process format or the Spark one:
+    `zabmc.spark.checkpoint`). Spark numbers go to `outcome.extra["spark"]`.
 
     Every `CHECKPOINT_EVERY` levels the lineage is cut, so that a lost shuffle output is rebuilt
     from the cut rather than from level 0 (`lineage_cut` in the numbers): on a local master with
@@ -137,11 +147,17 @@ class SparkBFS(Search):
         time_limit = self.time_limit
         self.deadline = self.t0 + time_limit if time_limit is not None else None
 
-        init, v0 = env.initial()
-        out.generated = 1
-        out.per_depth.append(1)
-        if v0 is not None:
-            self.record(v0, 0, ())
+        snap = opts.get("resume")
+        self.snapshots = opts.get("snapshots")  # a checkpoint.LevelSnapshots, or None
+        self.elapsed_before = 0.0
+        if snap is None:
+            init, v0 = env.initial()
+            out.generated = 1
+            out.per_depth.append(1)
+            if v0 is not None:
+                self.record(v0, 0, ())
+        else:
+            self._restore(snap)
         self.spec = spec = env_spec(env)
 
         self.sess = sess = get_session(master, partitions=partitions,
@@ -159,16 +175,25 @@ class SparkBFS(Search):
             "codec": spec.codec, "startup_seconds": round(sess.startup, 3), "levels": self.levels,
             "lineage_cut": self.cut or "none",
         }
+        if self.snapshots is not None:
+            self.extra["level_snapshots"] = self.snapshots.write_seconds
         out.extra["spark"] = self.extra
         self.held = []  # checkpointed shuffles still in memory, oldest first
         try:
             ts = time.perf_counter()
-            codec = make_codec(spec.codec, env)
-            # level 0's candidates: the initial state, routed to its partition
-            Yin, _ = _shuffled(sc, sc.parallelize([0], 1).mapPartitions(
-                partial(seed, self.nparts, env.fingerprint(init), codec.encode(init))), self.nparts)
+            if snap is None:
+                codec = make_codec(spec.codec, env)
+                # level 0's candidates: the initial state, routed to its partition
+                Yin, _ = _shuffled(sc, sc.parallelize([0], 1).mapPartitions(
+                    partial(seed, self.nparts, env.fingerprint(init), codec.encode(init))),
+                    self.nparts)
+                j0 = 0
+            elif self.frontier and self.depth < self.config.depth:
+                Yin, j0 = self._resumed_shuffle(snap), snap.depth
+            else:  # the checkpoint is the end of the search (exhausted, or at the depth bound)
+                return
             self.extra["setup_seconds"] = round(time.perf_counter() - ts, 3)
-            self._levels(Yin)
+            self._levels(Yin, j0)
         except Cancelled:
             out.stop_reason = TIME_LIMIT
         finally:
@@ -178,29 +203,75 @@ class SparkBFS(Search):
                 except Exception:  # noqa: BLE001 - the session may be gone (Ctrl-C)
                     pass
 
-    def _levels(self, Yin) -> None:
-        """The level loop. Stage j merges level j and expands it into level j+1's candidates;
-        level j's record (as in the in-process engine: the expansion that generated it, then its
-        merge) is complete when stage j is."""
+    def _restore(self, snap) -> None:
+        """The counters, violations and level of a checkpoint (either format) this run resumes
+        from; its visited set and frontier are shipped to the partitions by `_resumed_shuffle`."""
+        from zabmc.explore.checkpoint import restore_violations
+
+        out, meta = self.out, snap.meta
+        out.generated = meta["generated"]
+        out.per_depth = list(meta["per_depth"])
+        for f in restore_violations(self.env, meta):
+            self._reported[f.violation.property] = len(out.violations)
+            out.violations.append(f)
+        self.elapsed_before = float(meta.get("extra", {}).get("elapsed", 0.0))
+        out.extra["elapsed_before_resume"] = self.elapsed_before
+        self.depth = snap.depth
+        self.distinct = meta["distinct"]
+        self.frontier = meta["frontier_states"]
+        if self.snapshots is not None and os.path.realpath(self.snapshots.dir) == \
+                os.path.realpath(snap.directory):
+            self.snapshots.level = snap.depth  # that checkpoint is this state
+
+    def _resumed_shuffle(self, snap):
+        """The shuffle a resumed run's first stage reads: each partition's share of the
+        checkpoint's visited set and some of its frontier (with the states' order keys), as
+        `Seen` and `Frontier` records, which that stage's merge passes through."""
+        from . import checkpoint as sck
+
+        sc, nparts = self.sess.sc, self.nparts
+        if isinstance(snap, sck.SparkSnapshot):  # each task reads its part
+            keyed = sc.parallelize(range(nparts), nparts).mapPartitionsWithIndex(
+                lambda pid, it: sck.resume_part(snap.directory, snap.meta, nparts, pid, it))
+        else:  # the in-process format: the driver splits it
+            parts = sck.bfs_snapshot_parts(snap, nparts)
+            keyed = sc.parallelize(list(enumerate(parts)), nparts).mapPartitions(sck.ship_parts)
+        Yin, _ = _shuffled(sc, keyed, nparts)
+        return Yin
+
+    def _levels(self, Yin, j0: int = 0) -> None:
+        """The level loop, from stage `j0` (0, or the level a resumed run starts from, whose
+        merge only passes the checkpoint through). Stage j merges level j and expands it into
+        level j+1's candidates; level j's record (as in the in-process engine: the expansion that
+        generated it, then its merge) is complete when stage j is. With level snapshots, a stage
+        started when one is due also writes its level's boundary, and the manifest follows once
+        the level is counted."""
         cfg, out = self.config, self.out
+        snaps = self.snapshots
         pend = None  # stage j-1's Expansion
-        j = 0
+        j = j0
         while cfg.depth > 0:
             lt = time.perf_counter()
             if self.deadline is not None and lt >= self.deadline:
                 out.stop_reason = TIME_LIMIT
                 break
             expand_it = j < cfg.depth
-            Yout, parts = self._run_stage(Yin, j, expand_it)
+            save = None
+            if snaps is not None and j > j0 and expand_it and snaps.due():
+                save = (snaps.dir, snaps.begin())
+            Yout, parts = self._run_stage(Yin, j, expand_it, save)
             wall = time.perf_counter() - lt
             # a level's time: the part of the stage before that expanded its parents (all of it
             # for level 1), and its own merge: the stage's slowest merge
-            merge_wall = min(max((p.merge.seconds for p in parts), default=0.0), wall) if j else 0.0
+            merge_wall = (min(max((p.merge.seconds for p in parts), default=0.0), wall)
+                          if j > j0 else 0.0)
             new = sum(p.merge.new for p in parts)
-            if j:
+            if j > j0:
                 last = not expand_it or not new
                 self._finish_level(new, [p.merge for p in parts], pend.successors,
                                    pend.task_seconds, pend.wall + (wall if last else merge_wall))
+                if save is not None:
+                    self._commit_snapshot(save[1], parts)
                 self.progress(self.depth, self.distinct, self.frontier, check_time=False)
                 if last:
                     break
@@ -216,7 +287,20 @@ class SparkBFS(Search):
             Yin = Yout
             j += 1
 
-    def _run_stage(self, Yin, j: int, expand_it: bool):
+    def _commit_snapshot(self, gen: int, parts: list) -> None:
+        """The manifest of the level boundary the last stage's tasks wrote (generation `gen`):
+        the counters of levels 0..depth, which `_finish_level` has just completed."""
+        out = self.out
+        entries = [p.saved for p in parts]
+        if len(entries) != self.nparts or any(e is None for e in entries):
+            raise ZabmcError("internal error: a task of a checkpointed level reported no part")
+        self.snapshots.commit(
+            gen, entries, depth=self.depth, generated=out.generated, per_depth=out.per_depth,
+            distinct=self.distinct,
+            violations=[f for f in out.violations if f.depth <= self.depth], nparts=self.nparts,
+            elapsed=self.elapsed_before + time.perf_counter() - self.t0)
+
+    def _run_stage(self, Yin, j: int, expand_it: bool, save: tuple | None = None):
         """Stage j: one `step` task per partition reading `Yin` and writing the next shuffle
         (checkpointing the shuffle it reads every `CHECKPOINT_EVERY` levels). Returns the next
         shuffle's RDD and each task's `TaskStats`."""
@@ -228,7 +312,8 @@ class SparkBFS(Search):
         sc = sess.sc
         acc = sc.accumulator({}, StatsParam())
         Yout, dep = _shuffled(sc, Yin.mapPartitionsWithIndex(
-            partial(step, acc, self.spec, self.stop_at_first, nparts, expand_it)), nparts)
+            partial(step, acc, self.spec, self.stop_at_first, nparts, expand_it, save=save)),
+            nparts)
         if j and j % CHECKPOINT_EVERY == 0 and self.cut:
             Yin.persist(StorageLevel.MEMORY_AND_DISK)
             if self.cut == "local":
@@ -246,7 +331,7 @@ class SparkBFS(Search):
         submit_map_stage = sc._jsc.sc().submitMapStage
         run_job(sess, lambda: submit_map_stage(dep).get(), tick=tick, deadline=self.deadline,
                 what=f"level {j}")
-        return Yout, list(acc.value.values())
+        return Yout, [v for _, v in sorted(acc.value.items())]
 
     def _finish_level(self, new: int, merges: list, gen: int, expand_s: list,
                       seconds: float) -> None:
@@ -300,6 +385,9 @@ class SparkBFS(Search):
         out.distinct = self.distinct
         out.depth_reached = self.depth
         out.seen_bytes = 16 * self.distinct
+        if self.snapshots is not None:
+            out.extra["checkpoint"] = self.snapshots.dir
+            out.extra["checkpoint_level"] = self.snapshots.level
         extra, levels = self.extra, self.levels
         if extra is None:  # stopped before the session started
             return
@@ -326,6 +414,7 @@ class SparkBFS(Search):
 
     def run(self) -> Outcome:
         self.levels, self.extra, self.held = [], None, []
+        self.snapshots = self.options.get("snapshots")
         self.distinct, self.frontier, self.depth = 1, 1, 0
         self.out.extra["frontier_left"] = 0
         return super().run()

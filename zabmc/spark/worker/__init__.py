@@ -68,30 +68,50 @@ from .records import (  # noqa: F401
 # not make it walk every one of them once per task.
 
 
-def step(acc, spec: EnvSpec, stop_first: bool, nparts: int, expand_it: bool, pid: int, records):
+def step(acc, spec: EnvSpec, stop_first: bool, nparts: int, expand_it: bool, pid: int, records,
+         save: tuple | None = None):
     """One task of a level: `merge` of partition `pid`'s candidates, then (if `expand_it`) `expand`
     of its new frontier, in the same Python process: the frontier never goes back to the JVM.
     Yields (partition id, pickled batch) byte pairs for the next shuffle: the new visited set to
     `pid` itself, the successors to their owners. Reports through the accumulator `acc` (keyed by
     partition, so a re-run task cannot count twice): the merge's counts and busy seconds, then
-    the expansion's successors, violations and busy seconds (`TaskStats`)."""
+    the expansion's successors, violations and busy seconds (`TaskStats`).
+
+    With `save` = (directory, generation), the task also writes its partition's part of the level
+    boundary between the merge and the expansion (`zabmc.spark.checkpoint.write_part`: the visited
+    set and the frontier with its keys) and reports the part's manifest entry."""
     t0 = time.perf_counter()
     m: list = []
     front = []
+    seen_chunks: list = []
     for rec in merge(records, m):
         if rec.__class__ is Seen:
+            if save is not None:
+                seen_chunks.append(rec.fps)
             if expand_it:
                 yield from emit(pid, [rec])
         else:
             front.append(rec)
     merged = m[0]._replace(seconds=time.perf_counter() - t0)
+    t1 = time.perf_counter()
+    with collector_paused(freeze=True):
+        states = sorted(frontier_states(front)) if expand_it or save is not None else []
+    del front
+    sort_s = time.perf_counter() - t1  # decoding the frontier's batches: part of the expansion
+    saved = None
+    if save is not None:
+        from zabmc.spark.checkpoint import write_part
+
+        saved = write_part(save[0], save[1], pid, seen_chunks, states)
+        del seen_chunks
     e: list = []
     if expand_it:
-        yield from expand(spec, stop_first, nparts, front, e)
+        yield from expand(spec, stop_first, nparts, states, e)
+        e[0] = e[0]._replace(seconds=e[0].seconds + sort_s)
     else:
         e.append(NO_EXPANSION)
     # reported once the task's output is written (Spark drains this generator in the task)
-    acc.add({pid: TaskStats(merged, e[0])})
+    acc.add({pid: TaskStats(merged, e[0], saved)})
 
 
 def count_before(vkey: bytes, records):

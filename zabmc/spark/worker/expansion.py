@@ -7,7 +7,7 @@ import time
 
 from zabmc.explore.collector import collector_paused
 
-from .batch import emit, fp_partition, frontier_states, pack_keys, pack_states
+from .batch import emit, fp_partition, pack_keys, pack_states
 from .context import EnvSpec, context
 from .records import Candidates, ExpandStats
 
@@ -16,8 +16,9 @@ SENT_LIMIT = 2_000_000  # fingerprints an expansion remembers having emitted (~1
 EI = tuple(i.to_bytes(2, "big") for i in range(1 << 16))  # event index -> key bytes
 
 
-def expand(spec: EnvSpec, stop_first: bool, nparts: int, records, into: list):
-    """Every frontier state's successors (the `Frontier` records of `records`), deduplicated
+def expand(spec: EnvSpec, stop_first: bool, nparts: int, states: list, into: list):
+    """Every frontier state's successors (`states`: (order key, encoded state) pairs sorted by key,
+    `sorted(frontier_states(records))`), deduplicated
     keeping the smallest key, bucketed by owning partition. Yields (partition id, pickled batch) as bytes
     pairs; appends to `into` its `ExpandStats`.
 
@@ -63,7 +64,7 @@ def expand(spec: EnvSpec, stop_first: bool, nparts: int, records, into: list):
 
     pending = 0
     with collector_paused(freeze=True):
-        for path, blob in sorted(frontier_states(records)):  # key order (see above)
+        for path, blob in states:  # key order (see above)
             for ei, (_ev, s2, v) in enumerate(successors(decode(blob))):
                 gen += 1
                 key = path + ei_key[ei]

@@ -90,7 +90,8 @@ def merge(records, into: list | None = None):
     """One partition's visited set (`Seen` records) and the candidate batches routed to it
     (`Candidates`): keeps the candidates not visited before, the smallest key per fingerprint.
     Yields the new visited set (`Seen` chunks) and then the new frontier (`Frontier` records, in
-    arrival order); appends to `into` its `MergeStats` (without the busy time, which its caller
+    arrival order), followed by the `Frontier` records it was given (a resumed search starts from
+    a visited set and a frontier: `zabmc.spark.checkpoint`); appends to `into` its `MergeStats` (without the busy time, which its caller
     measures).
 
     All per-candidate work is numpy: the candidates' fingerprints and keys are gathered into
@@ -102,6 +103,7 @@ def merge(records, into: list | None = None):
     keys_in: list = []
     counts: list = []
     batches: list = []  # (lens, z) of the candidate batches
+    carried: list = []  # frontier records a resumed run's first level starts from
     with collector_paused(freeze=True):
         for rec in records:
             cls = rec.__class__
@@ -112,6 +114,8 @@ def merge(records, into: list | None = None):
                 batches.append((rec.lens, rec.z))
             elif cls is Seen:
                 chunks.append(rec.fps)
+            elif cls is Frontier:
+                carried.append(rec)
             else:
                 raise ValueError(f"internal error: a merge got a {cls.__name__} record")
         seen = np.concatenate(chunks) if chunks else EMPTY
@@ -144,5 +148,6 @@ def merge(records, into: list | None = None):
         for b, r in groups:
             lens, z = batches[b]
             yield Frontier(keys[r].tobytes(), (r - starts[b]).astype(I32).tobytes(), lens, z)
+        yield from carried
     if into is not None:
         into.append(MergeStats(len(new), nseen, nbytes, ncand))

@@ -77,6 +77,7 @@ class TaskStats(NamedTuple):
 
     merge: MergeStats
     expand: ExpandStats
+    saved: dict | None = None  # the manifest entry of the level snapshot part it wrote, if any
 
 
 class StatsParam:
