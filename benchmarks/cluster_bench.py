@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import commit, cpu_model, logical_cpus, memory_gb, update_section  # noqa: E402
+from zabmc.spark.worker.expansion import SENT_LIMIT  # noqa: E402
 
 SECTION = "## Ten million states on the cluster"
 REPORT = ROOT / "reports" / "spark.md"
@@ -288,7 +289,14 @@ def render(rows: dict, a) -> str:
             name = "zabmc check" if eng == "in-process" else role
             lines.append(f"| {eng} | {name} | {k} | {mib(peak)} |")
     seen_bytes = 16 * n
+    big_level = max(d["per_depth"])
     lines += ["",
+              "The Python workers are the largest processes: a task expands its share of a level "
+              "holding that share's states as (order key, encoded state) pairs, about a kilobyte "
+              f"each uncompressed, and a set of up to {SENT_LIMIT:,} fingerprints it has already "
+              f"sent; at the largest level that share is about {big_level // a.partitions:,} "
+              f"states ({big_level:,} over {a.partitions} partitions). More `--partitions` make "
+              "each task's share, and so its worker's peak, smaller.", "",
               f"The visited set is {mib(seen_bytes)} MiB of 16-byte fingerprints in all; on the "
               f"cluster each of the {a.partitions} partitions holds its fingerprint range's share "
               f"(about {mib(seen_bytes / a.partitions)} MiB), so no process holds it whole. The "
