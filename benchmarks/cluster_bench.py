@@ -37,7 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import commit, cpu_model, logical_cpus, memory_gb, update_section  # noqa: E402
+from benchmarks.common import (commit, cpu_model, exit_on_sigterm, logical_cpus,  # noqa: E402
+                               memory_gb, update_section)
 from zabmc.spark.worker.expansion import SENT_LIMIT  # noqa: E402
 
 SECTION = "## Ten million states on the cluster"
@@ -208,6 +209,7 @@ def main(argv=None) -> int:
     ap.add_argument("--min-states", type=int, default=10_000_000)
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
+    exit_on_sigterm()
     from zabmc.spark.standalone import standalone_cluster
 
     args = args_for(a.depth)

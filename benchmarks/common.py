@@ -104,3 +104,12 @@ def level_split(levels_total: float, task_seconds: dict) -> tuple[float, float, 
     e = task_seconds["expand_slowest"] / levels_total
     m = task_seconds["merge_slowest"] / levels_total
     return e, m, 1 - e - m
+
+
+def exit_on_sigterm() -> None:
+    """SIGTERM ends the benchmark as Ctrl-C does, through its `with` blocks, so that a cluster or
+    session it started is stopped rather than left running."""
+    import signal
+    import sys
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import commit, update_section  # noqa: E402
+from benchmarks.common import commit, exit_on_sigterm, update_section  # noqa: E402
 
 ARGS = ["--nodes", "3", "--depth", "23", "--no-invariants"]
 SECTION = "## Losing an executor"
@@ -90,6 +90,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
+    exit_on_sigterm()
     from zabmc.explore import Env, ExploreConfig, bfs
     from zabmc.invariants import Checker
     from zabmc.model import get_model

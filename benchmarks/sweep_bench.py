@@ -30,7 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import commit, cpu_model, logical_cpus, memory_gb, update_section  # noqa: E402
+from benchmarks.common import (commit, cpu_model, exit_on_sigterm, logical_cpus,  # noqa: E402
+                               memory_gb, update_section)
 
 SECTION = "## Seed sweeps"
 REPORT = ROOT / "reports" / "spark.md"
@@ -125,6 +126,7 @@ def main(argv=None) -> int:
     ap.add_argument("--report-rows", type=int, default=1_000_000)
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
+    exit_on_sigterm()
     from zabmc.spark.standalone import standalone_cluster
 
     env = dict(os.environ)
@@ -182,7 +184,9 @@ def render(a, base_rate, base_cpu, runs, reports, small) -> str:
              "includes). The baseline runs the same simulator in one Python process, one run after "
              f"the other ({a.baseline_seeds} seeds), which is what each sweep task does on its core. "
              "Load: the one-minute load average around the run (this machine has two cores; other "
-             "jobs ran beside some runs).", "",
+             "jobs ran beside some runs)." + (f" The benchmark and every process it started ran at "
+                                              f"nice {os.nice(0)}, ahead of those jobs."
+                                              if os.nice(0) < 0 else ""), "",
              "| run | cores | runs/s | x baseline | x local[1] | wall s (with start-up) | load |",
              "|---|---:|---:|---:|---:|---:|---:|",
              f"| simulator alone, one process | 1 | {base_rate:.1f} | 1.00 | - | - | - |"]
