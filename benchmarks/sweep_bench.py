@@ -42,6 +42,16 @@ def table_dir(tmp: str, name: str) -> str:
     return os.path.join(tmp, name.replace("[", "").replace("]", ""))
 
 
+def priority() -> int:
+    """This process's scheduling nice: its autogroup's where the kernel groups by session (there a
+    process's own nice ranks it only within its group), else its own."""
+    try:
+        with open("/proc/self/autogroup") as f:
+            return int(f.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return os.nice(0)
+
+
 def load() -> float:
     return os.getloadavg()[0]
 
@@ -185,8 +195,8 @@ def render(a, base_rate, base_cpu, runs, reports, small) -> str:
              f"the other ({a.baseline_seeds} seeds), which is what each sweep task does on its core. "
              "Load: the one-minute load average around the run (this machine has two cores; other "
              "jobs ran beside some runs)." + (f" The benchmark and every process it started ran at "
-                                              f"nice {os.nice(0)}, ahead of those jobs."
-                                              if os.nice(0) < 0 else ""), "",
+                                              f"nice {priority()}, ahead of those jobs."
+                                              if priority() < 0 else ""), "",
              "| run | cores | runs/s | x baseline | x local[1] | wall s (with start-up) | load |",
              "|---|---:|---:|---:|---:|---:|---:|",
              f"| simulator alone, one process | 1 | {base_rate:.1f} | 1.00 | - | - | - |"]
