@@ -33,6 +33,7 @@ from zabmc.model import Model, initial_steps
 from .events import KINDS
 
 NETWORKS = ("bag", "fifo")
+_new = tuple.__new__
 _KERNEL_CACHE_LIMIT = 500_000
 
 
@@ -85,7 +86,11 @@ class Env:
         self.n = config.nodes
         self.fifo = config.network == "fifo"
         self._kernel_cache: dict = {}
-        self._expanders = tuple(kind.expand for kind in KINDS)
+        # the kinds this configuration can ever enable (the others' expanders would only find
+        # their budget empty on every state): same events, same order, fewer calls
+        self._expanders = tuple(kind.expand for kind in KINDS if kind.possible(self))
+        # with no property checked the ghost never changes and no step violates anything
+        self._checking = checker.active
 
     # --- states ------------------------------------------------------------------------------------
     def initial(self) -> tuple[State, Violation | None]:
@@ -130,7 +135,7 @@ class Env:
     def _take(self, net: tuple, k: int) -> tuple:
         """`net` minus one copy of its k-th element (bag) or the head of link k (fifo)."""
         if self.fifo:
-            return net[:k] + (net[k][1:],) + net[k + 1 :]
+            return (*net[:k], net[k][1:], *net[k + 1:])
         item, count = net[k]
         if count == 1:
             return net[:k] + net[k + 1 :]
@@ -184,16 +189,18 @@ class Env:
         """The successor `(ev, next_state, violation)` of `s` when node `i` takes `step`."""
         nodes = s.nodes
         prev = nodes[i]
-        if step.node is not prev:
-            nodes = nodes[:i] + (step.node,) + nodes[i + 1 :]
-        outs = step.outs
+        node, outs, effects = step
+        if node is not prev:
+            nodes = (*nodes[:i], node, *nodes[i + 1:])
         if outs:
             down = budgets[5]
             if down:  # a message to a down node is lost at send (E8)
                 outs = tuple(o for o in outs if not down >> o[0] & 1)
             net = self._add(net, i, outs)
-        ghost, violation = self.checker.step(s.ghost, i, step.node, step.effects, nodes, prev)
-        return ev, State(nodes, net, budgets, ghost), violation
+        if not self._checking:
+            return ev, _new(State, (nodes, net, budgets, s.ghost)), None
+        ghost, violation = self.checker.step(s.ghost, i, node, effects, nodes, prev)
+        return ev, _new(State, (nodes, net, budgets, ghost)), violation
 
     def _apply_all(self, ev, s: State, steps):
         """The successor `(ev, next_state, violation)` of `s` when nodes take `steps`, a sequence

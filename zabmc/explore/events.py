@@ -5,6 +5,8 @@ An event is an immutable value of one of the classes below. Each class knows, in
 - `expand(env, s, heads, out)`: append `(event, next_state, violation)` for every event of the
   kind enabled in state `s`, in a fixed order; `KINDS` fixes the order of the kinds, so an event's
   index in `Env.successors(s)` identifies it (traces store indices and rebuild states by replay);
+- `possible(env)`: whether the kind can be enabled at all under `env`'s configuration and model
+  (a kind whose budget is zero never is); `Env.successors` skips the others;
 - `step(model, nodes, n)`: the kernel call it makes, as a `Step` of the node that acts (`actor`),
   or None for an event that runs no handler (a drop); replay-side tools (export) use it;
 - `describe(model)` for people and `to_json(model)` / `from_json` for files.
@@ -100,14 +102,24 @@ class Deliver(_MessageEvent, _fields("Deliver", "src dst msg", "deliver")):
         return self.dst
 
     @staticmethod
+    def possible(env) -> bool:
+        return True
+
+    @staticmethod
     def expand(env, s, heads, out) -> None:
-        deliver, take, apply = env._deliver, env._take, env._apply
+        deliver, apply = env._deliver, env._apply
         net, budgets = s.net, s.budgets
         nodes = s.nodes
+        if env.fifo:  # `Env._take`, inline: the link's queue without its head
+            for k, src, dst, msg in heads:
+                out.append(apply(_new(Deliver, (src, dst, msg, "deliver")), s, dst,
+                                 deliver(nodes[dst], src, msg),
+                                 (*net[:k], net[k][1:], *net[k + 1:]), budgets))
+            return
+        take = env._take
         for k, src, dst, msg in heads:
-            step = deliver(nodes[dst], src, msg)
-            out.append(apply(_new(Deliver, (src, dst, msg, "deliver")), s, dst, step,
-                             take(net, k), budgets))
+            out.append(apply(_new(Deliver, (src, dst, msg, "deliver")), s, dst,
+                             deliver(nodes[dst], src, msg), take(net, k), budgets))
 
     def step(self, model, nodes, n):
         return model.deliver(nodes[self.dst], self.src, self.msg, n)
@@ -121,6 +133,10 @@ class Drop(_MessageEvent, _fields("Drop", "src dst msg", "drop")):
     actor = None
 
     @staticmethod
+    def possible(env) -> bool:
+        return env.config.max_drops > 0
+
+    @staticmethod
     def expand(env, s, heads, out) -> None:
         b = s.budgets
         if not b[DROPS]:
@@ -131,7 +147,7 @@ class Drop(_MessageEvent, _fields("Drop", "src dst msg", "drop")):
         on_drop = getattr(env.model, "on_drop", None)
         for k, src, dst, msg in heads:
             ev = _new(Drop, (src, dst, msg, "drop"))
-            s2 = state(nodes, take(net, k), b2, ghost)
+            s2 = _new(state, (nodes, take(net, k), b2, ghost))
             steps = on_drop(nodes, src, dst, msg, env.n) if on_drop is not None else None
             out.append(env._apply_all(ev, s2, steps) if steps else (ev, s2, None))
 
@@ -143,6 +159,10 @@ class Timeout(_NodeEvent, _fields("Timeout", "node", "timeout")):
     """Node `node`'s election timeout fires (budget `max_timeouts`, shared by all nodes)."""
 
     __slots__ = ()
+
+    @staticmethod
+    def possible(env) -> bool:
+        return env.config.max_timeouts > 0
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
@@ -159,6 +179,10 @@ class Heartbeat(_NodeEvent, _fields("Heartbeat", "node", "heartbeat")):
     __slots__ = ()
 
     @staticmethod
+    def possible(env) -> bool:
+        return env.config.max_heartbeats > 0
+
+    @staticmethod
     def expand(env, s, heads, out) -> None:
         _each_node(env, s, out, HEARTBEATS, Heartbeat, "heartbeat", env.model.heartbeat)
 
@@ -172,6 +196,10 @@ class Propose(_NodeEvent, _fields("Propose", "node k", "propose")):
     it (budget `proposals`)."""
 
     __slots__ = ()
+
+    @staticmethod
+    def possible(env) -> bool:
+        return env.config.proposals > 0
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
@@ -204,6 +232,10 @@ class Crash(_NodeEvent, _fields("Crash", "node", "crash")):
     __slots__ = ()
 
     @staticmethod
+    def possible(env) -> bool:
+        return env.config.max_crashes > 0
+
+    @staticmethod
     def expand(env, s, heads, out) -> None:
         b = s.budgets
         if not b[CRASHES]:
@@ -229,6 +261,10 @@ class Restart(_NodeEvent, _fields("Restart", "node", "restart")):
     itself; what it sends to down nodes is lost."""
 
     __slots__ = ()
+
+    @staticmethod
+    def possible(env) -> bool:
+        return env.config.max_crashes > 0  # only a crash makes a node down
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
@@ -259,6 +295,10 @@ class Action(_fields("Action", "label", "action")):
     @property
     def actor(self):
         return self.label[1] if len(self.label) > 1 and type(self.label[1]) is int else None
+
+    @staticmethod
+    def possible(env) -> bool:
+        return getattr(env.model, "actions", None) is not None
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
