@@ -28,7 +28,7 @@ from xxhash import xxh3_128_digest
 
 from zabmc.errors import UsageError
 from zabmc.invariants import Checker, Violation
-from zabmc.model import Model, initial_steps
+from zabmc.model import Model, initial_steps, payload
 
 from .events import KINDS
 
@@ -86,6 +86,11 @@ class Env:
         self.n = config.nodes
         self.fifo = config.network == "fifo"
         self._kernel_cache: dict = {}
+        # the same for the node-only steps, one table per kind: id(node) -> (node, step or None)
+        self._timeout_cache: dict = {}
+        self._heartbeat_cache: dict = {}
+        # proposals: (id(node), k) -> (node, step of proposal k, or None when it may not propose)
+        self._propose_cache: dict = {}
         # the kinds this configuration can ever enable (the others' expanders would only find
         # their budget empty on every state): same events, same order, fewer calls
         self._expanders = tuple(kind.expand for kind in KINDS if kind.possible(self))
@@ -184,6 +189,30 @@ class Env:
                 cache.clear()
             e = cache[key] = (node, msg, self.model.deliver(node, src, msg, self.n))
         return e[2]
+
+    def _node_step(self, cache: dict, handler, node):
+        """`handler(node, n)` (a timeout or a heartbeat, a Step or None), memoised by the node's
+        identity like `_deliver`: a node state recurs in the many global states that share it."""
+        e = cache.get(id(node))
+        if e is None:
+            if len(cache) >= _KERNEL_CACHE_LIMIT:
+                cache.clear()
+            e = cache[id(node)] = (node, handler(node, self.n))
+        return e[1]
+
+    def _propose(self, node, k: int):
+        """The step of client proposal `k` at `node`, or None when `node` may not take one;
+        memoised by the node's identity and `k`."""
+        cache = self._propose_cache
+        key = (id(node), k)
+        e = cache.get(key)
+        if e is None:
+            if len(cache) >= _KERNEL_CACHE_LIMIT:
+                cache.clear()
+            model = self.model
+            step = model.propose(node, payload(k), self.n) if model.can_propose(node) else None
+            e = cache[key] = (node, step)
+        return e[1]
 
     def _apply(self, ev, s: State, i: int, step, net: tuple, budgets: tuple):
         """The successor `(ev, next_state, violation)` of `s` when node `i` takes `step`."""

@@ -42,18 +42,19 @@ def _node_arg(d: dict, key: str = "node") -> int:
     return v
 
 
-def _each_node(env, s, out, budget: int, cls, kind: str, handler) -> None:
+def _each_node(env, s, out, budget: int, cls, kind: str, handler, cache: dict) -> None:
     """The events of a budgeted kind that any node may take when `handler(node, n)` gives a
-    step: one per such node, ascending, each spending one unit of budget number `budget`."""
+    step: one per such node, ascending, each spending one unit of budget number `budget`.
+    `cache` is the kind's memo table (`Env._node_step`)."""
     b = s.budgets
     if not b[budget]:
         return
     b2 = b[:budget] + (b[budget] - 1,) + b[budget + 1:]
-    n, nodes, down = env.n, s.nodes, b[DOWN]
-    for i in range(n):
+    nodes, down, step_of = s.nodes, b[DOWN], env._node_step
+    for i, node in enumerate(nodes):
         if down >> i & 1:  # a down node does nothing (E8)
             continue
-        step = handler(nodes[i], n)
+        step = step_of(cache, handler, node)
         if step is not None:
             out.append(env._apply(_new(cls, (i, kind)), s, i, step, s.net, b2))
 
@@ -166,7 +167,8 @@ class Timeout(_NodeEvent, _fields("Timeout", "node", "timeout")):
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
-        _each_node(env, s, out, TIMEOUTS, Timeout, "timeout", env.model.timeout)
+        _each_node(env, s, out, TIMEOUTS, Timeout, "timeout", env.model.timeout,
+                   env._timeout_cache)
 
     def step(self, model, nodes, n):
         return model.timeout(nodes[self.node], n)
@@ -184,7 +186,8 @@ class Heartbeat(_NodeEvent, _fields("Heartbeat", "node", "heartbeat")):
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
-        _each_node(env, s, out, HEARTBEATS, Heartbeat, "heartbeat", env.model.heartbeat)
+        _each_node(env, s, out, HEARTBEATS, Heartbeat, "heartbeat", env.model.heartbeat,
+                   env._heartbeat_cache)
 
     def step(self, model, nodes, n):
         return model.heartbeat(nodes[self.node], n)
@@ -207,11 +210,13 @@ class Propose(_NodeEvent, _fields("Propose", "node k", "propose")):
         made = b[MADE]
         if made >= env.config.proposals:
             return
-        model, n, nodes, down = env.model, env.n, s.nodes, b[DOWN]
-        for i in range(n):
-            if not down >> i & 1 and model.can_propose(nodes[i]):
+        nodes, down, propose = s.nodes, b[DOWN], env._propose
+        for i, node in enumerate(nodes):
+            if down >> i & 1:
+                continue
+            step = propose(node, made)  # None unless the node may take it
+            if step is not None:
                 b2 = b[:3] + (made + 1,) + b[4:]
-                step = model.propose(nodes[i], payload(made), n)
                 out.append(env._apply(_new(Propose, (i, made, "propose")), s, i, step, s.net, b2))
                 return
 
