@@ -35,6 +35,7 @@ from .events import KINDS
 NETWORKS = ("bag", "fifo")
 _new = tuple.__new__
 _KERNEL_CACHE_LIMIT = 500_000
+_NODE_BYTES_LIMIT = 200_000
 
 
 class ExploreConfig(NamedTuple):
@@ -94,6 +95,9 @@ class Env:
         # the kinds this configuration can ever enable (the others' expanders would only find
         # their budget empty on every state): same events, same order, fewer calls
         self._expanders = tuple(kind.expand for kind in KINDS if kind.possible(self))
+        # the encoding's tuple header: marshal version 2, TYPE_TUPLE, n nodes + net, budgets, ghost
+        self._head = b"(" + (self.n + 3).to_bytes(4, "little")
+        self._node_bytes: dict = {}  # id(node) -> (node, its marshal-v2 bytes)
         # with no property checked the ghost never changes and no step violates anything
         self._checking = checker.active
 
@@ -277,15 +281,48 @@ class Env:
         canonical order, the budgets and the ghost.
 
         The encoding is `marshal` format version 2 of the state as plain tuples, ints, bytes, bools
-        and None. Version 2 writes no back-references, so equal values give equal bytes however
-        they share objects; the format is decodable, hence injective. It runs in C, which matters:
-        encoding is on the hot path of every successor.
+        and None: `marshal.dumps((*map(tuple, s.nodes), s.net, s.budgets, s.ghost), 2)`. Version 2
+        writes no back-references, so equal values give equal bytes however they share objects;
+        the format is decodable, hence injective. It runs in C, which matters: encoding is on the
+        hot path of every successor.
+
+        Version 2 writes a tuple as its header (`(`, the item count) followed by its items' own
+        encodings, so the state's bytes are that header, each node's bytes, and the bytes of the
+        rest. A node's bytes are memoised by its identity (`_node_bytes`): most successors share
+        all nodes but one with their parent, and the memoised kernel hands out the same node
+        objects again and again.
         """
-        return _dumps((*map(tuple, s.nodes), s.net, s.budgets, s.ghost), 2)
+        get = self._node_bytes.get
+        parts = [self._head]
+        for x in s.nodes:
+            e = get(id(x))
+            parts.append(e[1] if e is not None else self._encode_node(x))
+        parts.append(_dumps(s.net, 2))
+        parts.append(_dumps(s.budgets, 2))
+        parts.append(_dumps(s.ghost, 2))
+        return b"".join(parts)
 
     def fingerprint(self, s: State) -> bytes:
         """xxh3-128 of the canonical encoding: 16 bytes."""
-        return xxh3_128_digest(_dumps((*map(tuple, s.nodes), s.net, s.budgets, s.ghost), 2))
+        get = self._node_bytes.get
+        parts = [self._head]
+        for x in s.nodes:
+            e = get(id(x))
+            parts.append(e[1] if e is not None else self._encode_node(x))
+        parts.append(_dumps(s.net, 2))
+        parts.append(_dumps(s.budgets, 2))
+        parts.append(_dumps(s.ghost, 2))
+        return xxh3_128_digest(b"".join(parts))
+
+    def _encode_node(self, x) -> bytes:
+        """A node's marshal-v2 bytes, memoised by identity (the entry keeps the node alive, so its
+        id stays its own)."""
+        cache = self._node_bytes
+        if len(cache) >= _NODE_BYTES_LIMIT:
+            cache.clear()
+        b = _dumps(tuple(x), 2)
+        cache[id(x)] = (x, b)
+        return b
 
     # --- views -------------------------------------------------------------------------------------
     def state_json(self, s: State) -> dict:
