@@ -133,7 +133,7 @@ class BFS(Search):
 
             def flush() -> None:
                 fps = list(cand)
-                new = seen.add_batch(fps)
+                new = seen.add_batch(fps, distinct=True)  # a dict's keys: no duplicates
                 for fp, is_new in zip(fps, new.tolist()):
                     if is_new:
                         s2, pi, ei = cand[fp]
