@@ -294,24 +294,21 @@ class Env:
         """
         get = self._node_bytes.get
         parts = [self._head]
-        for x in s.nodes:
+        for x in s[0]:
             e = get(id(x))
             parts.append(e[1] if e is not None else self._encode_node(x))
-        parts.append(_dumps(s.net, 2))
-        parts.append(_dumps(s.budgets, 2))
-        parts.append(_dumps(s.ghost, 2))
+        # (net, budgets, ghost) in one call, without its own 5-byte tuple header
+        parts.append(_dumps(s[1:], 2)[5:])
         return b"".join(parts)
 
     def fingerprint(self, s: State) -> bytes:
         """xxh3-128 of the canonical encoding: 16 bytes."""
         get = self._node_bytes.get
         parts = [self._head]
-        for x in s.nodes:
+        for x in s[0]:
             e = get(id(x))
             parts.append(e[1] if e is not None else self._encode_node(x))
-        parts.append(_dumps(s.net, 2))
-        parts.append(_dumps(s.budgets, 2))
-        parts.append(_dumps(s.ghost, 2))
+        parts.append(_dumps(s[1:], 2)[5:])
         return xxh3_128_digest(b"".join(parts))
 
     def _encode_node(self, x) -> bytes:
