@@ -16,12 +16,27 @@ machine disturbs less than wall time; the report gives ratios. Memory per visite
 visited set's own bytes divided by distinct states (tracemalloc for the Python set).
 
     python benchmarks/explore_bench.py [--depth 20] [--rounds 3] [--write [reports/benchmarks.md]]
+
+With `--against REF` it measures instead this tree's `zabmc check` against the same command run
+from commit REF (extracted with `git archive` into a temporary directory), on issue #19's space
+(`TARGET`: db-19, 2 nodes, FIFO links, 3 proposals, 2 timeouts, 2 drops, 2 heartbeats, no
+properties, exhaustive): fresh processes, alternating which tree goes first, CPU seconds of each
+child process (`resource.RUSAGE_CHILDREN`), the minimum of `--rounds`; it checks that both trees
+report the same distinct states, transitions and per-depth counts, and writes the
+"## Successor loop (issue #19)" section.
+
+    python benchmarks/explore_bench.py --against REF [--rounds 3] [--write [reports/benchmarks.md]]
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
+import os
+import resource
+import subprocess
+import tempfile
 import statistics
 import sys
 import time
@@ -155,21 +170,102 @@ def render(rows, depth: int, rounds: int) -> str:
     return "\n".join(out)
 
 
+TARGET = ("--nodes 2 --network fifo --proposals 3 --max-timeouts 2 --max-drops 2 "
+          "--max-heartbeats 2 --no-invariants --depth 200")
+LOOP_HEADING = "## Successor loop (issue #19)"
+
+
+def check_cpu(tree: Path, args: list[str]) -> dict:
+    """`zabmc check ARGS --json -q` run from `tree` in a fresh process; its summary, plus the
+    child's CPU seconds."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run([sys.executable, "-c", "from zabmc.cli import main; main()", "check",
+                        *args, "--json", "-q", "--trace-out", os.devnull], cwd=tree,
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(tree)))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode not in (0, 10):
+        raise SystemExit(f"zabmc check failed in {tree} ({p.returncode}): {p.stderr.strip()}")
+    d = json.loads(p.stdout)
+    d["cpu_seconds"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return d
+
+
+def against(ref: str, rounds: int, extra: str) -> dict:
+    """This tree's and commit `ref`'s `zabmc check TARGET EXTRA`, `rounds` times each, alternating
+    the order; the counts must agree."""
+    args = TARGET.split() + extra.split()
+    with tempfile.TemporaryDirectory(prefix="zabmc-ref-") as tmp:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True,
+                                 check=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        trees = {"this tree": ROOT, ref: Path(tmp)}
+        runs: dict = {name: [] for name in trees}
+        for r in range(rounds):
+            for name in (list(trees) if r % 2 else list(trees)[::-1]):
+                d = check_cpu(trees[name], args)
+                runs[name].append(d)
+                print(f"{name}: {d['distinct_states']:,} distinct, {d['states']:,} transitions, "
+                      f"CPU {d['cpu_seconds']:.1f} s", flush=True)
+    first = runs[ref][0]
+    for ds in runs.values():
+        for d in ds:
+            assert (d["distinct_states"], d["states"], d["per_depth"]) == (
+                first["distinct_states"], first["states"], first["per_depth"]), "counts differ"
+    return {"ref": ref, "extra": extra, "rounds": rounds, "distinct": first["distinct_states"],
+            "transitions": first["states"],
+            "cpu": {name: min(d["cpu_seconds"] for d in ds) for name, ds in runs.items()},
+            "rss": {name: max(d["memory"]["peak_rss_bytes"] for d in ds)
+                    for name, ds in runs.items()}}
+
+
+def render_against(results: list) -> str:
+    r0 = results[0]
+    out = [
+        LOOP_HEADING, "",
+        f"Produced by `python benchmarks/explore_bench.py --against {r0['ref']} --rounds "
+        f"{r0['rounds']}` on {datetime.date.today().isoformat()}, commit `{commit()}`. Workload: "
+        f"`zabmc check {TARGET}` ({r0['distinct']:,} distinct states, {r0['transitions']:,} "
+        f"transitions; both trees report the same distinct, transition and per-depth counts). "
+        "Fresh processes, alternating which tree runs first; CPU seconds of the whole process "
+        f"(start-up, search, report, exit), the minimum of {r0['rounds']} runs each.", "",
+        "| variant | main's HEAD CPU s | this tree CPU s | main's HEAD distinct/CPU s | "
+        "this tree distinct/CPU s | speed-up | peak RSS MiB (HEAD / this tree) |",
+        "|---|---:|---:|---:|---:|---:|---|"]
+    for r in results:
+        base, ours = r["cpu"][r["ref"]], r["cpu"]["this tree"]
+        out.append(f"| `{r['extra'] or 'default'}` | {base:.1f} | {ours:.1f} | "
+                   f"{r['distinct'] / base:,.0f} | {r['distinct'] / ours:,.0f} | "
+                   f"{base / ours:.2f}x | {r['rss'][r['ref']] / 2**20:,.0f} / "
+                   f"{r['rss']['this tree'] / 2**20:,.0f} |")
+    return "\n".join(out) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--depth", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--against", default=None, metavar="REF",
+                    help="compare `zabmc check` on issue #19's space with commit REF instead")
+    ap.add_argument("--extra", action="append", default=None,
+                    help="with --against: extra `zabmc check` flags of one variant (repeatable; "
+                         "default: none, and --memory-limit none)")
     ap.add_argument("--write", default=None, nargs="?", const=str(REPORT),
-                    help="update this markdown file's Explorer section (default: %(const)s)")
+                    help="update this markdown file's section (default: %(const)s)")
     args = ap.parse_args()
     if args.depth < 1 or args.rounds < 1:
         ap.error("--depth and --rounds must be at least 1")
-    section = render(measure(args.depth, args.rounds), args.depth, args.rounds)
+    if args.against:
+        extras = args.extra if args.extra is not None else ["", "--memory-limit none"]
+        section = render_against([against(args.against, args.rounds, e) for e in extras])
+        heading = LOOP_HEADING
+    else:
+        section = render(measure(args.depth, args.rounds), args.depth, args.rounds)
+        heading = "## Explorer"
     print(section)
     if args.write:
         path = Path(args.write)
         text = path.read_text() if path.exists() else ""
-        path.write_text(update_section(text, "## Explorer", section, TITLE))
+        path.write_text(update_section(text, heading, section, TITLE))
 
 
 if __name__ == "__main__":

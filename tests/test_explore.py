@@ -221,6 +221,32 @@ def test_fingerprint_ignores_object_sharing():
     assert clone is not s and env.fingerprint(clone) == env.fingerprint(s)
 
 
+@pytest.mark.parametrize("network", ["fifo", "bag"])
+def test_encoding_is_marshal_v2_of_the_plain_state(network, monkeypatch):
+    """E1: the encoding (assembled from memoised per-node bytes) is byte for byte
+    `marshal.dumps((*nodes as tuples, net, budgets, ghost), 2)`, also when the per-node memo is
+    cleared under it, so fingerprints stay what they were."""
+    import marshal
+
+    import zabmc.explore.env as env_module
+    from xxhash import xxh3_128_digest
+
+    monkeypatch.setattr(env_module, "_NODE_BYTES_LIMIT", 7)
+    env = env_for(ALL, nodes=3, network=network, max_drops=1, max_timeouts=1, max_crashes=1)
+    s, _ = env.initial()
+    todo, seen = [s], {env.fingerprint(s)}
+    while todo and len(seen) < 1500:
+        s = todo.pop()
+        plain = marshal.dumps((*map(tuple, s.nodes), s.net, s.budgets, s.ghost), 2)
+        assert env.encode(s) == plain
+        assert env.fingerprint(s) == xxh3_128_digest(plain)
+        for _, s2, _ in env.successors(s):
+            fp = env.fingerprint(s2)
+            if fp not in seen:
+                seen.add(fp)
+                todo.append(s2)
+
+
 def test_model_is_not_imported_by_the_explorer():
     import pathlib
 

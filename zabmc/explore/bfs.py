@@ -133,28 +133,34 @@ class BFS(Search):
 
             def flush() -> None:
                 fps = list(cand)
-                new = seen.add_batch(fps)
+                new = seen.add_batch(fps, distinct=True)  # a dict's keys: no duplicates
+                add_state = nxt.append
+                add_parent, add_event = table.parents[-1].append, table.events[-1].append
                 for fp, is_new in zip(fps, new.tolist()):
                     if is_new:
                         s2, pi, ei = cand[fp]
                         if blobs is None:
-                            nxt.append(s2)
+                            add_state(s2)
                         else:
-                            nxt.append(s2, blobs.get(fp))
-                        table.add(pi, ei)
+                            add_state(s2, blobs.get(fp))
+                        add_parent(pi)  # table.add(pi, ei)
+                        add_event(ei)
                 cand.clear()
                 if blobs is not None:
                     blobs.clear()
 
             try:
                 for pi, s in enumerate(frontier):
-                    for ei, (ev, s2, v) in enumerate(successors(s)):
-                        out.generated += 1
+                    succ = successors(s)
+                    before = out.generated  # counted once per state; exact whenever it is read
+                    for ei, (ev, s2, v) in enumerate(succ):
                         if v is not None:
+                            out.generated = before + ei + 1
                             record(v, depth + 1, table.path(depth, pi) + (ei,))
                         fp = fingerprint(s2)
                         if fp not in cand:
                             cand[fp] = (s2, pi, ei)
+                    out.generated = before + len(succ)
                     if len(cand) >= CHUNK:
                         flush()
                     if time.perf_counter() >= self.next_progress:

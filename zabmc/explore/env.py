@@ -28,12 +28,14 @@ from xxhash import xxh3_128_digest
 
 from zabmc.errors import UsageError
 from zabmc.invariants import Checker, Violation
-from zabmc.model import Model, initial_steps
+from zabmc.model import Model, initial_steps, payload
 
 from .events import KINDS
 
 NETWORKS = ("bag", "fifo")
+_new = tuple.__new__
 _KERNEL_CACHE_LIMIT = 500_000
+_NODE_BYTES_LIMIT = 200_000
 
 
 class ExploreConfig(NamedTuple):
@@ -85,7 +87,19 @@ class Env:
         self.n = config.nodes
         self.fifo = config.network == "fifo"
         self._kernel_cache: dict = {}
-        self._expanders = tuple(kind.expand for kind in KINDS)
+        # the same for the node-only steps, one table per kind: id(node) -> (node, step or None)
+        self._timeout_cache: dict = {}
+        self._heartbeat_cache: dict = {}
+        # proposals: (id(node), k) -> (node, step of proposal k, or None when it may not propose)
+        self._propose_cache: dict = {}
+        # the kinds this configuration can ever enable (the others' expanders would only find
+        # their budget empty on every state): same events, same order, fewer calls
+        self._expanders = tuple(kind.expand for kind in KINDS if kind.possible(self))
+        # the encoding's tuple header: marshal version 2, TYPE_TUPLE, n nodes + net, budgets, ghost
+        self._head = b"(" + (self.n + 3).to_bytes(4, "little")
+        self._node_bytes: dict = {}  # id(node) -> (node, its marshal-v2 bytes)
+        # with no property checked the ghost never changes and no step violates anything
+        self._checking = checker.active
 
     # --- states ------------------------------------------------------------------------------------
     def initial(self) -> tuple[State, Violation | None]:
@@ -130,7 +144,7 @@ class Env:
     def _take(self, net: tuple, k: int) -> tuple:
         """`net` minus one copy of its k-th element (bag) or the head of link k (fifo)."""
         if self.fifo:
-            return net[:k] + (net[k][1:],) + net[k + 1 :]
+            return (*net[:k], net[k][1:], *net[k + 1:])
         item, count = net[k]
         if count == 1:
             return net[:k] + net[k + 1 :]
@@ -180,20 +194,46 @@ class Env:
             e = cache[key] = (node, msg, self.model.deliver(node, src, msg, self.n))
         return e[2]
 
+    def _node_step(self, cache: dict, handler, node):
+        """`handler(node, n)` (a timeout or a heartbeat, a Step or None), memoised by the node's
+        identity like `_deliver`: a node state recurs in the many global states that share it."""
+        e = cache.get(id(node))
+        if e is None:
+            if len(cache) >= _KERNEL_CACHE_LIMIT:
+                cache.clear()
+            e = cache[id(node)] = (node, handler(node, self.n))
+        return e[1]
+
+    def _propose(self, node, k: int):
+        """The step of client proposal `k` at `node`, or None when `node` may not take one;
+        memoised by the node's identity and `k`."""
+        cache = self._propose_cache
+        key = (id(node), k)
+        e = cache.get(key)
+        if e is None:
+            if len(cache) >= _KERNEL_CACHE_LIMIT:
+                cache.clear()
+            model = self.model
+            step = model.propose(node, payload(k), self.n) if model.can_propose(node) else None
+            e = cache[key] = (node, step)
+        return e[1]
+
     def _apply(self, ev, s: State, i: int, step, net: tuple, budgets: tuple):
         """The successor `(ev, next_state, violation)` of `s` when node `i` takes `step`."""
         nodes = s.nodes
         prev = nodes[i]
-        if step.node is not prev:
-            nodes = nodes[:i] + (step.node,) + nodes[i + 1 :]
-        outs = step.outs
+        node, outs, effects = step
+        if node is not prev:
+            nodes = (*nodes[:i], node, *nodes[i + 1:])
         if outs:
             down = budgets[5]
             if down:  # a message to a down node is lost at send (E8)
                 outs = tuple(o for o in outs if not down >> o[0] & 1)
             net = self._add(net, i, outs)
-        ghost, violation = self.checker.step(s.ghost, i, step.node, step.effects, nodes, prev)
-        return ev, State(nodes, net, budgets, ghost), violation
+        if not self._checking:
+            return ev, _new(State, (nodes, net, budgets, s.ghost)), None
+        ghost, violation = self.checker.step(s.ghost, i, node, effects, nodes, prev)
+        return ev, _new(State, (nodes, net, budgets, ghost)), violation
 
     def _apply_all(self, ev, s: State, steps):
         """The successor `(ev, next_state, violation)` of `s` when nodes take `steps`, a sequence
@@ -241,15 +281,45 @@ class Env:
         canonical order, the budgets and the ghost.
 
         The encoding is `marshal` format version 2 of the state as plain tuples, ints, bytes, bools
-        and None. Version 2 writes no back-references, so equal values give equal bytes however
-        they share objects; the format is decodable, hence injective. It runs in C, which matters:
-        encoding is on the hot path of every successor.
+        and None: `marshal.dumps((*map(tuple, s.nodes), s.net, s.budgets, s.ghost), 2)`. Version 2
+        writes no back-references, so equal values give equal bytes however they share objects;
+        the format is decodable, hence injective. It runs in C, which matters: encoding is on the
+        hot path of every successor.
+
+        Version 2 writes a tuple as its header (`(`, the item count) followed by its items' own
+        encodings, so the state's bytes are that header, each node's bytes, and the bytes of the
+        rest. A node's bytes are memoised by its identity (`_node_bytes`): most successors share
+        all nodes but one with their parent, and the memoised kernel hands out the same node
+        objects again and again.
         """
-        return _dumps((*map(tuple, s.nodes), s.net, s.budgets, s.ghost), 2)
+        get = self._node_bytes.get
+        parts = [self._head]
+        for x in s[0]:
+            e = get(id(x))
+            parts.append(e[1] if e is not None else self._encode_node(x))
+        # (net, budgets, ghost) in one call, without its own 5-byte tuple header
+        parts.append(_dumps(s[1:], 2)[5:])
+        return b"".join(parts)
 
     def fingerprint(self, s: State) -> bytes:
         """xxh3-128 of the canonical encoding: 16 bytes."""
-        return xxh3_128_digest(_dumps((*map(tuple, s.nodes), s.net, s.budgets, s.ghost), 2))
+        get = self._node_bytes.get
+        parts = [self._head]
+        for x in s[0]:
+            e = get(id(x))
+            parts.append(e[1] if e is not None else self._encode_node(x))
+        parts.append(_dumps(s[1:], 2)[5:])
+        return xxh3_128_digest(b"".join(parts))
+
+    def _encode_node(self, x) -> bytes:
+        """A node's marshal-v2 bytes, memoised by identity (the entry keeps the node alive, so its
+        id stays its own)."""
+        cache = self._node_bytes
+        if len(cache) >= _NODE_BYTES_LIMIT:
+            cache.clear()
+        b = _dumps(tuple(x), 2)
+        cache[id(x)] = (x, b)
+        return b
 
     # --- views -------------------------------------------------------------------------------------
     def state_json(self, s: State) -> dict:

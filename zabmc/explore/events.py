@@ -5,6 +5,8 @@ An event is an immutable value of one of the classes below. Each class knows, in
 - `expand(env, s, heads, out)`: append `(event, next_state, violation)` for every event of the
   kind enabled in state `s`, in a fixed order; `KINDS` fixes the order of the kinds, so an event's
   index in `Env.successors(s)` identifies it (traces store indices and rebuild states by replay);
+- `possible(env)`: whether the kind can be enabled at all under `env`'s configuration and model
+  (a kind whose budget is zero never is); `Env.successors` skips the others;
 - `step(model, nodes, n)`: the kernel call it makes, as a `Step` of the node that acts (`actor`),
   or None for an event that runs no handler (a drop); replay-side tools (export) use it;
 - `describe(model)` for people and `to_json(model)` / `from_json` for files.
@@ -40,18 +42,19 @@ def _node_arg(d: dict, key: str = "node") -> int:
     return v
 
 
-def _each_node(env, s, out, budget: int, cls, kind: str, handler) -> None:
+def _each_node(env, s, out, budget: int, cls, kind: str, handler, cache: dict) -> None:
     """The events of a budgeted kind that any node may take when `handler(node, n)` gives a
-    step: one per such node, ascending, each spending one unit of budget number `budget`."""
+    step: one per such node, ascending, each spending one unit of budget number `budget`.
+    `cache` is the kind's memo table (`Env._node_step`)."""
     b = s.budgets
     if not b[budget]:
         return
     b2 = b[:budget] + (b[budget] - 1,) + b[budget + 1:]
-    n, nodes, down = env.n, s.nodes, b[DOWN]
-    for i in range(n):
+    nodes, down, step_of = s.nodes, b[DOWN], env._node_step
+    for i, node in enumerate(nodes):
         if down >> i & 1:  # a down node does nothing (E8)
             continue
-        step = handler(nodes[i], n)
+        step = step_of(cache, handler, node)
         if step is not None:
             out.append(env._apply(_new(cls, (i, kind)), s, i, step, s.net, b2))
 
@@ -100,14 +103,24 @@ class Deliver(_MessageEvent, _fields("Deliver", "src dst msg", "deliver")):
         return self.dst
 
     @staticmethod
+    def possible(env) -> bool:
+        return True
+
+    @staticmethod
     def expand(env, s, heads, out) -> None:
-        deliver, take, apply = env._deliver, env._take, env._apply
+        deliver, apply = env._deliver, env._apply
         net, budgets = s.net, s.budgets
         nodes = s.nodes
+        if env.fifo:  # `Env._take`, inline: the link's queue without its head
+            for k, src, dst, msg in heads:
+                out.append(apply(_new(Deliver, (src, dst, msg, "deliver")), s, dst,
+                                 deliver(nodes[dst], src, msg),
+                                 (*net[:k], net[k][1:], *net[k + 1:]), budgets))
+            return
+        take = env._take
         for k, src, dst, msg in heads:
-            step = deliver(nodes[dst], src, msg)
-            out.append(apply(_new(Deliver, (src, dst, msg, "deliver")), s, dst, step,
-                             take(net, k), budgets))
+            out.append(apply(_new(Deliver, (src, dst, msg, "deliver")), s, dst,
+                             deliver(nodes[dst], src, msg), take(net, k), budgets))
 
     def step(self, model, nodes, n):
         return model.deliver(nodes[self.dst], self.src, self.msg, n)
@@ -121,6 +134,10 @@ class Drop(_MessageEvent, _fields("Drop", "src dst msg", "drop")):
     actor = None
 
     @staticmethod
+    def possible(env) -> bool:
+        return env.config.max_drops > 0
+
+    @staticmethod
     def expand(env, s, heads, out) -> None:
         b = s.budgets
         if not b[DROPS]:
@@ -131,7 +148,7 @@ class Drop(_MessageEvent, _fields("Drop", "src dst msg", "drop")):
         on_drop = getattr(env.model, "on_drop", None)
         for k, src, dst, msg in heads:
             ev = _new(Drop, (src, dst, msg, "drop"))
-            s2 = state(nodes, take(net, k), b2, ghost)
+            s2 = _new(state, (nodes, take(net, k), b2, ghost))
             steps = on_drop(nodes, src, dst, msg, env.n) if on_drop is not None else None
             out.append(env._apply_all(ev, s2, steps) if steps else (ev, s2, None))
 
@@ -145,8 +162,13 @@ class Timeout(_NodeEvent, _fields("Timeout", "node", "timeout")):
     __slots__ = ()
 
     @staticmethod
+    def possible(env) -> bool:
+        return env.config.max_timeouts > 0
+
+    @staticmethod
     def expand(env, s, heads, out) -> None:
-        _each_node(env, s, out, TIMEOUTS, Timeout, "timeout", env.model.timeout)
+        _each_node(env, s, out, TIMEOUTS, Timeout, "timeout", env.model.timeout,
+                   env._timeout_cache)
 
     def step(self, model, nodes, n):
         return model.timeout(nodes[self.node], n)
@@ -159,8 +181,13 @@ class Heartbeat(_NodeEvent, _fields("Heartbeat", "node", "heartbeat")):
     __slots__ = ()
 
     @staticmethod
+    def possible(env) -> bool:
+        return env.config.max_heartbeats > 0
+
+    @staticmethod
     def expand(env, s, heads, out) -> None:
-        _each_node(env, s, out, HEARTBEATS, Heartbeat, "heartbeat", env.model.heartbeat)
+        _each_node(env, s, out, HEARTBEATS, Heartbeat, "heartbeat", env.model.heartbeat,
+                   env._heartbeat_cache)
 
     def step(self, model, nodes, n):
         return model.heartbeat(nodes[self.node], n)
@@ -174,16 +201,22 @@ class Propose(_NodeEvent, _fields("Propose", "node k", "propose")):
     __slots__ = ()
 
     @staticmethod
+    def possible(env) -> bool:
+        return env.config.proposals > 0
+
+    @staticmethod
     def expand(env, s, heads, out) -> None:
         b = s.budgets
         made = b[MADE]
         if made >= env.config.proposals:
             return
-        model, n, nodes, down = env.model, env.n, s.nodes, b[DOWN]
-        for i in range(n):
-            if not down >> i & 1 and model.can_propose(nodes[i]):
+        nodes, down, propose = s.nodes, b[DOWN], env._propose
+        for i, node in enumerate(nodes):
+            if down >> i & 1:
+                continue
+            step = propose(node, made)  # None unless the node may take it
+            if step is not None:
                 b2 = b[:3] + (made + 1,) + b[4:]
-                step = model.propose(nodes[i], payload(made), n)
                 out.append(env._apply(_new(Propose, (i, made, "propose")), s, i, step, s.net, b2))
                 return
 
@@ -202,6 +235,10 @@ class Crash(_NodeEvent, _fields("Crash", "node", "crash")):
     fields, loses the rest and every message in flight to or from it, and is down."""
 
     __slots__ = ()
+
+    @staticmethod
+    def possible(env) -> bool:
+        return env.config.max_crashes > 0
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
@@ -229,6 +266,10 @@ class Restart(_NodeEvent, _fields("Restart", "node", "restart")):
     itself; what it sends to down nodes is lost."""
 
     __slots__ = ()
+
+    @staticmethod
+    def possible(env) -> bool:
+        return env.config.max_crashes > 0  # only a crash makes a node down
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
@@ -259,6 +300,10 @@ class Action(_fields("Action", "label", "action")):
     @property
     def actor(self):
         return self.label[1] if len(self.label) > 1 and type(self.label[1]) is int else None
+
+    @staticmethod
+    def possible(env) -> bool:
+        return getattr(env.model, "actions", None) is not None
 
     @staticmethod
     def expand(env, s, heads, out) -> None:

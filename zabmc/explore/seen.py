@@ -79,12 +79,19 @@ class SortedRunSet:
     def contains_batch(self, fps) -> np.ndarray:
         cand = as_array(fps)
         found = np.zeros(len(cand), dtype=bool)
+        if len(cand) == 0 or not self.runs:
+            return found
+        # search the candidates in prefix order: consecutive searches then walk a run forwards
+        # instead of jumping all over it (a third less time on a 4-million run)
+        order = np.argsort(prefix64(cand))
+        ordered = cand[order]
         for run in self.runs:
-            found |= member(run, cand)
+            found[order] |= member(run, ordered)
         return found
 
-    def add_batch(self, fps) -> np.ndarray:
-        """Insert a batch (duplicates within it allowed); return a mask of the ones that were new.
+    def add_batch(self, fps, distinct: bool = False) -> np.ndarray:
+        """Insert a batch (duplicates within it allowed, unless `distinct` promises none);
+        return a mask of the ones that were new.
 
         Among equal fingerprints inside the batch only the first occurrence counts as new.
         """
@@ -92,11 +99,11 @@ class SortedRunSet:
         if len(cand) == 0:
             return np.zeros(0, dtype=bool)
         new = ~self.contains_batch(cand)
-        # first occurrence within the batch
-        uniq, first = np.unique(cand, return_index=True)
-        firsts = np.zeros(len(cand), dtype=bool)
-        firsts[first] = True
-        new &= firsts
+        if not distinct:  # first occurrence within the batch
+            uniq, first = np.unique(cand, return_index=True)
+            firsts = np.zeros(len(cand), dtype=bool)
+            firsts[first] = True
+            new &= firsts
         added = np.sort(cand[new])
         if len(added):
             self._push(added)
