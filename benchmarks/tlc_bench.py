@@ -237,8 +237,8 @@ def section(r: dict) -> str:
         f"{z_rate:,.0f} |\n\n"
         f"zabmc / TLC: **{z_rate / t_rate:.2f}x** distinct states per CPU-second. Depth is the "
         f"longest shortest path from the initial state, in events (TLC's diameter minus one). "
-        f"Wall time is the shared machine's (the JVM's parallel collector also uses the second "
-        f"core); CPU time is what to compare. "
+        f"Wall time depends on the other jobs of this shared two-core machine (a process waits "
+        f"for a core); CPU time is what to compare. "
         f"`python -m pytest tests/test_tlc.py -m slow` checks the counts on small spaces.\n"
     )
 
