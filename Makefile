@@ -10,7 +10,7 @@ install:
 # The picture tests draw in a real browser: Debian's chromium, installed here when it is missing
 # and apt-get can (otherwise those tests are skipped, saying why).
 install-test:
-	$(PY) -m pip install $(PIP_FLAGS) -e '.[test,spark]'
+	$(PY) -m pip install $(PIP_FLAGS) -e '.[test,spark,bench]'
 	@command -v chromium >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || \
 	  (apt-get install -y -q chromium >/dev/null 2>&1 || \
 	   (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1)) || \
@@ -63,6 +63,7 @@ bench: install-test
 	$(PY) benchmarks/explore_bench.py --write
 	$(PY) benchmarks/ceiling_bench.py
 	$(PY) benchmarks/spark_bench.py
+	$(PY) benchmarks/tlc_bench.py
 
 # The gate's mutation score: every single-point mutant of models/zab/handlers.py run against the
 # gate's searches and wider ones, classified, and written to reports/verification.md ("Mutation
