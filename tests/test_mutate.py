@@ -130,6 +130,36 @@ def test_the_gate_catches_its_sample_of_mutants(name, run, fails, depth):
     assert (r.get("property") or r.get("error"), r.get("depth")) == (fails, depth)
 
 
+#: the same for zk-fixed's gate (#23 point 5; reports/verification.md, "Mutation score: zk-fixed",
+#: `make mutate MODEL=zk-fixed`): caught mutants of models/zk/handlers.py from its cheaper runs.
+#: Its run 7, the capped DFS, has its sample in the real bug it catches (the test above).
+ZK_SAMPLE = [
+    ("models/zk/handlers.py:298:28 cmp: last[0] == e -> last[0] != e", 1, "sane-history", 9),
+    ("models/zk/handlers.py:426:7 cmp: peer > max_committed -> peer < max_committed", 1,
+     "agreement", 24),
+    ("models/zk/handlers.py:403:7 cmp: (epoch, zxid) > (node.current_epoch, "
+     "last_zxid(log_of(node))) -> (epoch, zxid) >= (node.current_epoch, last_zxid(log_of(node)))",
+     1, "incomplete (depth-bound)", 100),
+    ("models/zk/handlers.py:366:11 cmp: kind == PROPOSAL -> kind != PROPOSAL", 2,
+     "TypeError: '>' not supported between instances of 'int' and 'tuple'", None),
+    ("models/zk/handlers.py:89:11 cmp: z <= c -> z >= c", 3, "sane-history", 17),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,run,fails,depth", ZK_SAMPLE,
+                         ids=[f"run{r}-line{n.split(':')[1]}" for n, r, _, _ in ZK_SAMPLE])
+def test_the_zk_fixed_gate_catches_its_sample_of_mutants(name, run, fails, depth):
+    from zabmc.mutate import run_search
+
+    by_name = {m.name: m for m in mutants("zk-fixed")}
+    assert name in by_name, ("the handlers changed: rerun `make mutate MODEL=zk-fixed` and pick "
+                             "the sample again")
+    r = run_search("zk-fixed", by_name[name], ZK_FIXED_GATE[run - 1])
+    assert r["caught"]
+    assert (r.get("property") or r.get("error"), r.get("depth")) == (fails, depth)
+
+
 @pytest.mark.slow
 def test_the_random_walk_stage_catches_a_skipped_history_selection():
     """Gate run 8 (seeded random walks) catches a bug no exhaustive gate run reaches: a new leader
