@@ -117,11 +117,10 @@ def campaign(searches: list[str], jobs: int, log) -> dict:
     ms = mutants(MODEL)
     for m in ms:  # a fresh cache has no record yet: the first stage's test below reads them
         results.setdefault(m.name, {})
+    # every search probed first: a mutant never infected in any is settled (the original's graph
+    # everywhere) before the first mutant runs, so an interrupted campaign still classifies it
     for stage, search in enumerate(searches, 1):
-        pending = [m for m in ms if not any(results.setdefault(m.name, {}).get(s, {}).get("caught")
-                                            for s in searches[:stage - 1])
-                   and search not in results[m.name]]
-        if pending and search not in probes:
+        if search not in probes and any(search not in results[m.name] for m in ms):
             # one run of the unmutated model with every mutant probed: who is ever infected
             t = time.process_time()
             probe = Probe(MODEL)
@@ -134,6 +133,17 @@ def campaign(searches: list[str], jobs: int, log) -> dict:
             save_cache(sha, results)
             log(f"search {stage} probed: {len(probe.infected)} of {len(ms)} mutants infected "
                 f"({probes[search]['cpu']} s)")
+        if search in probes:
+            infected = set(probes[search]["infected"])
+            for m in ms:
+                if m.index not in infected and search not in results[m.name] and not any(
+                        results[m.name].get(s, {}).get("caught") for s in searches[:stage - 1]):
+                    results[m.name][search] = {"caught": False, "same_graph": True}
+    save_cache(sha, results)
+    for stage, search in enumerate(searches, 1):
+        pending = [m for m in ms if not any(results.setdefault(m.name, {}).get(s, {}).get("caught")
+                                            for s in searches[:stage - 1])
+                   and search not in results[m.name]]
         infected = set(probes.get(search, {}).get("infected", ()))
         todo = []
         for m in pending:
