@@ -386,6 +386,9 @@ def render(rows: list[dict], searches: list[str], minutes: float | None) -> str:
         fails = "a violated property, a liveness lasso, or a kernel that raises"
     else:
         took = (f"; the campaign takes {minutes:.0f} CPU minutes (one process)" if minutes else "")
+        if minutes and any(r["class"] == "not run" for r in rows):
+            took = (f"; the campaign is partial: the mutants not run yet resume from the cache, "
+                    f"and what ran took {minutes:.0f} CPU minutes (one process)")
         how = (f"`python benchmarks/mutation_report.py --model {MODEL} --jobs 1 --write` "
                "(`make mutate`)")
         fails = ("a violated property, an exhaustive run (`--require-complete`) stopped at its "
