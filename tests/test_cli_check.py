@@ -124,6 +124,20 @@ def test_dfs_and_random_strategies(tmp_path, capsys):
     assert code == 10 and found["local-primary-order"] == 11
 
 
+def test_dfs_max_states_is_a_partial_search_that_says_so(capsys):
+    base = ["check", "--nodes", "2", "--network", "bag", "--proposals", "1", "--strategy", "dfs",
+            "--depth", "200", "--max-states", "50"]
+    code, out, _ = run([*base, "--json"], capsys)
+    s = json.loads(out)
+    assert (code, s["stop_reason"], s["distinct_states"]) == (0, "state-cap", 50)
+    code, out, _ = run([*base, "-q"], capsys)
+    assert code == 0 and out.splitlines()[0] == (
+        "OK: no property violated (stopped at --max-states 50: the first distinct states in "
+        "depth-first order, partial result)")
+    code, _, err = run([*base, "-q", "--require-complete"], capsys)
+    assert code == 4 and "stopped at the state cap" in err
+
+
 def test_replay_round_trip(tmp_path, capsys):
     trace = tmp_path / "t.json"
     run(["check", *BAG_BUG, *LPO, "--quiet", "--trace-out", str(trace)], capsys)
@@ -183,6 +197,8 @@ def test_replay_missing_file(tmp_path, capsys):
     (["--engine", "spark", "--strategy", "dfs"], "breadth-first search only"),
     (["--proposals", "1000"], "limited to 255 proposals"),
     (["--strategy", "random", "--require-complete"], "--require-complete needs an exhaustive"),
+    (["--strategy", "random", "--max-states", "5"], "works with --liveness or --strategy dfs"),
+    (["--strategy", "dfs", "--max-states", "0"], "--max-states must be at least 1"),
 ])
 def test_check_bad_usage(capsys, args, needle):
     code, out, err = run(["check", *args], capsys)

@@ -75,6 +75,21 @@ def test_dfs_under_a_depth_bound_matches_bfs():
     assert (a.extra["seen"].to_array() == b.extra["seen"].to_array()).all()
 
 
+def test_a_capped_dfs_covers_the_same_first_states_on_every_run():
+    """`max_states=N` (`zabmc check --strategy dfs --max-states N`): the search stops at the first
+    distinct state beyond N, and, the successors' order being fixed, covers the same N states
+    every time (what a CI gate needs of a partial search); a cap the space fits in changes nothing."""
+    env = env_for(ALL, nodes=2, network="bag", proposals=1, depth=200)
+    full = dfs(env, stop_at_first=False)
+    assert (full.stop_reason, full.distinct) == ("exhausted", 1019)
+    a, b = (dfs(env, stop_at_first=False, max_states=500) for _ in range(2))
+    assert a.stop_reason == b.stop_reason == "state-cap" and a.distinct == b.distinct == 500
+    assert (a.extra["seen"].to_array() == b.extra["seen"].to_array()).all()
+    assert set(a.extra["seen"].to_array().tolist()) < set(full.extra["seen"].to_array().tolist())
+    assert dfs(env, stop_at_first=False, max_states=1018).stop_reason == "state-cap"
+    assert dfs(env, stop_at_first=False, max_states=1019).stop_reason == "exhausted"
+
+
 def test_shortest_counterexample_bag_reordered_propose():
     """db-19 finding: under bag a follower accepts Propose(1.2) before (1.1) (C25) and commits it."""
     env = env_for(nodes=2, network="bag", proposals=2, max_timeouts=1, depth=40)

@@ -14,7 +14,7 @@ from zabmc.explore.env import Env, ExploreConfig
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
 from zabmc.model import get_model
 from zabmc.errors import UsageError
-from zabmc.mutate import GATE, build, mutants, run_gate
+from zabmc.mutate import GATE, ZK_FIXED_GATE, build, mutants, run_gate
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HANDLERS = ROOT / "models" / "zab" / "handlers.py"
@@ -56,7 +56,32 @@ def test_the_gate_runs_are_the_makefiles():
     block = re.search(r"define GATE\n(.*?)\nendef", text, re.S).group(1)
     lines = [line.replace("zabmc check ", "").replace(" -q", "").strip()
              for line in block.splitlines()]
-    assert lines == list(GATE)
+    assert lines == list(GATE) + list(ZK_FIXED_GATE)  # zab's gate, then zk-fixed's (#23 point 5)
+
+
+def test_every_zk_fixed_gate_run_is_a_zk_fixed_safety_search():
+    """zk-fixed's gate: its own model, and safety only (the zk models have no liveness
+    properties: a --liveness run would be a usage error, which once counted as a catch)."""
+    from zabmc.mutate import GATES, gate_for
+
+    assert GATES == {"zab": GATE, "zk-fixed": ZK_FIXED_GATE} and gate_for("zk-fixed") == \
+        ZK_FIXED_GATE
+    assert all(r.startswith("--model zk-fixed --network fifo ") for r in ZK_FIXED_GATE)
+    assert not any("--liveness" in r for r in ZK_FIXED_GATE)
+    assert ZK_FIXED_GATE[-1].endswith("--depth 30 --strategy dfs --max-states 800000")
+
+
+@pytest.mark.slow
+def test_the_zk_fixed_gate_fails_the_variant_without_zookeeper_3911s_fix():
+    """The gate's sanity check on real bugs: its capped DFS (run 7) finds ZOOKEEPER-3911 in
+    zk-pre3911 within its first 538,595 states. ZOOKEEPER-4646 (`zk`) lies within the first
+    723,978, which tests/test_zk_model.py's DFS of the same bounds checks against the cap (the same
+    search, so that it is not run twice in CI)."""
+    from zabmc.mutate import run_search
+
+    r = run_search("zk-pre3911", None, ZK_FIXED_GATE[6], model=get_model("zk-pre3911"))
+    assert (r["caught"], r["property"], r["depth"], r["distinct"]) == \
+        (True, "primary-integrity", 30, 538_595)
 
 
 @pytest.mark.slow
@@ -105,6 +130,36 @@ def test_the_gate_catches_its_sample_of_mutants(name, run, fails, depth):
     assert (r.get("property") or r.get("error"), r.get("depth")) == (fails, depth)
 
 
+#: the same for zk-fixed's gate (#23 point 5; reports/verification.md, "Mutation score: zk-fixed",
+#: `make mutate MODEL=zk-fixed`): caught mutants of models/zk/handlers.py from its cheaper runs.
+#: Its run 7, the capped DFS, has its sample in the real bug it catches (the test above).
+ZK_SAMPLE = [
+    ("models/zk/handlers.py:298:28 cmp: last[0] == e -> last[0] != e", 1, "sane-history", 9),
+    ("models/zk/handlers.py:426:7 cmp: peer > max_committed -> peer < max_committed", 1,
+     "agreement", 24),
+    ("models/zk/handlers.py:403:7 cmp: (epoch, zxid) > (node.current_epoch, "
+     "last_zxid(log_of(node))) -> (epoch, zxid) >= (node.current_epoch, last_zxid(log_of(node)))",
+     1, "incomplete (depth-bound)", 100),
+    ("models/zk/handlers.py:366:11 cmp: kind == PROPOSAL -> kind != PROPOSAL", 2,
+     "TypeError: '>' not supported between instances of 'int' and 'tuple'", None),
+    ("models/zk/handlers.py:89:11 cmp: z <= c -> z >= c", 3, "sane-history", 17),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,run,fails,depth", ZK_SAMPLE,
+                         ids=[f"run{r}-line{n.split(':')[1]}" for n, r, _, _ in ZK_SAMPLE])
+def test_the_zk_fixed_gate_catches_its_sample_of_mutants(name, run, fails, depth):
+    from zabmc.mutate import run_search
+
+    by_name = {m.name: m for m in mutants("zk-fixed")}
+    assert name in by_name, ("the handlers changed: rerun `make mutate MODEL=zk-fixed` and pick "
+                             "the sample again")
+    r = run_search("zk-fixed", by_name[name], ZK_FIXED_GATE[run - 1])
+    assert r["caught"]
+    assert (r.get("property") or r.get("error"), r.get("depth")) == (fails, depth)
+
+
 @pytest.mark.slow
 def test_the_random_walk_stage_catches_a_skipped_history_selection():
     """Gate run 8 (seeded random walks) catches a bug no exhaustive gate run reaches: a new leader
@@ -132,17 +187,17 @@ def test_mutate_lists_and_rejects_a_bad_index(cli):
 
 
 def test_a_model_without_a_gate_lists_its_mutants_but_runs_none(cli):
-    """zab's gate says nothing about another model (its liveness runs cannot even run on zk-fixed,
-    and that error once counted as a catch): --run refuses, before printing anything."""
-    code, out, _ = cli(["mutate", "--model", "zk-fixed"])
-    assert code == 0 and out.splitlines()[-1] == \
-        "309 mutants of models/zk/handlers.py for model zk-fixed"
-    code, out, err = cli(["mutate", "--model", "zk-fixed", "--run", "--index", "1"])
+    """A gate says nothing about another model (zab's liveness runs cannot even run on zk, and
+    that error once counted as a catch; zk-fixed's gate fails on zk's real bug): --run refuses,
+    before printing anything, for a model with no gate of its own."""
+    code, out, _ = cli(["mutate", "--model", "zk"])
+    assert code == 0 and out.splitlines()[-1] == "309 mutants of models/zk/handlers.py for model zk"
+    code, out, err = cli(["mutate", "--model", "zk", "--run", "--index", "1"])
     assert (code, out) == (2, "")
-    assert err == ("zabmc: error: model zk-fixed has no gate to run its mutants against (--run "
-                   "knows zab); without --run its mutants are listed\n")
+    assert err == ("zabmc: error: model zk has no gate to run its mutants against (--run "
+                   "knows zab, zk-fixed); without --run its mutants are listed\n")
     with pytest.raises(UsageError, match="no gate"):
-        run_gate("zk-fixed", None)
+        run_gate("zk", None)
 
 
 def test_the_probe_is_sound_every_mutant_it_calls_unchanged_explores_the_original_graph():

@@ -100,6 +100,15 @@ def test_dfs_finds_the_bug_again(name):
     env = env_for(BUG[name], name)
     out = dfs(env)
     assert [f.violation.property for f in out.violations] == ["primary-integrity"]
+    # zk-fixed's CI gate (zabmc.mutate.ZK_FIXED_GATE, run 7) is this search capped at its first
+    # 800,000 states: the bug lies within them, so `zk` fails that gate (#23 point 5)
+    assert out.distinct == 723_978 and out.config == ExploreConfig(
+        nodes=3, network="fifo", max_drops=0, max_timeouts=1, max_heartbeats=0, proposals=2,
+        depth=30, max_crashes=1)
+    from zabmc.mutate import ZK_FIXED_GATE, gate_config
+
+    assert ZK_FIXED_GATE[6].endswith("--max-states 800000") and \
+        gate_config(ZK_FIXED_GATE[6]) == out.config
     found = out.violations[0]
     assert found.depth == STEP + 1  # DFS's path, which replay shortens by one event, as the CLI does
     trace = rebuild(env, shorten(env, found.path, found.violation.property))

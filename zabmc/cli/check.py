@@ -125,7 +125,9 @@ def _require_network(model, network: str) -> None:
                    "partially.")
 @click.option("--max-states", type=int, default=None, metavar="N",
               help="--liveness: stop exploring after N states (the graph is kept in memory) "
-                   "[default: 1,000,000]; the verdict is then partial.")
+                   "[default: 1,000,000]; the verdict is then partial. --strategy dfs: stop at "
+                   "the first distinct state beyond N [default: no cap]; the successors' order "
+                   "is fixed, so a capped search covers the same N states on every run.")
 def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartbeats, proposals,
           max_crashes, strategy, seed, walks, no_shorten, find_all, invariants, no_invariants,
           trace_out, as_json, html_out, quiet,
@@ -154,9 +156,11 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
                          dict(checkpoint=checkpoint_dir, resume=resume_dir, spill_dir=spill_dir,
                               memory_limit=memory_limit, all=find_all or None,
                               no_invariants=no_invariants or None), require_complete)
-    if max_states is not None:
-        raise UsageError("--max-states works with --liveness (safety checks bound memory with "
-                         "--memory-limit)")
+    if max_states is not None and strategy != "dfs":
+        raise UsageError("--max-states works with --liveness or --strategy dfs (breadth-first "
+                         "safety checks bound memory with --memory-limit)")
+    if max_states is not None and max_states < 1:
+        raise UsageError(f"--max-states must be at least 1, got {max_states}")
     if invariants and no_invariants:
         raise UsageError("--invariant and --no-invariants exclude each other")
     if walks < 1:
@@ -204,7 +208,7 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
                           f"{snap.meta['frontier_states']:,} frontier states", highlight=False)
     with _terminate_as_exception():
         outcome = _search(env, engine, strategy, stop_at_first, observer, time_limit, master,
-                          partitions, verbose, seed, walks, options)
+                          partitions, verbose, seed, walks, options, max_states)
     code = _report(outcome, env, model, strategy, no_shorten, find_all, trace_out, as_json,
                    out_console, html_out)
     return _completeness(code, require_complete, outcome.complete, str(outcome.stop_reason))
@@ -360,7 +364,7 @@ def _spill_options(env, memory_limit, options, spill_dir=None) -> dict:
 
 
 def _search(env, engine, strategy, stop_at_first, observer, time_limit, master, partitions,
-            verbose, seed, walks, bfs_options=None):
+            verbose, seed, walks, bfs_options=None, max_states=None):
     if engine == "spark":
         from zabmc.spark.engine import spark_bfs
 
@@ -370,6 +374,8 @@ def _search(env, engine, strategy, stop_at_first, observer, time_limit, master, 
     else:
         options = {"seed": seed, "walks": walks} if strategy == "random" else {}
         options.update(bfs_options or {})
+        if max_states is not None:
+            options["max_states"] = max_states
         outcome = get_strategy(strategy)(env, stop_at_first=stop_at_first, observer=observer,
                                          time_limit=time_limit, **options).run()
     return outcome

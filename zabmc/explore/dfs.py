@@ -3,6 +3,12 @@ fingerprint -> smallest-depth map, with no frontier of full states.
 
 A state reached again at a smaller depth than before is expanded again, so under a depth bound DFS
 reaches exactly the states BFS reaches. Counterexamples are not necessarily shortest.
+
+`max_states=N` stops the search when it meets a distinct state beyond the first N (stop reason
+`state-cap`): the N states are checked, the next is not. The successors' order is fixed, so a
+capped search covers the same N states on every run: a deterministic partial search, unlike a time
+limit, which a CI gate can rely on to reach deep paths (of a space whose complete search is too
+long) the same way on every run and machine.
 """
 
 from __future__ import annotations
@@ -10,8 +16,8 @@ from __future__ import annotations
 import time
 
 from .env import Env
-from .outcome import DEPTH_BOUND, EXHAUSTED, Outcome, StopReason
-from .search import Search
+from .outcome import DEPTH_BOUND, EXHAUSTED, STATE_CAP, Outcome, StopReason
+from .search import Search, Stopped
 from .seen import DictSeenSet
 
 
@@ -25,6 +31,9 @@ class DFS(Search):
         self.cut = False  # some state at the depth bound had successors we did not look at
         fingerprint = env.fingerprint
         record = self.record
+        cap = self.options.get("max_states")
+        if cap is not None and cap < 1:
+            raise ValueError(f"max_states must be at least 1, got {cap}")
 
         init, v0 = env.initial()
         seen.visit(fingerprint(init), 0)
@@ -44,9 +53,13 @@ class DFS(Search):
             ei, (ev, s2, v) = item
             out.generated += 1
             depth = len(stack)
+            fp = fingerprint(s2)
+            if cap is not None and len(seen) >= cap and fp not in seen.depth:
+                self.out.stop_reason = STATE_CAP  # s2 would be state cap + 1: neither checked
+                raise Stopped                      # nor counted
             if v is not None:
                 record(v, depth, tuple(path) + (ei,))
-            if not seen.visit(fingerprint(s2), depth):
+            if not seen.visit(fp, depth):
                 continue
             if depth > self.max_depth:
                 self.max_depth = depth

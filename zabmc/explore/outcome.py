@@ -22,9 +22,11 @@ class StopReason(StrEnum):
     TIME_LIMIT = "time-limit"
     WALKS_DONE = "walks-done"  # random search ran every walk
     OUT_OF_MEMORY = "out-of-memory"  # MemoryError; the partial result is kept
+    STATE_CAP = "state-cap"  # dfs --max-states: the first N distinct states, in the search's order
 
 
-EXHAUSTED, DEPTH_BOUND, VIOLATION, INTERRUPTED, TIME_LIMIT, WALKS_DONE, OUT_OF_MEMORY = StopReason
+(EXHAUSTED, DEPTH_BOUND, VIOLATION, INTERRUPTED, TIME_LIMIT, WALKS_DONE, OUT_OF_MEMORY,
+ STATE_CAP) = StopReason
 
 
 @dataclass(frozen=True)

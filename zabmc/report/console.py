@@ -129,6 +129,8 @@ def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=()) 
         "out-of-memory": "out of memory: partial result",
         "time-limit": "time limit reached: partial result",
         "walks-done": f"random walks: {o.extra.get('walks', 0)} walks of up to {o.config.depth} steps",
+        "state-cap": f"stopped at --max-states {o.distinct:,}: the first distinct states in "
+                     "depth-first order, partial result",
     }[o.stop_reason]
     console.print(f"{verdict} ({scope})")
     t = Table(box=None, show_header=False)
