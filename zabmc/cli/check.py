@@ -123,6 +123,13 @@ def _require_network(model, network: str) -> None:
                    "a CI gate whose runs are meant to exhaust, a change that makes the space "
                    "grow without end (a counter that never settles) fails instead of passing "
                    "partially.")
+@click.option("--reduction", type=click.Choice(["none", "por"]), default="none", show_default=True,
+              help="por: partial-order reduction. Expand at each state only the events of a set "
+                   "of nodes that nothing outside it can interfere with (a stubborn set), on FIFO "
+                   "links, breadth-first, in-process. Exhausting the reduced space gives the "
+                   "verdict and violated properties of the full one with fewer states; "
+                   "counterexamples may be longer, and a run stopped by --depth covers less than "
+                   "every path of that length (docs/reduction.md).")
 @click.option("--max-states", type=int, default=None, metavar="N",
               help="--liveness: stop exploring after N states (the graph is kept in memory) "
                    "[default: 1,000,000]; the verdict is then partial. --strategy dfs: stop at "
@@ -132,7 +139,7 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
           max_crashes, strategy, seed, walks, no_shorten, find_all, invariants, no_invariants,
           trace_out, as_json, html_out, quiet,
           time_limit, engine, master, partitions, verbose, checkpoint_dir, checkpoint_every,
-          resume_dir, spill_dir, memory_limit, liveness, require_complete, max_states):
+          resume_dir, spill_dir, memory_limit, liveness, require_complete, reduction, max_states):
     """Explore every interleaving, drop, timeout, heartbeat, proposal, crash and restart within
     the bounds.
 
@@ -146,6 +153,8 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     from zabmc.model import get_model
     from zabmc.report.console import ConsoleObserver, PipeConsole
 
+    from zabmc.explore.por import refuse as refuse_reduction
+
     if require_complete and strategy == "random":
         raise UsageError("--require-complete needs an exhaustive strategy (bfs or dfs): random "
                          "walks never exhaust a space")
@@ -155,7 +164,8 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
                          max_states, trace_out, as_json, html_out, quiet, time_limit,
                          dict(checkpoint=checkpoint_dir, resume=resume_dir, spill_dir=spill_dir,
                               memory_limit=memory_limit, all=find_all or None,
-                              no_invariants=no_invariants or None), require_complete)
+                              no_invariants=no_invariants or None,
+                              reduction=(reduction != "none") or None), require_complete)
     if max_states is not None and strategy != "dfs":
         raise UsageError("--max-states works with --liveness or --strategy dfs (breadth-first "
                          "safety checks bound memory with --memory-limit)")
@@ -177,6 +187,7 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
         raise UsageError(f"--checkpoint-every must not be negative, got {checkpoint_every}")
     model = get_model(model_name)
     _require_network(model, network)
+    refuse_reduction(reduction, network=network, model=model, strategy=strategy, engine=engine)
     cfg = ExploreConfig(nodes, network, max_drops, max_timeouts, max_heartbeats, proposals,
                         depth, max_crashes).validate()
     names = resolve(invariants, no_invariants)
@@ -191,12 +202,16 @@ def check(model_name, nodes, depth, network, max_drops, max_timeouts, max_heartb
     elif checkpoint_dir or resume_dir:  # before anything is printed: a bad checkpoint is one line
         options = _checkpoint_options(env, strategy, stop_at_first, checkpoint_dir or resume_dir,
                                       checkpoint_every, resume_dir, out_console,
-                                      quiet=quiet or as_json)
+                                      quiet=quiet or as_json, reduction=reduction)
     if strategy == "bfs" and engine == "in-process":
         options.update(_spill_options(env, memory_limit, options, spill_dir))
     elif memory_limit is not None or spill_dir is not None:
         raise UsageError("--memory-limit and --spill-dir work with --strategy bfs --engine "
                          "in-process")
+    if reduction == "por":
+        from zabmc.explore.por import Stubborn
+
+        options["reduction"] = Stubborn(env)
     observer = ConsoleObserver(out_console, quiet=quiet or as_json)
     observer.on_start({"model": model.name, "strategy": strategy, "engine": engine,
                        "config": {k: v for k, v in cfg._asdict().items()},
@@ -285,14 +300,15 @@ def _terminate_as_exception():
 
 
 def _checkpoint_options(env, strategy, stop_at_first, directory, every, resume_dir, console,
-                        quiet):
+                        quiet, reduction="none"):
     """The BFS options that write checkpoints into `directory` and resume from `resume_dir`."""
     from zabmc.explore import checkpoint as ck
     from zabmc.explore.codec import choose_codec, make_codec
 
     codec_name = choose_codec(env)
     ident = ck.identity(model=env.model.name, config=env.config, invariants=env.checker.names,
-                        strategy=strategy, stop_at_first=stop_at_first, codec=codec_name)
+                        strategy=strategy, stop_at_first=stop_at_first, codec=codec_name,
+                        reduction=reduction)
     options = {"codec": make_codec(codec_name, env)}
     if resume_dir:
         options["resume"] = ck.load(resume_dir, ident)
@@ -483,6 +499,7 @@ def outcome_json(o, trace_paths: dict) -> dict:
         out["checkpoint"] = {"dir": o.extra["checkpoint"], "level": o.extra.get("checkpoint_level")}
     if "signal" in o.extra:  # the signal that interrupted the search
         out["signal"] = o.extra["signal"]
+    out["reduction"] = o.extra.get("reduction", {"method": "none"})
     if "spark" in o.extra:  # the Spark engine's run statistics (zabmc.spark.engine)
         out["spark"] = o.extra["spark"]
     return out

@@ -120,6 +120,8 @@ class BFS(Search):
                 return fp
         successors = env.successors
         record = self.record
+        por = self.options.get("reduction")  # a `por.Stubborn`, or None: every event expanded
+        proviso = None
         while frontier and depth < cfg.depth:
             lt = time.perf_counter()
             self._boundary = (depth, out.generated, frontier, time.perf_counter())
@@ -131,7 +133,9 @@ class BFS(Search):
                 fingerprint = keeping_fingerprint if spill.spilled_levels else plain_fingerprint
             cand: dict = {}  # fp -> (state, parent index, event index), this chunk only
 
-            def flush() -> None:
+            def flush() -> list:
+                """Merge the chunk's candidates into the visited set and the level; with a
+                reduction, the states of the chunk that must now be expanded fully (the proviso)."""
                 fps = list(cand)
                 new = seen.add_batch(fps, distinct=True)  # a dict's keys: no duplicates
                 add_state = nxt.append
@@ -148,25 +152,91 @@ class BFS(Search):
                 cand.clear()
                 if blobs is not None:
                     blobs.clear()
+                return proviso(fps, new) if por is not None else ()
+
+            if por is not None:
+                level_seen = SortedRunSet()  # the states this level has found so far
+                edges: list = []  # (parent index, fingerprint) of every event a stubborn set kept
+                reduced: dict = {}  # parent index -> (state, kept indices), this chunk only
+
+                def proviso(fps, new) -> list:
+                    """The chunk's states whose stubborn set leads to a state of this level or
+                    an earlier one (not new, and not found earlier in this level): those are
+                    expanded fully, so that every cycle of the reduced graph has a fully
+                    expanded state."""
+                    again = [fp for fp, is_new in zip(fps, new.tolist()) if not is_new]
+                    old = set()
+                    if again:
+                        here = level_seen.contains_batch(again).tolist()
+                        old = {fp for fp, h in zip(again, here) if not h}
+                    level_seen.add_batch(as_array(fps)[new], distinct=True)
+                    redo = sorted({pi for pi, fp in edges if fp in old})
+                    edges.clear()
+                    pending = [(pi,) + reduced[pi] for pi in redo]
+                    reduced.clear()
+                    return pending
+
+                def expand_rest(pending) -> None:
+                    """Expand the events the stubborn sets of `pending` left out."""
+                    for pi, s, keep in pending:
+                        kept = set(keep)
+                        before = out.generated
+                        k = 0
+                        for ei, (ev, s2, v) in enumerate(successors(s)):
+                            if ei in kept:
+                                continue
+                            k += 1
+                            if v is not None:
+                                out.generated = before + k
+                                record(v, depth + 1, table.path(depth, pi) + (ei,))
+                            fp = fingerprint(s2)
+                            if fp not in cand:
+                                cand[fp] = (s2, pi, ei)
+                        out.generated = before + k
+                        por.reduced -= 1
+                        por.full += 1
 
             try:
                 for pi, s in enumerate(frontier):
                     succ = successors(s)
                     before = out.generated  # counted once per state; exact whenever it is read
-                    for ei, (ev, s2, v) in enumerate(succ):
-                        if v is not None:
-                            out.generated = before + ei + 1
-                            record(v, depth + 1, table.path(depth, pi) + (ei,))
-                        fp = fingerprint(s2)
-                        if fp not in cand:
-                            cand[fp] = (s2, pi, ei)
-                    out.generated = before + len(succ)
+                    keep = por.choose(s, succ) if por is not None else None
+                    if keep is None:
+                        for ei, (ev, s2, v) in enumerate(succ):
+                            if v is not None:
+                                out.generated = before + ei + 1
+                                record(v, depth + 1, table.path(depth, pi) + (ei,))
+                            fp = fingerprint(s2)
+                            if fp not in cand:
+                                cand[fp] = (s2, pi, ei)
+                        out.generated = before + len(succ)
+                        if por is not None:
+                            por.full += 1
+                    else:
+                        for k, ei in enumerate(keep):
+                            ev, s2, v = succ[ei]
+                            if v is not None:
+                                out.generated = before + k + 1
+                                record(v, depth + 1, table.path(depth, pi) + (ei,))
+                            fp = fingerprint(s2)
+                            if fp not in cand:
+                                cand[fp] = (s2, pi, ei)
+                            edges.append((pi, fp))
+                        out.generated = before + len(keep)
+                        reduced[pi] = (s, keep)
+                        por.reduced += 1
                     if len(cand) >= CHUNK:
-                        flush()
+                        pending = flush()
+                        if pending:
+                            expand_rest(pending)
                     if time.perf_counter() >= self.next_progress:
                         # only what is known: the candidates of the chunk not yet merged may be
                         # states seen before, so neither count includes them
                         self.progress(depth + 1, len(seen), len(frontier) - pi - 1 + len(nxt))
+                while por is not None and cand:  # the proviso's full expansions, to the end
+                    pending = flush()
+                    if pending:
+                        expand_rest(pending)
                 self._level_done = True
             except MemoryError:
                 cand.clear()  # free what can be freed; the level's count stays what was merged
@@ -288,6 +358,10 @@ class BFS(Search):
             out.extra["checkpoint_level"] = self._ck_written_at
         if "memory_limit" in self.options:
             out.extra["memory_limit"] = self.options["memory_limit"]
+        por = self.options.get("reduction")
+        if por is not None:
+            out.extra["reduction"] = {"method": "por", "states_reduced": por.reduced,
+                                      "states_expanded_fully": por.full}
         spill = self.options.get("spill")
         if spill is not None:
             out.extra["frontier_disk_bytes"] = spill.peak_disk_bytes

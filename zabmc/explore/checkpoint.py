@@ -213,11 +213,11 @@ class Snapshot:
 
 
 def identity(*, model: str, config, invariants, strategy: str, stop_at_first: bool,
-             codec: str) -> dict:
+             codec: str, reduction: str = "none") -> dict:
     """What a resumed search must share with the checkpointed one."""
     return {"zabmc_version": zabmc_version(), "model": model, "config": dict(config._asdict()),
             "invariants": list(invariants), "strategy": strategy,
-            "stop_at_first": bool(stop_at_first), "codec": codec}
+            "stop_at_first": bool(stop_at_first), "codec": codec, "reduction": reduction}
 
 
 class Checkpointer:
@@ -359,10 +359,12 @@ def check_identity(directory: str, body: dict, expect: dict) -> None:
     for key, what in (("zabmc_version", "zabmc version"), ("model", "--model"),
                       ("strategy", "--strategy"), ("stop_at_first", "--all"),
                       ("invariants", "properties (--invariant, --no-invariants)"),
-                      ("codec", "state codec")):
-        if body.get(key) != expect[key]:
+                      ("codec", "state codec"), ("reduction", "--reduction")):
+        default = "none" if key == "reduction" else None  # checkpoints from before --reduction
+        if body.get(key, default) != expect.get(key, default):
             raise UsageError(f"checkpoint {directory} was written with a different {what}: "
-                             f"{body.get(key)!r}, this run has {expect[key]!r}")
+                             f"{body.get(key, default)!r}, this run has "
+                             f"{expect.get(key, default)!r}")
     got, want = body.get("config", {}), expect["config"]
     if got != want:
         diff = [k for k in want if got.get(k) != want[k]] or sorted(set(got) ^ set(want))

@@ -132,10 +132,18 @@ def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=()) 
         "state-cap": f"stopped at --max-states {o.distinct:,}: the first distinct states in "
                      "depth-first order, partial result",
     }[o.stop_reason]
+    red = o.extra.get("reduction")
+    if red and o.stop_reason == "depth-bound":
+        scope += ("; partial-order reduction: the reduced space to that depth, not every path of "
+                  "that length (exhaust it for the full verdict)")
     console.print(f"{verdict} ({scope})")
     t = Table(box=None, show_header=False)
     t.add_column(justify="left", style="dim")
     t.add_column(justify="right")
+    if red:
+        total = red["states_reduced"] + red["states_expanded_fully"]
+        t.add_row("reduction", f"partial-order (stubborn sets): {red['states_reduced']:,} of "
+                  f"{total:,} states expanded in part")
     t.add_row("states generated", f"{o.generated:,}")
     t.add_row("distinct states", f"{o.distinct:,}")
     t.add_row("depth reached", str(o.depth_reached))

@@ -1,0 +1,238 @@
+"""Partial-order reduction (`zabmc check --reduction por`, zabmc/explore/por.py, docs/reduction.md).
+
+What it must never do is change a verdict: every configuration below runs with and without it, and
+an exhausted run must report the same violated properties (`--all`). The reduced counts are pinned
+too, so a change to the stubborn sets or the proviso shows up here before it shows up in a figure.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zabmc.explore.bfs import BFS
+from zabmc.explore.env import Env, ExploreConfig
+from zabmc.explore.por import Stubborn
+from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+from zabmc.model import get_model
+
+
+def search(model, por: bool, stop_at_first=False, **bounds):
+    """One breadth-first search of `model` (a name or a model) on FIFO links, every default
+    property; with the reduction or without."""
+    model = get_model(model) if isinstance(model, str) else model
+    cfg = ExploreConfig(network="fifo", **{"depth": 10_000, **bounds})
+    env = Env(model, cfg, Checker(DEFAULT_PROPERTIES))
+    opts = {"reduction": Stubborn(env)} if por else {}
+    return BFS(env, stop_at_first=stop_at_first, **opts).run()
+
+
+def verdict(out) -> tuple:
+    return str(out.stop_reason), tuple(sorted({f.violation.property for f in out.violations}))
+
+
+def _case(model, full, reduced, slow=False, **bounds):
+    name = f"{model}-" + "-".join(f"{k.replace('max_', '')[0]}{v}" for k, v in bounds.items())
+    return pytest.param(model, bounds, full, reduced, marks=[pytest.mark.slow] * slow, id=name)
+
+
+# (distinct, transitions, depth) of the full and the reduced exhausted space; the verdicts must
+# agree, and these are the pinned configurations of tests/test_zab_model.py and test_explore.py
+CASES = [
+    _case("zab", (31, 41, 18), (26, 31, 18), nodes=2, proposals=2),
+    _case("zab", (3_007, 6_198, 31), (2_565, 4_842, 31), nodes=2, proposals=2, max_timeouts=1,
+          max_drops=1, max_heartbeats=1),
+    _case("zab-omega", (3_007, 6_198, 31), (2_565, 4_842, 31), nodes=2, proposals=2,
+          max_timeouts=1, max_drops=1, max_heartbeats=1),
+    _case("zab", (23_274, 51_367, 42), (19_206, 38_589, 42), nodes=2, proposals=2, max_timeouts=2,
+          max_drops=1, max_heartbeats=1),
+    _case("zab", (4_681, 15_717, 24), (2_746, 5_695, 24), nodes=3, proposals=0),
+    _case("zab", (18_391, 62_460, 30), (11_110, 26_386, 30), nodes=3, proposals=1),
+    _case("zab-omega", (16_772, 57_824, 30), (9_977, 24_003, 30), nodes=3, proposals=1),
+    _case("zab", (501, 671, 29), (457, 573, 29), nodes=2, proposals=2, max_crashes=1),
+    _case("zab", (31_372, 70_567, 41), (28_782, 62_480, 41), nodes=2, proposals=2,
+          max_timeouts=1, max_drops=1, max_heartbeats=1, max_crashes=1),
+    _case("zab", (129_932, 494_870, 36), (68_155, 182_613, 36), slow=True, nodes=3, proposals=2),
+    # db-19 is buggy by design: these spaces violate properties, and both searches must name the
+    # same ones
+    _case("db19", (73, 115, 24), (50, 68, 24), nodes=2, proposals=2),
+    _case("db19", (1_054, 1_906, 35), (694, 1_068, 36), nodes=2, proposals=2, max_timeouts=1),
+    _case("db19", (15_331, 37_678, 37), (10_816, 23_144, 39), nodes=2, proposals=2,
+          max_timeouts=1, max_drops=1, max_heartbeats=1),
+    _case("db19", (972, 1_593, 36), (746, 1_115, 36), nodes=2, proposals=2, max_crashes=1),
+]
+
+
+@pytest.mark.parametrize("model, bounds, full, reduced", CASES)
+def test_the_reduction_keeps_the_verdict_of_every_pinned_space(model, bounds, full, reduced):
+    a, b = search(model, False, **bounds), search(model, True, **bounds)
+    assert a.stop_reason == b.stop_reason == "exhausted"
+    assert verdict(a) == verdict(b)
+    assert (a.distinct, a.generated, a.depth_reached) == full
+    assert (b.distinct, b.generated, b.depth_reached) == reduced
+    red = b.extra["reduction"]
+    assert red["states_reduced"] + red["states_expanded_fully"] == b.distinct
+    assert "reduction" not in a.extra
+
+
+def test_db19_violations_are_found_with_the_same_properties():
+    out = search("db19", True, nodes=2, proposals=2, max_timeouts=1)
+    assert verdict(out) == ("exhausted", ("agreement", "local-primary-order", "total-order"))
+
+
+# --- every FIFO finding of the db-19 corpus: same verdict, and the trace replays -------------------
+
+FINDINGS = {
+    # id: bounds of its search, the property the full search reports first
+    "fifo-follower-timeout-gap": (dict(nodes=2, proposals=2, max_timeouts=1, depth=60),
+                                  "local-primary-order"),
+    "fifo-crash-follower-gap": (dict(nodes=2, proposals=2, max_crashes=1, depth=30),
+                                "local-primary-order"),
+    "fifo-duplicate-zxid": (dict(nodes=3, proposals=2, depth=40), "sane-history"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FINDINGS))
+def test_every_fifo_finding_of_db19_is_found_with_the_reduction(name, tmp_path, cli):
+    bounds, prop = FINDINGS[name]
+    args = ["check", "--model", "db19", "--network", "fifo", "--reduction", "por", "-q",
+            "--invariant", prop, "--trace-out", str(tmp_path / "t.json")]
+    for k, v in bounds.items():
+        args += [f"--{k.replace('_', '-')}", str(v)]
+    code, out, _ = cli(args)
+    assert code == 10, out
+    # the reduced search's counterexample is a real run: it replays without the reduction
+    code, out, _ = cli(["replay", "-q", str(tmp_path / "t.json")])
+    assert code == 10 and "confirmed" in out.lower()
+
+
+# --- the seeded mutations: each is still found --------------------------------------------------
+
+
+def _seeded():
+    import test_zab_mutations as tm
+
+    return tm
+
+
+# (property, depth) of the counterexample the reduced search finds first, and its distinct states:
+# the same property as the full search's (tests/test_zab_mutations.py), not always the same depth
+SEEDED = {
+    "no-zxid-order": ("local-primary-order", 16, False),
+    "accepted-epoch-volatile": ("sane-history", 22, False),
+    "history-tail-volatile": ("sane-history", 33, False),
+    "restart-resumes-role": ("sane-history", 13, False),
+    "commit-point-volatile": ("prefix", 14, False),
+    "ack-epoch-twice": ("leadership", 23, True),
+    "skip-history-selection": ("sane-history", 25, True),
+    "stale-epoch-proposal": ("sane-history", 27, True),
+    "commit-before-quorum": ("agreement", 23, True),
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(k, marks=[pytest.mark.slow] * v[2], id=k)
+                                  for k, v in SEEDED.items()])
+def test_every_seeded_mutation_is_found_with_the_reduction(name):
+    from models.zab import ZabModel
+
+    m = _seeded().MUTATIONS[name]
+    model = ZabModel(m.rules())
+    cfg = m.config._asdict()
+    cfg.pop("network")
+    out = search(model, True, stop_at_first=True, **cfg)
+    assert out.stop_reason == "violation"
+    first = out.violations[0]
+    prop, depth, _ = SEEDED[name]
+    assert first.violation.property == m.prop == prop
+    assert first.depth == depth >= m.depth  # never shorter than the shortest
+
+
+# --- generated mutants: the reduction sees what the full search sees --------------------------------
+
+MUTANTS = [
+    "models/zab/handlers.py:89:44 bool: e > le and c == 1 -> e > le",
+    "models/zab/handlers.py:89:55 cmp: c == 1 -> c != 1",
+    "models/zab/handlers.py:145:17 plus1: n // 2 + 1 -> n // 2",
+]
+
+
+@pytest.mark.parametrize("name", MUTANTS, ids=[n.split(" ")[0].split(":", 1)[1] for n in MUTANTS])
+def test_generated_mutants_break_the_same_properties_with_the_reduction(name):
+    from zabmc.mutate import build, mutants
+
+    by_name = {m.name: m for m in mutants("zab")}
+    model = build("zab", by_name[name])
+    for bounds in (dict(nodes=2, proposals=2, max_timeouts=1, max_drops=1, max_heartbeats=1),
+                   dict(nodes=2, proposals=2, max_timeouts=1, max_crashes=1)):
+        a, b = search(model, False, **bounds), search(model, True, **bounds)
+        assert verdict(a) == verdict(b)
+        assert a.violations  # each of these is caught there: the comparison has teeth
+        assert b.distinct < a.distinct
+
+
+@settings(max_examples=12, deadline=None)
+@given(model=st.sampled_from(["db19", "zab"]), proposals=st.integers(0, 2),
+       timeouts=st.integers(0, 1), drops=st.integers(0, 1), heartbeats=st.integers(0, 1),
+       crashes=st.integers(0, 1))
+def test_any_small_two_node_space_has_the_same_verdict_reduced(model, proposals, timeouts, drops,
+                                                                heartbeats, crashes):
+    bounds = dict(nodes=2, proposals=proposals, max_timeouts=timeouts, max_drops=drops,
+                  max_heartbeats=heartbeats, max_crashes=crashes)
+    a, b = search(model, False, **bounds), search(model, True, **bounds)
+    assert verdict(a) == verdict(b)
+    assert b.distinct <= a.distinct
+
+
+# --- the command line --------------------------------------------------------------------------
+
+
+def test_check_reports_the_reduction_in_json_and_summary(cli):
+    args = ["check", "--model", "zab", "--nodes", "3", "--proposals", "1", "--depth", "100", "-q"]
+    code, out, _ = cli(args + ["--reduction", "por", "--json"])
+    assert code == 0
+    d = json.loads(out)
+    assert d["reduction"] == {"method": "por", "states_reduced": 6_481,
+                              "states_expanded_fully": 4_629}
+    assert (d["distinct_states"], d["complete"]) == (11_110, True)
+    code, out, _ = cli(args + ["--json"])
+    assert json.loads(out)["reduction"] == {"method": "none"}
+    code, out, _ = cli(args + ["--reduction", "por"])
+    text = " ".join(out.split())  # the table wraps to the terminal's width
+    assert "partial-order (stubborn sets): 6,481 of 11,110 states expanded in part" in text
+
+
+def test_a_reduced_run_stopped_by_its_depth_says_what_it_covered(cli):
+    code, out, _ = cli(["check", "--model", "zab", "--nodes", "3", "--proposals", "1",
+                        "--depth", "12", "--reduction", "por", "-q"])
+    assert code == 0
+    assert "the reduced space to that depth, not every path of that length" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--network", "bag"], "--reduction por needs --network fifo"),
+    (["--strategy", "dfs"], "works with the in-process breadth-first search"),
+    (["--strategy", "random"], "works with the in-process breadth-first search"),
+    (["--engine", "spark"], "works with the in-process breadth-first search"),
+    (["--liveness", "--model", "zab"], "--reduction does not work with --liveness"),
+    (["--model", "zk-fixed"], "cannot reduce model zk-fixed: its own steps"),
+])
+def test_what_the_reduction_cannot_do_is_one_line_and_exit_2(cli, extra, says):
+    code, out, err = cli(["check", "--nodes", "2", "--depth", "5", "-q", "--reduction", "por",
+                          *extra])
+    assert code == 2
+    assert says in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_checkpoint_resumes_only_with_the_same_reduction(cli, tmp_path):
+    ck = str(tmp_path / "ck")
+    base = ["check", "--model", "zab", "--nodes", "2", "--proposals", "2", "--max-timeouts", "1",
+            "--depth", "100", "-q"]
+    code, _, _ = cli(base + ["--reduction", "por", "--checkpoint", ck, "--checkpoint-every", "0"])
+    assert code == 0
+    code, _, err = cli(base + ["--resume", ck])
+    assert code == 2 and "different --reduction: 'por', this run has 'none'" in err
+    code, out, _ = cli(base + ["--reduction", "por", "--resume", ck, "--json"])
+    assert code == 0 and json.loads(out)["complete"]

@@ -1,0 +1,163 @@
+"""Partial-order reduction for the breadth-first search (`zabmc check --reduction por`).
+
+At each state the search expands a *stubborn set* of the enabled events instead of all of them: the
+events of a set of nodes S that no sequence of events of the other nodes can interfere with before
+S itself acts. docs/reduction.md states the method and why it keeps every verdict; in brief:
+
+- Two events of one node never commute. Events of different nodes commute on FIFO links: one takes
+  the head of a link into its node, the other appends to the tail of links out of its own, and the
+  properties' ghost state is per node (delivery logs) or a sorted set (leaders per epoch).
+- The nodes outside S can still disturb S's events in four ways, and each is closed off:
+  - a node q outside S may later send to x in S on the empty link q->x, enabling a delivery that
+    competes with S's: then q joins S (S is closed under "has an empty link into S");
+  - a crash cuts links and a down node loses what is sent to it: a state with crashes left in its
+    budget, or with a down node, is expanded fully or puts the down node in S;
+  - a client proposal goes to the lowest-id node that may take it, is appended to the ghost's
+    broadcast order and is checked against every delivery log (primary integrity): a state where a
+    proposal is enabled is expanded fully, and while proposals are left, S may not contain an event
+    that changes a delivery log or whether its node may propose;
+  - a model's own actions (`Model.actions`) and drops that act on connections (`Model.on_drop`)
+    change several nodes at once: such a model is expanded fully (actions) or S also takes the
+    nodes at both ends of every drop it contains.
+- S must contain a delivery or a restart: an event nothing outside S can disable (the key event).
+- The ignoring proviso, for a level-synchronous BFS: a state whose stubborn set leads back to a
+  state of its own level or an earlier one is expanded fully (every cycle of the reduced graph
+  then contains a fully expanded state). "Earlier or same level" does not depend on the order the
+  level is expanded in, so the reduced state space is a function of the configuration.
+
+The reduction needs FIFO links: on a bag, any node's send enables a new delivery at once, so no set
+smaller than the whole cluster is stubborn.
+"""
+
+from __future__ import annotations
+
+from zabmc.errors import UsageError
+
+from .events import CRASHES, DOWN, DROPS, MADE, Action, Deliver, Drop, Propose, Restart
+
+REDUCTIONS = ("none", "por")
+
+
+def refuse(reduction: str, *, network: str, model, strategy: str = "bfs",
+           engine: str = "in-process", liveness: bool = False) -> None:
+    """A one-line `UsageError` when `--reduction` cannot be used with the rest of the run."""
+    if reduction not in REDUCTIONS:
+        raise UsageError(f"--reduction must be one of {', '.join(REDUCTIONS)}, got {reduction!r}")
+    if reduction == "none":
+        return
+    if liveness:
+        raise UsageError("--reduction por checks safety only: not with --liveness")
+    if strategy != "bfs" or engine != "in-process":
+        raise UsageError("--reduction por works with the in-process breadth-first search "
+                         "(--strategy bfs --engine in-process)")
+    if network != "fifo":
+        raise UsageError("--reduction por needs --network fifo: on a bag any send enables a "
+                         "delivery at once, so nothing can be left out")
+    if getattr(model, "actions", None) is not None:
+        raise UsageError(f"--reduction por cannot reduce model {model.name}: its own steps "
+                         "(actions) change several nodes at once")
+
+
+class Stubborn:
+    """Chooses, per state, the events a reduced search expands (`choose`)."""
+
+    def __init__(self, env):
+        refuse("por", network=env.config.network, model=env.model)
+        self.env = env
+        self.n = env.n
+        self.proposals = env.config.proposals
+        self.on_drop = getattr(env.model, "on_drop", None) is not None
+        self.can_propose = env.model.can_propose
+        self.checking_logs = env.checker.active and env.checker.need_logs
+        # counts of the states expanded in part and in full (what the summary reports)
+        self.reduced = 0
+        self.full = 0
+
+    def choose(self, s, succ) -> list | None:
+        """The indices (into `succ`, the full successor list of `s`) of a stubborn set's events,
+        smallest first among the candidate node sets; None when `s` must be expanded fully.
+
+        The proviso (no event of the set may lead back to the same or an earlier level) is the
+        caller's: it knows the levels."""
+        b = s.budgets
+        if b[CRASHES]:
+            return None
+        n = self.n
+        actors = []  # the node each event belongs to (a drop: the node its link leads to)
+        seeds = 0  # nodes with a delivery or restart enabled: an event no other node can disable
+        for ev, _, _ in succ:
+            t = type(ev)
+            if t is Deliver:
+                a = ev.dst
+                seeds |= 1 << a
+            elif t is Drop:
+                a = ev.dst
+            elif t is Propose or t is Action:
+                return None
+            else:
+                a = ev.node
+                if t is Restart:
+                    seeds |= 1 << a
+            actors.append(a)
+        if not seeds:
+            return None
+        net = s.net
+        down = b[DOWN]
+        everyone = (1 << n) - 1
+        guard = b[MADE] < self.proposals  # proposals are left: what a proposal reads must not move
+        drops = self.on_drop and b[DROPS] > 0
+        best = None
+        for p in range(n):
+            if not seeds >> p & 1:
+                continue
+            S = self._closure(1 << p | down, net)
+            if S == everyone:
+                continue
+            keep = [i for i, a in enumerate(actors) if S >> a & 1]
+            if best is not None and len(keep) >= len(best):
+                continue
+            if drops and not self._drops_inside(succ, S):
+                continue
+            if guard and not self._guarded(s, succ, keep):
+                continue
+            best = keep
+        return best
+
+    def _closure(self, S: int, net) -> int:
+        """The smallest superset of node set `S` (a bit mask) that has no empty link into it from
+        outside: a node that may still send to S over an empty link belongs to S."""
+        n = self.n
+        work = [x for x in range(n) if S >> x & 1]
+        while work:
+            x = work.pop()
+            for q in range(n):
+                if not S >> q & 1 and not net[q * n + x]:
+                    S |= 1 << q
+                    work.append(q)
+        return S
+
+    def _drops_inside(self, succ, S) -> bool:
+        """With `Model.on_drop`, a drop changes the nodes at both ends of its link: no enabled
+        drop may join S to a node outside it (later messages on such a link queue behind the
+        head, so the enabled drops are the only ones that can happen before S acts)."""
+        for ev, _, _ in succ:
+            if type(ev) is Drop and (S >> ev.src & 1) != (S >> ev.dst & 1):
+                return False
+        return True
+
+    def _guarded(self, s, succ, keep) -> bool:
+        """While proposals are left, a proposal may happen outside S before S acts; it must not
+        see a different cluster for S having acted first: no event of S may change a delivery
+        log (a proposal is checked against them, and appended to the broadcast order deliveries
+        are checked against) or whether its node may take a proposal (the lowest-id such node
+        takes it)."""
+        nodes, logs = s.nodes, s.ghost[0]
+        can = self.can_propose
+        for i in keep:
+            s2 = succ[i][1]
+            if self.checking_logs and s2.ghost[0] != logs:
+                return False
+            for old, new in zip(nodes, s2.nodes):
+                if new is not old and can(new) != can(old):
+                    return False
+        return True
