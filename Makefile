@@ -29,7 +29,10 @@ check: install
 # finite, so one that reaches the depth bound (elections that never settle, epochs growing
 # forever) fails too (--require-complete, exit 4). Run 8 takes 10,000
 # seeded random walks of up to 60 events with every kind of fault, deeper than the exhaustive runs
-# reach; the seed makes it reproducible and its counterexample is shortened by replay. Each run
+# reach; the seed makes it reproducible and its counterexample is shortened by replay. Runs 9 and
+# 10 exhaust three nodes with a proposal and a timeout, on zab and on zab-omega (votes by node id,
+# so Phase 1 must recover history), under partial-order reduction (docs/reduction.md: an exhausted
+# reduced space has the full one's verdict), about a minute each. Each run
 # prints its summary (a few lines); a violation prints the counterexample, writes
 # zabmc-zab-<property>.trace.json (a lasso: .lasso.json) and exits 10, which stops make. Which
 # one-line bugs the gate catches: reports/verification.md, "Mutation score" (make mutate).
@@ -48,6 +51,8 @@ zabmc check --model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 3 
 zabmc check --model zab --network fifo --nodes 3 --proposals 2 --max-crashes 1 --depth 24 -q
 zabmc check --model zab --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --depth 23 -q
 zabmc check --model zab --network fifo --nodes 3 --proposals 2 --max-timeouts 2 --max-drops 1 --max-heartbeats 1 --max-crashes 1 --depth 60 --strategy random --seed 1 --walks 10000 -q
+zabmc check --model zab --network fifo --nodes 3 --proposals 1 --max-timeouts 1 --depth 200 --reduction por --require-complete -q
+zabmc check --model zab-omega --network fifo --nodes 3 --proposals 1 --max-timeouts 1 --depth 200 --reduction por --require-complete -q
 zabmc check --model zk-fixed --network fifo --nodes 2 --proposals 2 --max-timeouts 1 --max-crashes 1 --depth 100 --require-complete -q
 zabmc check --model zk-fixed --network fifo --nodes 3 --proposals 2 --depth 100 --require-complete -q
 zabmc check --model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --depth 24 -q

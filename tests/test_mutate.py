@@ -14,7 +14,8 @@ from zabmc.explore.env import Env, ExploreConfig
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
 from zabmc.model import get_model
 from zabmc.errors import UsageError
-from zabmc.mutate import GATE, ZK_FIXED_GATE, build, mutants, run_gate
+from zabmc.mutate import (GATE, OMEGA_GATE, ZK_FIXED_GATE, build, mutants, run_gate,
+                          run_search)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HANDLERS = ROOT / "models" / "zab" / "handlers.py"
@@ -56,7 +57,8 @@ def test_the_gate_runs_are_the_makefiles():
     block = re.search(r"define GATE\n(.*?)\nendef", text, re.S).group(1)
     lines = [line.replace("zabmc check ", "").replace(" -q", "").strip()
              for line in block.splitlines()]
-    assert lines == list(GATE) + list(ZK_FIXED_GATE)  # zab's gate, then zk-fixed's (#23 point 5)
+    # zab's gate, zab-omega's run, then zk-fixed's (#23 point 5)
+    assert lines == list(GATE) + list(OMEGA_GATE) + list(ZK_FIXED_GATE)
 
 
 def test_every_zk_fixed_gate_run_is_a_zk_fixed_safety_search():
@@ -64,8 +66,8 @@ def test_every_zk_fixed_gate_run_is_a_zk_fixed_safety_search():
     properties: a --liveness run would be a usage error, which once counted as a catch)."""
     from zabmc.mutate import GATES, gate_for
 
-    assert GATES == {"zab": GATE, "zk-fixed": ZK_FIXED_GATE} and gate_for("zk-fixed") == \
-        ZK_FIXED_GATE
+    assert GATES == {"zab": GATE, "zab-omega": OMEGA_GATE, "zk-fixed": ZK_FIXED_GATE}
+    assert gate_for("zk-fixed") == ZK_FIXED_GATE
     assert all(r.startswith("--model zk-fixed --network fifo ") for r in ZK_FIXED_GATE)
     assert not any("--liveness" in r for r in ZK_FIXED_GATE)
     assert ZK_FIXED_GATE[-1].endswith("--depth 30 --strategy dfs --max-states 800000")
@@ -161,6 +163,22 @@ def test_the_zk_fixed_gate_catches_its_sample_of_mutants(name, run, fails, depth
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name, run", [("stale-epoch-proposal", GATE[8]),
+                                       ("skip-history-selection", OMEGA_GATE[0])])
+def test_the_reduced_exhaustive_runs_catch_the_seeded_mutants_the_bounded_ones_missed(name, run):
+    """Issue #19: gate runs 1-8 miss two seeded mutations of tests/test_zab_mutations.py, which lie
+    27 and 24 events deep with three nodes, a proposal and a timeout. Runs 9 (zab) and 10
+    (zab-omega) exhaust that space under partial-order reduction and catch them."""
+    import test_zab_mutations as tm
+    from models.zab import ZabModel
+
+    m = tm.MUTATIONS[name]
+    r = run_search("zab", None, run, model=ZabModel(m.rules()))
+    assert (r["caught"], r["property"]) == (True, m.prop)
+    assert r["depth"] >= m.depth
+
+
+@pytest.mark.slow
 def test_the_random_walk_stage_catches_a_skipped_history_selection():
     """Gate run 8 (seeded random walks) catches a bug no exhaustive gate run reaches: a new leader
     that keeps its own history instead of the quorum's best (tests/test_zab_mutations.py's
@@ -195,7 +213,7 @@ def test_a_model_without_a_gate_lists_its_mutants_but_runs_none(cli):
     code, out, err = cli(["mutate", "--model", "zk", "--run", "--index", "1"])
     assert (code, out) == (2, "")
     assert err == ("zabmc: error: model zk has no gate to run its mutants against (--run "
-                   "knows zab, zk-fixed); without --run its mutants are listed\n")
+                   "knows zab, zab-omega, zk-fixed); without --run its mutants are listed\n")
     with pytest.raises(UsageError, match="no gate"):
         run_gate("zk", None)
 

@@ -672,17 +672,20 @@ def test_make_gate_runs_the_gate_of_the_verification_report():
     start, end = makefile.index("define GATE") + 1, makefile.index("endef")
     # the exhaustive and depth-bounded runs are the report's gate runs; the others check
     # liveness (--liveness) or take seeded random walks (--strategy random)
-    zab = [line for line in makefile[start:end] if "--model zab " in line]
+    zab = [line for line in makefile[start:end] if "--model zab" in line]
     exhaustive = [line for line in zab if "--liveness" not in line and "--strategy" not in line]
     assert sorted(exhaustive) == sorted(verify.gate_command(g) for g in verify.GATE)
-    # zab's eight runs, then zk-fixed's seven (tests/test_mutate.py checks them, #23 point 5)
-    assert len(zab) == 8 and makefile[start:start + 8] == zab
-    assert all("--model zk-fixed " in line for line in makefile[start + 8:end])
-    assert len(makefile[start:end]) == 15
+    # zab's nine runs and zab-omega's one, then zk-fixed's seven (tests/test_mutate.py checks
+    # them, #23 point 5)
+    assert len(zab) == 10 and makefile[start:start + 10] == zab
+    assert all("--model zk-fixed " in line for line in makefile[start + 10:end])
+    assert len(makefile[start:end]) == 17
     assert _recipe(makefile, "gate: install") == ["$(GATE)"]
     assert _recipe(makefile, "test: install-test") == ["$(PY) -m pytest -q -p no:cacheprovider",
                                                        "$(GATE)"]
     ci = (root / ".ci/run").read_text().splitlines()
     assert ci[-1] == "make test"
-    assert [(g.model, g.depth, g.crashes) for g in verify.GATE] == [
-        ("zab", 0, 0), ("zab", 0, 0), ("zab", 23, 0), ("zab", 0, 2), ("zab", 24, 1)]
+    assert [(g.model, g.depth, g.crashes, g.reduction) for g in verify.GATE] == [
+        ("zab", 0, 0, "none"), ("zab", 0, 0, "none"), ("zab", 23, 0, "none"),
+        ("zab", 0, 2, "none"), ("zab", 24, 1, "none"), ("zab", 0, 0, "por"),
+        ("zab-omega", 0, 0, "por")]
