@@ -13,9 +13,10 @@ S itself acts. docs/reduction.md states the method and why it keeps every verdic
   - a crash cuts links and a down node loses what is sent to it: a state with crashes left in its
     budget, or with a down node, is expanded fully or puts the down node in S;
   - a client proposal goes to the lowest-id node that may take it, is appended to the ghost's
-    broadcast order and is checked against every delivery log (primary integrity): a state where a
-    proposal is enabled is expanded fully, and while proposals are left, S may not contain an event
-    that changes a delivery log or whether its node may propose;
+    broadcast order and is checked against every delivery log (primary integrity): S never
+    contains the node an enabled proposal goes to (moved ahead of other nodes' commits, its check
+    would read other logs), and while proposals are left, S may not contain an event that changes
+    a delivery log or whether its node may propose (a proposal outside S must see the same);
   - a model's own actions (`Model.actions`) and drops that act on connections (`Model.on_drop`)
     change several nodes at once: such a model is expanded fully (actions) or S also takes the
     nodes at both ends of every drop it contains.
@@ -85,6 +86,7 @@ class Stubborn:
         n = self.n
         actors = []  # the node each event belongs to (a drop: the node its link leads to)
         seeds = 0  # nodes with a delivery or restart enabled: an event no other node can disable
+        proposer = 0  # the node an enabled proposal goes to, as a bit: it stays outside S
         for ev, _, _ in succ:
             t = type(ev)
             if t is Deliver:
@@ -92,7 +94,10 @@ class Stubborn:
                 seeds |= 1 << a
             elif t is Drop:
                 a = ev.dst
-            elif t is Propose or t is Action:
+            elif t is Propose:
+                a = ev.node
+                proposer = 1 << a
+            elif t is Action:
                 return None
             else:
                 a = ev.node
@@ -111,7 +116,7 @@ class Stubborn:
             if not seeds >> p & 1:
                 continue
             S = self._closure(1 << p | down, net)
-            if S == everyone:
+            if S == everyone or S & proposer:
                 continue
             keep = [i for i, a in enumerate(actors) if S >> a & 1]
             if best is not None and len(keep) >= len(best):
