@@ -180,49 +180,38 @@ class BFS(Search):
                     """Expand the events the stubborn sets of `pending` left out."""
                     for pi, s, keep in pending:
                         kept = set(keep)
-                        before = out.generated
-                        k = 0
-                        for ei, (ev, s2, v) in enumerate(successors(s)):
-                            if ei in kept:
-                                continue
-                            k += 1
-                            if v is not None:
-                                out.generated = before + k
-                                record(v, depth + 1, table.path(depth, pi) + (ei,))
-                            fp = fingerprint(s2)
-                            if fp not in cand:
-                                cand[fp] = (s2, pi, ei)
-                        out.generated = before + k
+                        offer(pi, [(ei, x) for ei, x in enumerate(successors(s))
+                                   if ei not in kept])
                         por.reduced -= 1
                         por.full += 1
+
+            def offer(pi: int, items, track: bool = False) -> None:
+                """Offer state `pi`'s successors `items`, `(event index, (event, state,
+                violation))` pairs, to the chunk: record their violations, keep each new
+                fingerprint's first parent; with `track`, note the edges for the proviso."""
+                before = out.generated  # counted once per state; exact whenever it is read
+                k = 0
+                for k, (ei, (ev, s2, v)) in enumerate(items, 1):
+                    if v is not None:
+                        out.generated = before + k
+                        record(v, depth + 1, table.path(depth, pi) + (ei,))
+                    fp = fingerprint(s2)
+                    if fp not in cand:
+                        cand[fp] = (s2, pi, ei)
+                    if track:
+                        edges.append((pi, fp))
+                out.generated = before + k
 
             try:
                 for pi, s in enumerate(frontier):
                     succ = successors(s)
-                    before = out.generated  # counted once per state; exact whenever it is read
                     keep = por.choose(s, succ) if por is not None else None
                     if keep is None:
-                        for ei, (ev, s2, v) in enumerate(succ):
-                            if v is not None:
-                                out.generated = before + ei + 1
-                                record(v, depth + 1, table.path(depth, pi) + (ei,))
-                            fp = fingerprint(s2)
-                            if fp not in cand:
-                                cand[fp] = (s2, pi, ei)
-                        out.generated = before + len(succ)
+                        offer(pi, enumerate(succ))
                         if por is not None:
                             por.full += 1
                     else:
-                        for k, ei in enumerate(keep):
-                            ev, s2, v = succ[ei]
-                            if v is not None:
-                                out.generated = before + k + 1
-                                record(v, depth + 1, table.path(depth, pi) + (ei,))
-                            fp = fingerprint(s2)
-                            if fp not in cand:
-                                cand[fp] = (s2, pi, ei)
-                            edges.append((pi, fp))
-                        out.generated = before + len(keep)
+                        offer(pi, [(ei, succ[ei]) for ei in keep], True)
                         reduced[pi] = (s, keep)
                         por.reduced += 1
                     if len(cand) >= CHUNK:
