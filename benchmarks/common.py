@@ -75,6 +75,24 @@ def update_section(text: str, heading: str, section: str, title: str) -> str:
     return text + "\n" + section
 
 
+def check_json(args: list[str], cwd=None, env=None, what: str = "zabmc check") -> dict:
+    """Run one child process (`args`, the command line of a `zabmc check ... --json`), and return
+    its JSON summary with `cpu_seconds`: the child's user+system CPU time. A run that neither
+    passed (0) nor found a violation (10) stops the benchmark, with the child's error."""
+    import json
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode not in (0, 10):
+        raise SystemExit(f"{what} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+    d = json.loads(p.stdout)
+    d["cpu_seconds"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    d["exit"] = p.returncode
+    return d
+
+
 def tree_cpu(root: int) -> float:
     """User+system CPU seconds of `root` and every live descendant (the JVM, Python workers)."""
     children: dict = {}

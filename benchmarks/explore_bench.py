@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import resource
 import subprocess
@@ -49,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import REPORT, TITLE, commit, update_section  # noqa: E402
+from benchmarks.common import REPORT, TITLE, check_json, commit, update_section  # noqa: E402
 from models.db19 import MODEL  # noqa: E402
 from models.db19.codec import encode_msg, encode_node  # noqa: E402
 from zabmc.explore import Env, ExploreConfig, bfs  # noqa: E402
@@ -178,16 +177,10 @@ LOOP_HEADING = "## Successor loop (issue #19)"
 def check_cpu(tree: Path, args: list[str]) -> dict:
     """`zabmc check ARGS --json -q` run from `tree` in a fresh process; its summary, plus the
     child's CPU seconds."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run([sys.executable, "-c", "from zabmc.cli import main; main()", "check",
-                        *args, "--json", "-q", "--trace-out", os.devnull], cwd=tree,
-                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(tree)))
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode not in (0, 10):
-        raise SystemExit(f"zabmc check failed in {tree} ({p.returncode}): {p.stderr.strip()}")
-    d = json.loads(p.stdout)
-    d["cpu_seconds"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return d
+    return check_json([sys.executable, "-c", "from zabmc.cli import main; main()", "check",
+                       *args, "--json", "-q", "--trace-out", os.devnull], cwd=tree,
+                      env=dict(os.environ, PYTHONPATH=str(tree)),
+                      what=f"zabmc check in {tree}")
 
 
 def against(ref: str, rounds: int, extra: str) -> dict:

@@ -11,13 +11,14 @@ The lassos are saved under reports/liveness/, and reports/pictures gets a chart 
 from __future__ import annotations
 
 import datetime
-import json
 import os
-import resource
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from benchmarks.common import check_json  # noqa: E402
+
 OUT = os.path.join(ROOT, "reports", "liveness.md")
 LASSOS = os.path.join(ROOT, "reports", "liveness")
 
@@ -44,14 +45,8 @@ def run(model: str, flags: str) -> dict:
     name = f"{model}-{flags.replace('--', '').replace(' ', '-')}"
     cmd = [sys.executable, "-m", "zabmc", "check", "--liveness", "--model", model,
            *flags.split(), "--json", "--trace-out", os.path.join(LASSOS, name + ".json")]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode not in (0, 10):
-        raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr[-500:]}")
-    d = json.loads(p.stdout)
-    d["cpu"] = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    d["exit"] = p.returncode
+    d = check_json(cmd, cwd=ROOT, what=" ".join(cmd))
+    d["cpu"] = d["cpu_seconds"]
     return d
 
 

@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
-import resource
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import REPORT, TITLE, commit, cpu_model, logical_cpus, memory_gb, update_section  # noqa: E402
+from common import (REPORT, TITLE, check_json, commit, cpu_model, logical_cpus,  # noqa: E402
+                    memory_gb, update_section)
 
 HEADING = "## Long runs: memory and levels on disk"
 NOTE = ("What to read: throughput is distinct states per CPU second of the whole `zabmc check` process, start to exit, so it counts the in-memory run's teardown of its objects (about 15 s here) as well as the spilled run's encoding, compression and decoding. The summary's own states/s stops before the teardown; by that figure the default run gave 0.82x in a separate side-by-side run of the same space (zlib: 0.79x). The default settings keep the peak RSS under 600 MiB (the target: 800 MB; 2.5 GiB in memory), of which the visited set and parent table are 117 MB (22 bytes a state). zstd level 1 stores a state in about 32 bytes (1,142 encoded; the disk peak holds the level being read and the one being written), zlib level 1 in about 85.")
@@ -38,17 +36,9 @@ VARIANTS = {"memory": ("in memory", ["--memory-limit", "none"], {}),
 
 
 def run(args: list[str], extra: list[str], env_extra: dict) -> dict:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     env = dict(os.environ, **env_extra)
-    p = subprocess.run([sys.executable, "-c", "from zabmc.cli import main; main()", "check",
-                        *args, *extra, "--json", "-q", "--trace-out", os.devnull],
-                       capture_output=True, text=True, env=env)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode not in (0, 10):
-        raise SystemExit(f"zabmc check failed ({p.returncode}): {p.stderr.strip()}")
-    d = json.loads(p.stdout)
-    d["cpu_seconds"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return d
+    return check_json([sys.executable, "-c", "from zabmc.cli import main; main()", "check",
+                       *args, *extra, "--json", "-q", "--trace-out", os.devnull], env=env)
 
 
 def main() -> None:

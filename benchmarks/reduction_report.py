@@ -23,16 +23,14 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import REPORT, ROOT, TITLE, commit, cpu_model, update_section  # noqa: E402
+from benchmarks.common import (REPORT, ROOT, TITLE, check_json, commit, cpu_model,  # noqa: E402
+                               update_section)
 
 VERIFICATION = ROOT / "reports" / "verification.md"
 V_TITLE = "# Verification statistics: the zab model"
@@ -69,13 +67,8 @@ def check(model: str, flags: str, por: bool) -> dict:
             "--trace-out", "/dev/null"]
     if por:
         args += ["--reduction", "por"]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(args, capture_output=True, text=True, cwd=ROOT)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode not in (0, 10):
-        raise SystemExit(f"{' '.join(args)} failed ({p.returncode}): {p.stderr.strip()[-400:]}")
-    d = json.loads(p.stdout)
-    d["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    d = check_json(args, cwd=ROOT, what=" ".join(args[2:]))
+    d["cpu"] = d["cpu_seconds"]
     return d
 
 
