@@ -37,6 +37,7 @@ from zabmc.errors import UsageError
 from .events import CRASHES, DOWN, DROPS, MADE, Action, Deliver, Drop, Propose, Restart
 
 REDUCTIONS = ("none", "por")
+_CLOSURE_MEMO = 100_000  # closures memoised by (empty links, seed set); few patterns recur
 
 
 def refuse(reduction: str, *, network: str, model, strategy: str = "bfs",
@@ -70,6 +71,7 @@ class Stubborn:
         self.on_drop = getattr(env.model, "on_drop", None) is not None
         self.can_propose = env.model.can_propose
         self.checking_logs = env.checker.active and env.checker.need_logs
+        self._closures: dict = {}
         # counts of the states expanded in part and in full (what the summary reports)
         self.reduced = 0
         self.full = 0
@@ -107,6 +109,13 @@ class Stubborn:
         if not seeds:
             return None
         net = s.net
+        empty = 0  # the empty links, as bits src*n + dst
+        for k, q in enumerate(net):
+            if not q:
+                empty |= 1 << k
+        closures = self._closures
+        if len(closures) > _CLOSURE_MEMO:
+            closures.clear()
         down = b[DOWN]
         everyone = (1 << n) - 1
         guard = b[MADE] < self.proposals  # proposals are left: what a proposal reads must not move
@@ -115,7 +124,10 @@ class Stubborn:
         for p in range(n):
             if not seeds >> p & 1:
                 continue
-            S = self._closure(1 << p | down, net)
+            start = 1 << p | down
+            S = closures.get((empty, start))
+            if S is None:
+                S = closures[(empty, start)] = self._closure(start, empty)
             if S == everyone or S & proposer:
                 continue
             keep = [i for i, a in enumerate(actors) if S >> a & 1]
@@ -128,15 +140,16 @@ class Stubborn:
             best = keep
         return best
 
-    def _closure(self, S: int, net) -> int:
+    def _closure(self, S: int, empty: int) -> int:
         """The smallest superset of node set `S` (a bit mask) that has no empty link into it from
-        outside: a node that may still send to S over an empty link belongs to S."""
+        outside (`empty`: the empty links, bit src*n + dst): a node that may still send to S over
+        an empty link belongs to S."""
         n = self.n
         work = [x for x in range(n) if S >> x & 1]
         while work:
             x = work.pop()
             for q in range(n):
-                if not S >> q & 1 and not net[q * n + x]:
+                if not S >> q & 1 and empty >> (q * n + x) & 1:
                     S |= 1 << q
                     work.append(q)
         return S
