@@ -158,7 +158,10 @@ CORPUS_DIR = ROOT / "tests" / "corpus" / "db19"
 # (fifo-crash-two-leaders, a 38-event counterexample), depth 26 takes about 70 s (1.1M states).
 CORPUS_DEPTH_CAP = {"bag-two-established-leaders": 15, "fifo-crash-two-leaders": 26}
 CORPUS_SECTION = "## Regression corpus: the db-19 findings in zab"
-MUTATION_SECTION = "## Mutation score"  # benchmarks/mutation_report.py's
+#: sections of reports/verification.md that other scripts write (benchmarks/mutation_report.py,
+#: its zk-fixed campaign, benchmarks/reduction_report.py): a run of this one keeps them as they are
+KEPT_SECTIONS = ("## Mutation score", "## Mutation score: zk-fixed",
+                 "## Partial-order reduction: every mutant")
 LIVENESS_NOTE = ("Liveness (reports/liveness.md, `python benchmarks/liveness_report.py`): `zab` is live within the bounds checked there (three nodes; no faults, one drop, one crash), and the ZOOKEEPER-1419-style vote order (`zab-1419`) is not: `zabmc check --liveness` finds its election going round forever. With one drop and one proposal, a follower that lost NEWLEADER hears heartbeats and is never synchronised (silent loss is outside the paper's reliable channels).")
 
 
@@ -235,15 +238,28 @@ def machine() -> str:
 
 
 def run_all(runs: list[Run], log) -> list[dict]:
+    """Each run's space explored in full and again with `--reduction por` (its `por_*` figures);
+    exhausted spaces must give the same verdict both ways."""
     rows = []
     for run in runs:
         log(f"{run.model} ({run.bounds}) ...")
-        out = explore(run)
+        out = explore(run._replace(reduction="none"))
         row = dict(run._asdict(), stop_reason=out.stop_reason, distinct=out.distinct,
                    generated=out.generated, diameter=out.depth_reached, seconds=out.elapsed,
                    violations=[f.violation.property for f in out.violations])
         log(f"  {out.stop_reason}: {out.distinct:,} distinct states, diameter "
             f"{out.depth_reached}, {hms(out.elapsed)}")
+        red = explore(run._replace(reduction="por"))
+        row.update(por_stop_reason=red.stop_reason, por_distinct=red.distinct,
+                   por_diameter=red.depth_reached, por_seconds=red.elapsed,
+                   por_violations=[f.violation.property for f in red.violations])
+        log(f"  --reduction por: {red.stop_reason}: {red.distinct:,} distinct states, "
+            f"{hms(red.elapsed)}")
+        if out.stop_reason == "exhausted" and (
+                red.stop_reason != "exhausted"
+                or sorted(row["violations"]) != sorted(row["por_violations"])):
+            raise SystemExit(f"{run.model} ({run.bounds}): the reduction changed the verdict: "
+                             f"{row['violations']} in full, {row['por_violations']} reduced")
         rows.append(row)
     return rows
 
@@ -427,8 +443,9 @@ def render(rows: list[dict], mutations: list[dict] | None, corpus: list[dict] | 
         "## Verification statistics of model checking",
         "",
         "| Mode | Model | Bounds | Diameter | Distinct states | Transitions | "
-        "Time (hh:mm:ss) | Engine | Result |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |",
+        "Time (hh:mm:ss) | Engine | Result | `--reduction por`: distinct states | "
+        "states ratio | time (hh:mm:ss) |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |",
     ]
     for r in rows:
         run = Run(**{k: r[k] for k in Run._fields})
@@ -441,18 +458,26 @@ def render(rows: list[dict], mutations: list[dict] | None, corpus: list[dict] | 
         else:
             result = f"incomplete ({r['stop_reason']})"
         if run.gate:
-            result += "; **gate**"
+            result += "; **gate**" + (" (reduced)" if run.reduction == "por" else "")
         mode = "BFS" if not run.depth else "BFS, depth-bounded"
+        por = "n/a | n/a | n/a"
+        if "por_distinct" in r:
+            por = (f"{r['por_distinct']:,} | {r['distinct'] / max(r['por_distinct'], 1):.2f}x | "
+                   f"{hms(r['por_seconds'])}")
         lines.append(
             f"| {mode} | `{r['model']}` | ({run.bounds}) | {r['diameter']} | {r['distinct']:,} | "
-            f"{r['generated']:,} | {hms(r['seconds'])} | {ENGINE} | {result} |")
+            f"{r['generated']:,} | {hms(r['seconds'])} | {ENGINE} | {result} | {por} |")
     lines += [
         "",
         "Diameter is the length, in events, of the longest shortest path from the initial state:",
         "the depth of the last BFS level. Transitions counts every successor computed, duplicates",
         "included. A depth-bounded run explores every path of up to that many events and expands",
-        "no state at the bound. Runs of the quick tier are also pinned, state counts included, in",
-        "`tests/test_zab_model.py`; the runs marked **gate** are `make gate`:",
+        "no state at the bound. The last three columns are the same search with `--reduction por`",
+        "(partial-order reduction, [docs/reduction.md](../docs/reduction.md)): on an exhausted",
+        "space it has the same verdict (the script fails otherwise), and on a depth-bounded one it",
+        "covers the reduced space to that depth only. Runs of the quick tier are also pinned,",
+        "state counts included, in `tests/test_zab_model.py` (reduced: `tests/test_reduction.py`);",
+        "the runs marked **gate** are `make gate`, **(reduced)** with `--reduction por`:",
         "",
         "```",
         *[gate_command(g) for g in GATE],
@@ -531,9 +556,10 @@ def main(argv=None) -> int:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         text = render(rows, mutations, corpus)
         old = Path(args.out).read_text() if Path(args.out).exists() else ""
-        kept = re.search(rf"^{re.escape(MUTATION_SECTION)}\n.*?(?=^## |\Z)", old, re.M | re.S)
-        if kept:  # benchmarks/mutation_report.py writes that section; keep it as it was
-            text = update_section(text, MUTATION_SECTION, kept.group(0).rstrip("\n") + "\n", "")
+        for heading in KEPT_SECTIONS:  # other scripts write these; keep them as they were
+            kept = re.search(rf"^{re.escape(heading)}\n.*?(?=^## |\Z)", old, re.M | re.S)
+            if kept:
+                text = update_section(text, heading, kept.group(0).rstrip("\n") + "\n", "")
         Path(args.out).write_text(text)
     log(f"wrote {args.out}")
     if args.json_out:
