@@ -157,18 +157,21 @@ class BFS(Search):
             if por is not None:
                 level_seen = SortedRunSet()  # the states this level has found so far
                 edges: list = []  # (parent index, fingerprint) of every event a stubborn set kept
-                reduced: dict = {}  # parent index -> (state, kept indices), this chunk only
+                reduced: dict = {}  # parent index -> (successors, kept indices), this chunk only
 
                 def proviso(fps, new) -> list:
                     """The chunk's states whose stubborn set leads to a state of this level or
                     an earlier one (not new, and not found earlier in this level): those are
                     expanded fully, so that every cycle of the reduced graph has a fully
                     expanded state."""
-                    again = [fp for fp, is_new in zip(fps, new.tolist()) if not is_new]
                     old = set()
-                    if again:
-                        here = level_seen.contains_batch(again).tolist()
-                        old = {fp for fp, h in zip(again, here) if not h}
+                    if edges:  # only the ends of kept events can send a state back
+                        ends = {fp for _, fp in edges}
+                        again = [fp for fp, is_new in zip(fps, new.tolist())
+                                 if not is_new and fp in ends]
+                        if again:
+                            here = level_seen.contains_batch(again).tolist()
+                            old = {fp for fp, h in zip(again, here) if not h}
                     level_seen.add_batch(as_array(fps)[new], distinct=True)
                     redo = sorted({pi for pi, fp in edges if fp in old})
                     edges.clear()
@@ -178,10 +181,9 @@ class BFS(Search):
 
                 def expand_rest(pending) -> None:
                     """Expand the events the stubborn sets of `pending` left out."""
-                    for pi, s, keep in pending:
+                    for pi, succ, keep in pending:
                         kept = set(keep)
-                        offer(pi, [(ei, x) for ei, x in enumerate(successors(s))
-                                   if ei not in kept])
+                        offer(pi, [(ei, x) for ei, x in enumerate(succ) if ei not in kept])
                         por.reduced -= 1
                         por.full += 1
 
@@ -212,7 +214,7 @@ class BFS(Search):
                             por.full += 1
                     else:
                         offer(pi, [(ei, succ[ei]) for ei in keep], True)
-                        reduced[pi] = (s, keep)
+                        reduced[pi] = (succ, keep)  # the proviso may want the rest
                         por.reduced += 1
                     if len(cand) >= CHUNK:
                         pending = flush()
