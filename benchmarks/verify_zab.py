@@ -98,7 +98,10 @@ class Run(NamedTuple):
 
     def covers(self, model: str, cfg: ExploreConfig, depth: int) -> bool:
         """Whether a counterexample of `depth` events found with `cfg` lies within this run's
-        bounds (budgets only enable more paths, so the same path is one of this run's)."""
+        bounds (budgets only enable more paths, so the same path is one of this run's). A reduced
+        run covers it only when it exhausts its space (docs/reduction.md)."""
+        if self.reduction != "none" and self.depth:
+            return False
         return (model == self.model and cfg.nodes == self.nodes and cfg.proposals <= self.proposals
                 and cfg.max_timeouts <= self.timeouts and cfg.max_drops <= self.drops
                 and cfg.max_heartbeats <= self.heartbeats and cfg.max_crashes <= self.crashes
