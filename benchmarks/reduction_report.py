@@ -262,7 +262,7 @@ def render_mutants(results: list[dict], seconds: float) -> str:
         "deeper than the full one). `db19` is buggy by design, so most of its spaces violate "
         "properties, and both runs must name the same ones.", "",
         "| model | mutants | spaces | pairs compared | of which the space violates a property | "
-        "same verdict and violated properties | differ | not compared (time limit) | the "
+        "same verdict and violated properties | differ | not compared (time limit, or one run not exhausted) | the "
         "kernel raised (both) | distinct states, all compared pairs (none / por) |",
         "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
