@@ -135,6 +135,39 @@ def test_a_level_on_disk_gives_back_the_same_states(compress, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_large_level_measures_what_its_states_take(tmp_path):
+    """Past the 4,096 states it needs for a sample, a level measures its states instead of going by
+    the 1,500-byte estimate: the distinct objects of an evenly spaced sample, shared ones once."""
+    from zabmc.explore.spill import MEASURE_SAMPLE, measured_bytes
+
+    env = _env(ExploreConfig(nodes=3, network="bag", max_timeouts=1, max_crashes=1, depth=4))
+    codec = make_codec(choose_codec(env), env)
+    init, _ = env.initial()
+    states, todo = [], [init]
+    while todo and len(states) < 6000:
+        s = todo.pop(0)
+        states.append(s)
+        todo.extend(x for _, x, _ in env.successors(s))
+    per_state = measured_bytes(states)
+    assert 100 < per_state < 1500  # these states share their nodes and messages
+    assert measured_bytes(states[:1] * 5000) < 100  # one state 5,000 times: one state's objects
+    # an estimate that would spill at 5,000 states; measured, 6,000 fit
+    spill = Spill(codec, budget=5000 * 1500, parent=str(tmp_path))
+    level = Level(spill)
+    for s in states:
+        level.append(s)
+    assert not level.on_disk and level.measured and level.limit == 5000 * 1500 // per_state
+    # a budget the estimate exceeds before there are enough states to measure: to disk, unmeasured
+    spill2 = Spill(codec, budget=MEASURE_SAMPLE * per_state // 2, parent=str(tmp_path))
+    level2 = Level(spill2)
+    for s in states:
+        level2.append(s)
+    level2.finish()
+    assert level2.on_disk and not level2.measured and list(level2) == states
+    level2.drop()
+    spill2.close()
+
+
 def _summary(o):
     return (o.distinct, o.generated, list(o.per_depth), o.depth_reached, o.stop_reason,
             o.extra.get("frontier_left"),

@@ -25,9 +25,36 @@ from zabmc.errors import UsageError
 _LEN = struct.Struct("<I")
 _BLOCK = struct.Struct("<II")  # compressed length, raw length
 BLOCK_BYTES = 1 << 20  # raw bytes per block
-#: estimated bytes an in-memory state costs (its tuples, shared in part with other states); a
-#: level is kept in memory while (states x this) stays within the spill's budget
+#: estimated bytes an in-memory state costs (its tuples, shared in part with other states), until a
+#: level is large enough to measure its own (`measured_bytes`); a level is kept in memory while
+#: (states x that) stays within the spill's budget
 MEM_BYTES_PER_STATE = 1500
+#: states a level measures its bytes a state on: evenly spaced, once it outgrows the estimate
+MEASURE_SAMPLE = 4096
+
+
+def measured_bytes(states: list) -> int:
+    """What an in-memory state of `states` costs, measured: the sizes of the distinct objects in
+    an evenly spaced sample of `MEASURE_SAMPLE` states (objects shared within the sample counted
+    once), per state, plus its slot in the level's list. States share more across a whole level
+    than across a sample, and objects the sample shares with the rest of memory (node states of
+    other levels, the kernel's memo tables) are counted too, so this overestimates."""
+    from sys import getsizeof
+
+    step = max(1, len(states) // MEASURE_SAMPLE)
+    sample = states[::step][:MEASURE_SAMPLE]
+    seen: set = set()
+    total = 0
+    stack = list(sample)
+    while stack:
+        o = stack.pop()
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        total += getsizeof(o)
+        if isinstance(o, tuple):  # states, nodes, messages, the net and the ghost are tuples
+            stack.extend(o)
+    return total // len(sample) + 8
 #: the most a level keeps in memory by default, whatever the memory limit
 DEFAULT_LEVEL_BUDGET = 256 << 20
 
@@ -93,7 +120,8 @@ class Spill:
         if compress is None:
             compress = os.environ.get("ZABMC_SPILL_COMPRESS", "zstd")
         self.codec = codec
-        self.budget_states = max(1, budget // MEM_BYTES_PER_STATE)
+        self.budget = budget
+        self.budget_states = max(1, budget // MEM_BYTES_PER_STATE)  # until a level measures
         self.compress = compress
         self.pack, self.unpack = _compressor(compress)
         self.parent = parent
@@ -135,6 +163,8 @@ class Level:
         self.n = 0
         self.raw_bytes = 0  # encoded bytes of the states on disk
         self.disk_bytes = 0
+        self.limit = spill.budget_states if spill is not None else 0  # states held in memory
+        self.measured = False
 
     def __len__(self) -> int:
         return self.n
@@ -151,7 +181,13 @@ class Level:
         self.n += 1
         if self.path is None:
             self.mem.append(s)
-            if self.spill is not None and len(self.mem) > self.spill.budget_states:
+            if self.spill is not None and len(self.mem) > self.limit:
+                if not self.measured and len(self.mem) >= MEASURE_SAMPLE:
+                    # large enough to measure what its states cost, rather than go by the estimate
+                    self.measured = True
+                    self.limit = max(1, self.spill.budget // measured_bytes(self.mem))
+                    if len(self.mem) <= self.limit:
+                        return
                 self._to_disk()
             return
         self.append_blob(self.spill.codec.encode(s) if blob is None else blob, count=False)
