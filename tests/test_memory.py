@@ -107,17 +107,23 @@ def _env(cfg):
     return Env(get_model("db19"), cfg, Checker(DEFAULT_PROPERTIES))
 
 
+def _first_states(env, count: int) -> list:
+    """The first `count` states breadth first (successors of every state taken, duplicates too)."""
+    init, _ = env.initial()
+    states, todo = [], [init]
+    while todo and len(states) < count:
+        s = todo.pop(0)
+        states.append(s)
+        todo.extend(x for _, x, _ in env.successors(s))
+    return states
+
+
 @pytest.mark.parametrize("compress", [0, 1, "zstd"])
 def test_a_level_on_disk_gives_back_the_same_states(compress, tmp_path):
     env = _env(ExploreConfig(nodes=3, network="bag", max_timeouts=1, max_crashes=1, depth=4))
     codec = make_codec(choose_codec(env), env)
     spill = Spill(codec, budget=10 * 1500, parent=str(tmp_path), compress=compress)
-    init, _ = env.initial()
-    states, todo = [], [init]
-    while todo and len(states) < 3000:
-        s = todo.pop(0)
-        states.append(s)
-        todo.extend(x for _, x, _ in env.successors(s))
+    states = _first_states(env, 3000)
     level = Level(spill)
     for s in states:
         level.append(s)
@@ -142,12 +148,7 @@ def test_a_large_level_measures_what_its_states_take(tmp_path):
 
     env = _env(ExploreConfig(nodes=3, network="bag", max_timeouts=1, max_crashes=1, depth=4))
     codec = make_codec(choose_codec(env), env)
-    init, _ = env.initial()
-    states, todo = [], [init]
-    while todo and len(states) < 6000:
-        s = todo.pop(0)
-        states.append(s)
-        todo.extend(x for _, x, _ in env.successors(s))
+    states = _first_states(env, 6000)
     per_state = measured_bytes(states)
     assert 100 < per_state < 1500  # these states share their nodes and messages
     assert measured_bytes(states[:1] * 5000) < 100  # one state 5,000 times: one state's objects
