@@ -23,8 +23,11 @@ LONG = ["check", "--nodes", "3", "--network", "bag", "--depth", "40", "--max-tim
 def _interrupt(sig, extra=()):
     """Start a long `zabmc check`, wait until its search reports progress, send `sig`; the exit
     code and the output."""
+    # the child gets SIGINT's default action whatever this process inherited: a suite started in
+    # the background of a script runs with SIGINT ignored, and a child would inherit that
     p = subprocess.Popen([sys.executable, "-c", "from zabmc.cli import main; main()", *LONG,
-                          *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
     for line in p.stdout:
         lines.append(line)
