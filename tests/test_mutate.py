@@ -66,7 +66,7 @@ def test_every_zk_fixed_gate_run_is_a_zk_fixed_safety_search():
     properties: a --liveness run would be a usage error, which once counted as a catch)."""
     from zabmc.mutate import GATES, gate_for
 
-    assert GATES == {"zab": GATE, "zab-omega": OMEGA_GATE, "zk-fixed": ZK_FIXED_GATE}
+    assert GATES == {"zab": GATE + OMEGA_GATE, "zab-omega": OMEGA_GATE, "zk-fixed": ZK_FIXED_GATE}
     assert gate_for("zk-fixed") == ZK_FIXED_GATE
     assert all(r.startswith("--model zk-fixed --network fifo ") for r in ZK_FIXED_GATE)
     assert not any("--liveness" in r for r in ZK_FIXED_GATE)
@@ -221,7 +221,8 @@ def test_a_model_without_a_gate_lists_its_mutants_but_runs_none(cli):
 def test_the_probe_is_sound_every_mutant_it_calls_unchanged_explores_the_original_graph():
     """Weak mutation: a mutant whose expression never differed in the probed run has the
     original's state graph there (same states, same per-depth counts, no violation); every mutant
-    whose graph differs was seen to differ."""
+    whose graph differs was seen to differ. Firm mutation: the same for a mutant whose model
+    returned the original's result on every call, a subset of those that differed."""
     from zabmc.mutate import Probe
 
     probe = Probe("zab")
@@ -230,7 +231,8 @@ def test_the_probe_is_sound_every_mutant_it_calls_unchanged_explores_the_origina
     base = (original.distinct, original.per_depth)
     ms = mutants("zab")
     assert probe.infected <= probe.reached and len(probe.reached) < len(ms)
-    same = differ = 0
+    assert probe.propagated <= probe.infected
+    same = firm = differ = 0
     for m in ms:
         try:
             out = bfs(Env(build("zab", m), DROP, Checker(DEFAULT_PROPERTIES)))
@@ -240,7 +242,32 @@ def test_the_probe_is_sound_every_mutant_it_calls_unchanged_explores_the_origina
         if m.index not in probe.infected:
             assert not changed, m.name
             same += 1
+        elif m.index not in probe.propagated:
+            assert not changed, m.name
+            firm += 1
         differ += changed
-    # both sides of the claim are exercised: 61 mutants skipped, 96 that differ; 16 infected ones
-    # happen to explore the original's graph anyway (a difference that changes no successor)
-    assert (same, differ, len(probe.reached), len(probe.infected)) == (61, 96, 154, 112)
+    # both sides of the claim are exercised: 61 mutants skipped by weak mutation and 2 more by
+    # firm, 96 that differ; 14 propagated ones happen to explore a graph of the original's counts
+    # anyway (other states, as many at each depth)
+    assert (same, firm, differ, len(probe.reached), len(probe.infected), len(probe.propagated)) \
+        == (61, 2, 96, 154, 112, 110)
+
+
+@pytest.mark.slow
+def test_firm_mutation_is_sound_on_zk_fixed_and_its_actions():
+    """The firm probe on a model with actions (zk-fixed: elections, joins, lost connections go
+    through `actions` and `act`): the 24 mutants of models/zk/handlers.py whose expression differs
+    in gate run 1 but whose model returns the original's result on every call explore exactly
+    the original's 4,409 states there, depth by depth."""
+    from zabmc.mutate import ZK_FIXED_GATE, Probe, gate_config
+
+    cfg = gate_config(ZK_FIXED_GATE[0])
+    probe = Probe("zk-fixed")
+    original = bfs(Env(probe.model, cfg, Checker(DEFAULT_PROPERTIES)))
+    base = (original.distinct, original.per_depth)
+    firm = [m for m in mutants("zk-fixed")
+            if m.index in probe.infected and m.index not in probe.propagated]
+    assert (original.distinct, len(probe.infected), len(firm)) == (4409, 161, 24)
+    for m in firm:
+        out = bfs(Env(build("zk-fixed", m), cfg, Checker(DEFAULT_PROPERTIES)))
+        assert ((out.distinct, out.per_depth), out.violations) == (base, []), m.name

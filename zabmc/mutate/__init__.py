@@ -224,26 +224,43 @@ _PROBE = "__zabmc_probe__"
 
 
 class Probe:
-    """Weak mutation (Howden, 1982) for every mutant at once: each mutated expression of the
-    handler module is replaced by a call that evaluates the original (and returns it, so the model
-    behaves exactly as the unmutated one) and, lazily, every mutant's version of it, noting the
-    mutants whose version was *reached* and those whose value ever differed (*infected*; a mutant
-    version that raises counts as different). A mutant never infected in a search is the original
-    model within that search: every state it explores evaluates the same, so its state graph, and
-    the verdict, are the original's. Evaluating a mutant version of an outer expression may
-    evaluate inner probes where the original would not; that can only add infections, never hide
-    one, so the conclusion stays sound."""
+    """Weak and firm mutation for every mutant at once.
+
+    Weak (Howden, 1982): each mutated expression of the handler module is replaced by a call that
+    evaluates the original (and returns it, so the model behaves exactly as the unmutated one) and
+    every mutant's version of it, noting the mutants whose version was *reached* and those whose
+    value ever differed (*infected*; a mutant version that raises counts as different). A mutant
+    never infected in a search is the original model within that search: every state it explores
+    evaluates the same, so its state graph, and the verdict, are the original's. Evaluating a
+    mutant version of an outer expression may evaluate inner probes where the original would not;
+    that can only add infections, never hide one, so the conclusion stays sound.
+
+    Firm (Woodward and Halewood, 1988): `model` is a proxy through which the search reaches the
+    model. Each call it makes (a delivery, a timeout, an action, ...) is one unit: when a mutant is
+    infected during the call, the mutant's own model (`build`) is called with the same arguments
+    and the two results compared. A mutant whose results equal the original's on every call of a
+    search is *not propagated* there: the search is a deterministic function of what the model
+    returns, so the mutant's run makes the same calls, gets the same results and explores the same
+    graph with the same verdict. Results are compared by value and by `repr`, so `True` and `1` or
+    two objects without a value equality count as different (never the unsound way). An
+    infection outside any call through the proxy counts as propagated."""
 
     def __init__(self, model_name: str):
         pkg = _package(model_name)
         path, src = _source(pkg)
         tree = ast.parse(src)
         ms = mutants(model_name)
+        self._model_name = model_name
+        self._mutants = ms
         by_path: dict = {}
         for m in ms:
             by_path.setdefault(m._path, []).append(m)
         self.reached: set = set()
         self.infected: set = set()
+        self.propagated: set = set()
+        self._depth = 0
+        self._call: set = set()  # mutants infected during the current call
+        self._built: dict = {}   # mutant index -> its model, while it is not propagated
         nodes = dict((p, n) for n, p in _walk(tree))
         # deepest first, so that an outer expression's mutants are built over probed children
         for npath in sorted(by_path, key=len, reverse=True):
@@ -260,22 +277,86 @@ class Probe:
             call = ast.Call(ast.Name(_PROBE, ast.Load()), [ast.Constant(ids), node] + alts, [])
             _replace(tree, npath, ast.copy_location(call, node))
         ast.fix_missing_locations(tree)
-        self.model = build(model_name, None, tree=tree,
-                           extra={_PROBE: self._probe})
+        self.real = build(model_name, None, tree=tree, extra={_PROBE: self._probe})
+        self.model = _Proxy(self)
 
     def _probe(self, ids, value, *alts):
         self.reached.update(ids)
         for k, alt in zip(ids, alts):
-            if k in self.infected:
+            if k in self.propagated:
                 continue
             try:
                 other = alt()
             except Exception:  # noqa: BLE001
+                other = _RAISED
+            if other is _RAISED or (other is not value and other != value):
                 self.infected.add(k)
-                continue
-            if other is not value and other != value:
-                self.infected.add(k)
+                if self._depth:
+                    self._call.add(k)
+                else:
+                    self._propagate(k)
         return value
+
+    def _propagate(self, k) -> None:
+        self.propagated.add(k)
+        self._built.pop(k, None)
+
+    def _mutant(self, k):
+        model = self._built.get(k)
+        if model is None:
+            model = self._built[k] = build(self._model_name, self._mutants[k])
+        return model
+
+    def unit(self, what, *args, **kw):
+        """`what(model, *args, **kw)` on the original, then on each mutant infected meanwhile;
+        the original's result."""
+        if self._depth:
+            return what(self.real, *args, **kw)
+        self._depth, self._call = 1, set()
+        try:
+            value = what(self.real, *args, **kw)
+        except BaseException:
+            for k in self._call:
+                self._propagate(k)
+            raise
+        finally:
+            self._depth = 0
+        for k in sorted(self._call - self.propagated):
+            try:
+                other = what(self._mutant(k), *args, **kw)
+            except Exception:  # noqa: BLE001
+                self._propagate(k)
+                continue
+            if not (other is value or (other == value and repr(other) == repr(value))):
+                self._propagate(k)
+        self._call = set()
+        return value
+
+
+_RAISED = object()
+
+
+class _Proxy:
+    """The probed model as a search sees it: every attribute read, and every call of a method,
+    goes through `Probe.unit`."""
+
+    def __init__(self, probe: Probe):
+        object.__setattr__(self, "_probe", probe)
+
+    def __getattr__(self, name):
+        probe = self._probe
+        value = probe.unit(getattr, name)
+        if not callable(value):
+            return value
+
+        def method(*args, **kw):
+            return probe.unit(lambda model, *a, **k: getattr(model, name)(*a, **k), *args, **kw)
+
+        method.__name__ = name
+        return method
+
+    def __repr__(self) -> str:
+        return repr(self._probe.real)
 
 
 def _clone(node):
@@ -336,8 +417,9 @@ ZK_FIXED_GATE = (
 )
 
 #: the models that have a gate, and its searches; a mutant of another model can be listed, but
-#: there is no gate to run it against
-GATES = {"zab": GATE, "zab-omega": OMEGA_GATE, "zk-fixed": ZK_FIXED_GATE}
+#: there is no gate to run it against. zab's includes the zab-omega run: the two models share the
+#: handler module, so `make gate` judges a mutant of it by both
+GATES = {"zab": GATE + OMEGA_GATE, "zab-omega": OMEGA_GATE, "zk-fixed": ZK_FIXED_GATE}
 
 
 def gate_for(model_name: str) -> tuple:
@@ -391,6 +473,7 @@ def run_search(model_name: str, mutant: Mutant | None, run: str, model=None,
     from zabmc.strategies import get_strategy
 
     opts = _opts(run)
+    model_name = opts.get("--model", model_name)  # zab's gate has a run on zab-omega
     model = model if model is not None else build(model_name, mutant)
     if opts.get("--liveness"):
         from zabmc.explore.liveness import DEFAULT_MAX_STATES, check_liveness
@@ -450,9 +533,11 @@ def run_gate(model_name: str, mutant: Mutant | None, runs=None) -> dict:
     """Run the gate's searches on the mutant, in order, until one fails: what caught it (the run,
     the property, the depth), or that none did; a kernel that raises counts as caught."""
     runs = gate_for(model_name) if runs is None else runs
-    model = build(model_name, mutant)
+    models: dict = {}
     for k, run in enumerate(runs, 1):
-        r = run_search(model_name, mutant, run, model=model)
+        name = _opts(run).get("--model", model_name)
+        model = models.get(name) or models.setdefault(name, build(name, mutant))
+        r = run_search(name, mutant, run, model=model)
         if r["caught"]:
             return _gate_row(k, r)
     return {"caught": False}
@@ -465,21 +550,23 @@ def _gate_row(k: int, r: dict) -> dict:
 def gate_verdicts(model_name: str, chosen: list, runs=None):
     """(mutant, verdict) for each chosen mutant, as `run_gate` gives it; for more than one mutant,
     each gate run is first probed once (`Probe`) and a mutant runs only the searches where its
-    expression ever differs from the original's (elsewhere its state graph is the original's)."""
+    handlers ever return something other than the original's (elsewhere its state graph is the
+    original's)."""
     runs = gate_for(model_name) if runs is None else runs
-    infected: dict[str, set] = {}
+    propagated: dict[str, set] = {}
     for m in chosen:
-        model = None
+        models: dict = {}
         for k, run in enumerate(runs, 1):
+            name = _opts(run).get("--model", model_name)
             if len(chosen) > 1:
-                if run not in infected:
-                    probe = Probe(model_name)
-                    run_search(model_name, None, run, model=probe.model)
-                    infected[run] = probe.infected
-                if m.index not in infected[run]:
+                if run not in propagated:
+                    probe = Probe(name)
+                    run_search(name, None, run, model=probe.model)
+                    propagated[run] = probe.propagated
+                if m.index not in propagated[run]:
                     continue
-            model = model or build(model_name, m)
-            r = run_search(model_name, m, run, model=model)
+            model = models.get(name) or models.setdefault(name, build(name, m))
+            r = run_search(name, m, run, model=model)
             if r["caught"]:
                 yield m, _gate_row(k, r)
                 break
