@@ -68,7 +68,7 @@ gate: install
 # The whole test suite, slow and Spark tests included, then the invariant gate (this is what
 # .ci/run runs).
 test: install-test
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider --durations=25
 	$(GATE)
 
 # The quick inner loop: skips tests marked slow or spark.

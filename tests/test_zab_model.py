@@ -681,8 +681,8 @@ def test_make_gate_runs_the_gate_of_the_verification_report():
     assert all("--model zk-fixed " in line for line in makefile[start + 10:end])
     assert len(makefile[start:end]) == 17
     assert _recipe(makefile, "gate: install") == ["$(GATE)"]
-    assert _recipe(makefile, "test: install-test") == ["$(PY) -m pytest -q -p no:cacheprovider",
-                                                       "$(GATE)"]
+    assert _recipe(makefile, "test: install-test") == [
+        "$(PY) -m pytest -q -p no:cacheprovider --durations=25", "$(GATE)"]
     ci = (root / ".ci/run").read_text().splitlines()
     assert ci[-1] == "make test"
     assert [(g.model, g.depth, g.crashes, g.reduction) for g in verify.GATE] == [
