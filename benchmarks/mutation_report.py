@@ -268,6 +268,12 @@ REASONS: dict[str, tuple[str, str]] = {
         ("slower, not wrong", "the election prefers the least up-to-date node, then the lowest id: other leaders, but still a total order, so elections end; ZAB's safety does not rest on whom the election names, since Phase 1 adopts the latest history of a quorum (l.1.2)"),
     "models/zab/handlers.py:77:15 cmp: (epoch, zxid) > (best_epoch, best_zxid) -> (epoch, zxid) >= (best_epoch, best_zxid)":
         ("same behaviour", "a tie is the same epoch and the same last zxid, which by the prefix property is the same history; the same state counts in every exhaustive search"),
+    "models/zab/handlers.py:108:15 cmp: voter > target -> voter >= target":
+        ("slower, not wrong", "zab-omega's election (votes by node id): a node switches to the vote it already holds, clears its tally and sends the same vote again; the same node is elected, after more messages"),
+    "models/zab/handlers.py:108:15 cmp: voter > target -> voter < target":
+        ("allowed by the protocol", "zab-omega's election elects the lowest id instead of the highest: still a total order blind to the data, so elections end and Phases 1 and 2 alone carry the committed history, as with any leader the oracle names"),
+    "models/zab/handlers.py:108:15 swap: voter > target -> target > voter":
+        ("allowed by the protocol", "zab-omega's election elects the lowest id instead of the highest: still a total order blind to the data, so elections end and Phases 1 and 2 alone carry the committed history, as with any leader the oracle names"),
     "models/zab/handlers.py:211:11 cmp: node.role == FOLLOWING -> node.role != FOLLOWING":
         ("slower, not wrong", "a follower whose leader started a new election answers it with its vote instead of joining (D6); it joins at its own timeout, which safety runs allow at any step within the budget and liveness runs when all is quiet"),
     "models/zab/handlers.py:215:15 cmp: node.role != LOOKING -> node.role == LOOKING":
@@ -296,8 +302,6 @@ REASONS: dict[str, tuple[str, str]] = {
         ("a weakening beyond B", "the leader counts an acknowledgement of an older epoch of its own as one of the current epoch, from a follower that has not promised it; harmful only if the same node leads twice with such an acknowledgement in flight and that follower then promises a rival leader of the same epoch: more timeouts than the exhaustive runs allow; not found by the random walks"),
     "models/zab/handlers.py:330:7 bool: node.role != FOLLOWING or e != node.accepted_epoch -> e != node.accepted_epoch":
         ("allowed by the protocol", "a node that promised epoch e and stopped following (a timeout) still accepts e's NEWLEADER, as its promise allows; NEWLEADER goes only to nodes that acknowledged e"),
-    "models/zab/handlers.py:330:7 bool: node.role != FOLLOWING or e != node.accepted_epoch -> node.role != FOLLOWING":
-        ("a weakening beyond B", "a follower accepts NEWLEADER of an epoch other than the one it promised (D10 dropped): it can go back to an older epoch's history after promising a newer one; a counterexample needs that NEWLEADER to be overtaken by a newer epoch's promise, which takes more timeouts than the exhaustive runs allow (run 7 reaches such states and no property fails within 23 events)"),
     "models/zab/handlers.py:333:7 cmp: src == node.leader_id -> src != node.leader_id":
         ("same behaviour", "decides only whether the follower's election timer restarts, a simulator effect; the explorer lets a timeout fire at any step within its budget and liveness runs decide timers from heartbeats, so the state graph is the original's (equal counts in every exhaustive search)"),
     "models/zab/handlers.py:341:8 bool: node.role != LEADING or node.phase < P_SYNC or e != node.current_epoch or node.leader_acks & bit -> node.role != LEADING or e != node.current_epoch or node.leader_acks & bit":
