@@ -11,9 +11,10 @@ SHA-256 and each search's flags, so an interrupted campaign resumes where it sto
 search or model reruns only what it changes. `--write` renders the score into
 reports/verification.md (section "## Mutation score") from the cache.
 
-    python benchmarks/mutation_report.py --jobs 2 --write     # everything (about 65 minutes on 2 cores)
+    python benchmarks/mutation_report.py --jobs 2 --write     # everything (about 110 min on 2 cores)
     python benchmarks/mutation_report.py --only gate          # the gate's searches only
     python benchmarks/mutation_report.py --write --no-run     # re-render from the cache
+    python benchmarks/mutation_report.py --probes-only        # probe what is not yet, run nothing
 
 `--model zk-fixed` does the same for the ZooKeeper model's fixed variant (models/zk/handlers.py,
 shared with `zk` and `zk-pre3911`) against its own gate (`zabmc.mutate.ZK_FIXED_GATE`) and wider
@@ -144,7 +145,7 @@ def _differs(probe: dict) -> set:
     return set(probe.get("propagated", probe.get("infected", ())))
 
 
-def campaign(searches: list[str], jobs: int, log) -> dict:
+def campaign(searches: list[str], jobs: int, log, probes_only: bool = False) -> dict:
     sha = handlers_sha()
     results = load_cache(sha)
     if set(searches) >= set(GATE) | set(WIDE):  # a full campaign: forget what is no longer run
@@ -161,12 +162,14 @@ def campaign(searches: list[str], jobs: int, log) -> dict:
     # every search probed first: a mutant never infected in any is settled (the original's graph
     # everywhere) before the first mutant runs, so an interrupted campaign still classifies it
     for stage, search in enumerate(searches, 1):
-        pending = any(search not in results[m.name] and not any(
-            results[m.name].get(s, {}).get("caught") for s in searches[:stage - 1]) for m in ms)
-        if pending and "propagated" not in probes.get(search, {}):
+        # the mutants this search decides for (not caught by an earlier one): to run, or to
+        # classify if they survive
+        live = any(not any(results[m.name].get(s, {}).get("caught") for s in searches[:stage - 1])
+                   for m in ms)
+        if live and "propagated" not in probes.get(search, {}):
             # one run of the unmutated model with every mutant probed: who is ever infected, and
             # whose handlers ever return something else (a probe of an older campaign knew only
-            # the first; it is run again while the search has mutants to run)
+            # the first; it is run again, for the survivors' classes if nothing else)
             t = time.process_time()
             r = run_search(MODEL, None, search)  # the original alone: what a mutant's time is to
             original = round(time.process_time() - t, 1)  # be measured against
@@ -190,6 +193,8 @@ def campaign(searches: list[str], jobs: int, log) -> dict:
                         results[m.name].get(s, {}).get("caught") for s in searches[:stage - 1]):
                     results[m.name][search] = {"caught": False, "same_graph": True}
     save_cache(sha, results)
+    if probes_only:
+        return results
     for stage, search in enumerate(searches, 1):
         pending = [m for m in ms if not any(results.setdefault(m.name, {}).get(s, {}).get("caught")
                                             for s in searches[:stage - 1])
@@ -538,6 +543,8 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--only", choices=("gate", "all"), default="all")
     p.add_argument("--no-run", action="store_true")
+    p.add_argument("--probes-only", action="store_true",
+                   help="probe the searches (settling what they can) but run no mutant")
     p.add_argument("--write", action="store_true")
     a = p.parse_args(argv)
     use(a.model)
@@ -546,7 +553,8 @@ def main(argv=None) -> int:
     def log(msg):
         print(time.strftime("%H:%M:%S"), msg, flush=True)
 
-    results = load_cache(handlers_sha()) if a.no_run else campaign(searches, a.jobs, log)
+    results = (load_cache(handlers_sha()) if a.no_run
+               else campaign(searches, a.jobs, log, a.probes_only))
     rows = classify(results, searches)
     minutes = cpu_seconds(results, searches) / 60
     counts = {c: sum(1 for r in rows if r["class"] == c)
