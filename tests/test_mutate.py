@@ -149,6 +149,11 @@ ZK_SAMPLE = [
     ("models/zk/handlers.py:366:11 cmp: kind == PROPOSAL -> kind != PROPOSAL", 2,
      "TypeError: '>' not supported between instances of 'int' and 'tuple'", None),
     ("models/zk/handlers.py:89:11 cmp: z <= c -> z >= c", 3, "sane-history", 17),
+    # a follower that takes messages of a connection it no longer has (D8): only the exhaustive
+    # two-node run with two crashes and a drop reaches an old connection's message in flight
+    ("models/zk/handlers.py:347:7 bool: node.role != FOLLOWING or src != node.leader or "
+     "msg[1] != node.conn or node.cut -> node.role != FOLLOWING or src != node.leader or node.cut",
+     5, "sane-history", 34),
 ]
 
 
