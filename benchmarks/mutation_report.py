@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import commit, update_section  # noqa: E402
-from zabmc.mutate import GATES, WIDE, Probe, _opts, mutants, run_search  # noqa: E402
+from zabmc.mutate import GATES, WIDE, Probe, mutants, run_model, run_search  # noqa: E402
 
 GATE = GATES["zab"]  # zab's runs and the zab-omega run: the Makefile's gate of models/zab
 CACHE = ROOT / "reports" / "mutants.json"
@@ -133,9 +133,10 @@ def _one(job):
     return m.name, search, r
 
 
-def _model_of(search: str) -> str:
-    """The model a search runs: zab's gate has a run on zab-omega, which shares its handlers."""
-    return _opts(search).get("--model", MODEL)
+def _caught_before(rec: dict, searches: list[str], stage: int) -> bool:
+    """Whether a mutant's record has a catch by a search before `stage` (1-based): the searches
+    from `stage` on have nothing to decide for it."""
+    return any(rec.get(s, {}).get("caught") for s in searches[:stage - 1])
 
 
 def _differs(probe: dict) -> set:
@@ -164,8 +165,7 @@ def campaign(searches: list[str], jobs: int, log, probes_only: bool = False) -> 
     for stage, search in enumerate(searches, 1):
         # the mutants this search decides for (not caught by an earlier one): to run, or to
         # classify if they survive
-        live = any(not any(results[m.name].get(s, {}).get("caught") for s in searches[:stage - 1])
-                   for m in ms)
+        live = any(not _caught_before(results[m.name], searches, stage) for m in ms)
         if live and "propagated" not in probes.get(search, {}):
             # one run of the unmutated model with every mutant probed: who is ever infected, and
             # whose handlers ever return something else (a probe of an older campaign knew only
@@ -176,7 +176,7 @@ def campaign(searches: list[str], jobs: int, log, probes_only: bool = False) -> 
             if r["caught"]:
                 raise SystemExit(f"the unmutated model fails {search}: {r}")
             t = time.process_time()
-            probe = Probe(_model_of(search))
+            probe = Probe(run_model(search, MODEL))
             run_search(MODEL, None, search, model=probe.model)
             probes[search] = {"reached": sorted(probe.reached), "infected": sorted(probe.infected),
                               "propagated": sorted(probe.propagated),
@@ -189,15 +189,14 @@ def campaign(searches: list[str], jobs: int, log, probes_only: bool = False) -> 
         if search in probes:
             differs = _differs(probes[search])
             for m in ms:
-                if m.index not in differs and search not in results[m.name] and not any(
-                        results[m.name].get(s, {}).get("caught") for s in searches[:stage - 1]):
+                if (m.index not in differs and search not in results[m.name]
+                        and not _caught_before(results[m.name], searches, stage)):
                     results[m.name][search] = {"caught": False, "same_graph": True}
     save_cache(sha, results)
     if probes_only:
         return results
     for stage, search in enumerate(searches, 1):
-        pending = [m for m in ms if not any(results.setdefault(m.name, {}).get(s, {}).get("caught")
-                                            for s in searches[:stage - 1])
+        pending = [m for m in ms if not _caught_before(results[m.name], searches, stage)
                    and search not in results[m.name]]
         differs = _differs(probes.get(search, {}))
         todo = []

@@ -449,6 +449,12 @@ def _opts(run: str) -> dict:
     return out
 
 
+def run_model(run: str, default: str) -> str:
+    """The model a search's flags name (`default` when they name none): zab's gate has a run on
+    zab-omega, which shares its handler module."""
+    return _opts(run).get("--model", default)
+
+
 def gate_config(run: str):
     """The `ExploreConfig` of one search's flags."""
     from zabmc.explore.env import ExploreConfig
@@ -473,7 +479,7 @@ def run_search(model_name: str, mutant: Mutant | None, run: str, model=None,
     from zabmc.strategies import get_strategy
 
     opts = _opts(run)
-    model_name = opts.get("--model", model_name)  # zab's gate has a run on zab-omega
+    model_name = run_model(run, model_name)
     model = model if model is not None else build(model_name, mutant)
     if opts.get("--liveness"):
         from zabmc.explore.liveness import DEFAULT_MAX_STATES, check_liveness
@@ -535,7 +541,7 @@ def run_gate(model_name: str, mutant: Mutant | None, runs=None) -> dict:
     runs = gate_for(model_name) if runs is None else runs
     models: dict = {}
     for k, run in enumerate(runs, 1):
-        name = _opts(run).get("--model", model_name)
+        name = run_model(run, model_name)
         model = models.get(name) or models.setdefault(name, build(name, mutant))
         r = run_search(name, mutant, run, model=model)
         if r["caught"]:
@@ -557,7 +563,7 @@ def gate_verdicts(model_name: str, chosen: list, runs=None):
     for m in chosen:
         models: dict = {}
         for k, run in enumerate(runs, 1):
-            name = _opts(run).get("--model", model_name)
+            name = run_model(run, model_name)
             if len(chosen) > 1:
                 if run not in propagated:
                     probe = Probe(name)
