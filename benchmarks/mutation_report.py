@@ -40,7 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import commit, update_section  # noqa: E402
-from zabmc.mutate import GATES, WIDE, Probe, mutants, run_model, run_search  # noqa: E402
+from zabmc.mutate import (GATES, WIDE, Probe, _exhaustive, mutants, reachable,  # noqa: E402
+                          run_model, run_search)
 
 GATE = GATES["zab"]  # zab's runs and the zab-omega run: the Makefile's gate of models/zab
 CACHE = ROOT / "reports" / "mutants.json"
@@ -48,6 +49,8 @@ REPORT = ROOT / "reports" / "verification.md"
 SECTION = "## Mutation score"
 MODEL = "zab"
 PROBES = "__probes__"  # results key of each search's weak-mutation probe
+REACH = "__reach__"  # a survivor's record: exhaustive search -> whether it reaches only the
+                     # original's states there
 
 #: a wider search for the zk-fixed mutants its gate misses: random walks with another seed, more
 #: faults (drops stall a connection: the explorer's partitions) and twice the walks
@@ -154,8 +157,10 @@ def campaign(searches: list[str], jobs: int, log, probes_only: bool = False) -> 
         for name in [k for k in results if k not in names]:
             del results[name]
         for rec in results.values():
-            for s in [s for s in rec if s not in searches]:
+            for s in [s for s in rec if s not in searches and s != REACH]:
                 del rec[s]
+            if REACH in rec:
+                rec[REACH] = {s: v for s, v in rec[REACH].items() if s in searches}
     probes = results.setdefault(PROBES, {})
     ms = mutants(MODEL)
     for m in ms:  # a fresh cache has no record yet: the first stage's test below reads them
@@ -222,7 +227,44 @@ def campaign(searches: list[str], jobs: int, log, probes_only: bool = False) -> 
                            if r["caught"] else "survives" if r.get("complete", True)
                            else f"does not finish ({r.get('distinct') or 0:,} states)")
                 log(f"  [{k}/{len(todo)}] {name}: {verdict} ({r['cpu']} s)")
+    restrictions(results, searches, jobs, log)
+    save_cache(sha, results)
     return results
+
+
+_ORIGINAL: dict = {}  # exhaustive search -> the original's reachable fingerprints, for the workers
+
+
+def _reach_one(job):
+    index, search = job
+    m = mutants(MODEL)[index]
+    return m.name, search, reachable(MODEL, m, search, within=_ORIGINAL[search]) is not None
+
+
+def restrictions(results: dict, searches: list[str], jobs: int, log) -> None:
+    """For each survivor, in each exhaustive search where its model returned something else than
+    the original's (firm mutation): whether every state it reaches there is one the original
+    reaches too (`zabmc.mutate.reachable`). Such a mutant removes behaviour and adds none, so no
+    safety property can fail on it within those bounds, whatever it does."""
+    probes = results.get(PROBES, {})
+    rows = {r["name"]: r for r in classify(results, searches)}
+    todo = [(m.index, s) for m in mutants(MODEL) if rows[m.name]["class"] == "survives"
+            for s in rows[m.name]["propagated"]
+            if _exhaustive(s) and s not in results[m.name].get(REACH, {})]
+    if not todo:
+        return
+    log(f"restrictions: {len(todo)} (survivor, exhaustive search) pairs to compare")
+    for s in sorted({s for _, s in todo}, key=searches.index):
+        _ORIGINAL[s] = reachable(MODEL, None, s)
+        if len(_ORIGINAL[s]) != probes[s]["distinct"]:
+            raise SystemExit(f"the original reaches {len(_ORIGINAL[s])} states in {s}, "
+                             f"its search {probes[s]['distinct']}")
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        for k, (name, s, sub) in enumerate(pool.imap_unordered(_reach_one, todo), 1):
+            results[name].setdefault(REACH, {})[s] = sub
+            log(f"  [{k}/{len(todo)}] {name}: "
+                f"{'only the original' + chr(39) + 's states' if sub else 'new states'} "
+                f"in {_label(s)}")
 
 
 def classify(results: dict, searches: list[str]) -> list[dict]:
@@ -252,6 +294,7 @@ def classify(results: dict, searches: list[str]) -> list[dict]:
                                if m.index in probes.get(s, {}).get("infected", ())]
             row["propagated"] = [s for s in searches if m.index in _differs(probes.get(s, {}))]
             row["unfinished"] = [s for s in searches if not rec[s].get("complete", True)]
+            row["reach"] = rec.get(REACH, {})
         rows.append(row)
     return rows
 
@@ -261,7 +304,7 @@ def classify(results: dict, searches: list[str]) -> list[dict]:
 #: not: the same observable behaviour; slower, not wrong (progress delayed, then restored); allowed
 #: by the protocol (a node acts as the paper lets it); lost progress that no property sees (the
 #: properties say less than they should); a weakening whose counterexample lies beyond the bounds.
-CLASSES = ("same behaviour", "slower, not wrong", "allowed by the protocol",
+CLASSES = ("same behaviour", "slower, not wrong", "allowed by the protocol", "a restriction",
            "lost progress no property sees", "a weakening beyond B")
 REASONS: dict[str, tuple[str, str]] = {
     "models/zab/handlers.py:69:15 cmp: (peer_zxid, voter) > (target_zxid, target) -> (peer_zxid, voter) >= (target_zxid, target)":
@@ -422,8 +465,22 @@ def survivor_reason(row: dict) -> tuple[str, str]:
                 + ", ".join(_label(s) for s in row["infected"]) + ", but every call of the "
                 "model returned the original's result, in every search: the same state graph")
     differs = ", ".join(_label(s) for s in row["propagated"])
-    cls, reason = REASONS.get(row["name"], ("not yet explained", "no property fails"))
-    return cls, f"differs in {differs}; {reason}"
+    if row["name"] in REASONS:
+        cls, reason = REASONS[row["name"]]
+        return cls, f"differs in {differs}; {reason}"
+    exhaustive = [s for s in row["propagated"] if _exhaustive(s)]
+    if exhaustive and all(row.get("reach", {}).get(s) for s in exhaustive):
+        others = [s for s in row["propagated"] if s not in exhaustive]
+        return ("a restriction",
+                "differs in " + differs + "; in " + ", ".join(_label(s) for s in exhaustive)
+                + ", every state it reaches the original reaches too: it removes behaviour and "
+                "adds none, so no safety property can fail on it there"
+                + (f" (in {', '.join(_label(s) for s in others)}, sampled, none fails)"
+                   if others else "")
+                + ("" if MODEL == "zab" else
+                   f"; whether what it removes is progress, `{MODEL}` has no liveness property "
+                   "to say"))
+    return "not yet explained", f"differs in {differs}; no property fails"
 
 
 def cpu_seconds(results: dict, searches: list[str]) -> float:
@@ -523,6 +580,10 @@ def render(rows: list[dict], searches: list[str], minutes: float | None) -> str:
                 + ". *Same behaviour*: nothing a property or the explorer observes changes. "
                 "*Slower, not wrong*: progress is delayed and then restored by a later message "
                 "or timer. *Allowed by the protocol*: a node does what the paper lets it do. "
+                "*A restriction*: in each exhaustive search where it differs, every state the "
+                "mutant reaches is one the original reaches (the two reachable sets compared, "
+                "fingerprint by fingerprint): it only removes behaviour, so no safety property "
+                "can fail on it there; what it removes may be progress. "
                 "*Lost progress no property sees* and *a weakening beyond B* are not "
                 + ("equivalent: the first are where the liveness properties say less than they "
                    "should, " if MODEL == "zab" else

@@ -280,3 +280,48 @@ def test_firm_mutation_is_sound_on_zk_fixed_and_its_actions():
     for m in firm:
         out = bfs(Env(build("zk-fixed", m), cfg, Checker(DEFAULT_PROPERTIES)))
         assert ((out.distinct, out.per_depth), out.violations) == (base, []), m.name
+
+
+def _zk(change: str):
+    (m,) = [m for m in mutants("zk-fixed") if m.name.endswith(change)]
+    return m
+
+
+def test_reachable_is_the_searchs_state_set_and_tells_a_restriction_from_a_mutant_that_adds():
+    """`reachable` walks the same kernel as the search: on zk-fixed's gate run 1 it finds the
+    search's 4,409 states. Starting an election only when more than a quorum is looking (162:9,
+    `>=` to `>`) reaches none of its own; deciding a commit with `z < c` for `z <= c` (89:11)
+    reaches a state the original never does, and the gate catches it."""
+    from zabmc.mutate import reachable
+
+    run = ZK_FIXED_GATE[0]
+    original = reachable("zk-fixed", None, run)
+    assert len(original) == 4409
+    assert reachable("zk-fixed", _zk("162:9 cmp: len(looking) >= q -> len(looking) > q"), run,
+                     within=original) is not None
+    assert reachable("zk-fixed", _zk("89:11 cmp: z <= c -> z < c"), run, within=original) is None
+    with pytest.raises(UsageError, match="not an exhaustive"):
+        reachable("zk-fixed", None, ZK_FIXED_GATE[6])
+
+
+@pytest.mark.slow
+def test_a_restriction_is_never_caught_and_reaches_no_more_states():
+    """Over every mutant of models/zk/handlers.py that changes gate run 1's graph (firm
+    mutation), those `reachable` calls restrictions pass the run, with at most the original's
+    states: a mutant that only removes behaviour cannot break a safety property. (The mutants
+    that add states are not run: some blow up, which is what the campaign's CPU limit is for.)
+    The counts are pinned: 137 change the graph and 8 of them are restrictions."""
+    from zabmc.mutate import Probe, gate_config, reachable
+
+    run = ZK_FIXED_GATE[0]
+    probe = Probe("zk-fixed")
+    bfs(Env(probe.model, gate_config(run), Checker(DEFAULT_PROPERTIES)))
+    original = reachable("zk-fixed", None, run)
+    changed = [m for m in mutants("zk-fixed") if m.index in probe.propagated]
+    restrictions = [m for m in changed
+                    if reachable("zk-fixed", m, run, within=original) is not None]
+    for m in restrictions:
+        r = run_search("zk-fixed", m, run)
+        assert (r["caught"], r["complete"]) == (False, True), m.name
+        assert r["distinct"] <= len(original), m.name
+    assert (len(changed), len(restrictions)) == (137, 8)

@@ -578,3 +578,58 @@ def gate_verdicts(model_name: str, chosen: list, runs=None):
                 break
         else:
             yield m, {"caught": False}
+
+
+def _exhaustive(run: str) -> bool:
+    """A breadth-first search of every state within its bounds (no reduction, no cap): one whose
+    reachable set two models can be compared on."""
+    opts = _opts(run)
+    return (opts.get("--strategy", "bfs") == "bfs" and opts.get("--reduction", "none") == "none"
+            and not opts.get("--liveness") and "--max-states" not in opts)
+
+
+def reachable(model_name: str, mutant: Mutant | None, run: str, within=None):
+    """The fingerprints of every state `run` (an exhaustive search: `_exhaustive`) reaches on the
+    mutant, breadth-first to its depth bound, over the same kernel as the search itself.
+
+    With `within` (a set of fingerprints), stop at the first state outside it and return None:
+    the mutant then reaches something the original does not; so does a mutant whose kernel
+    raises (the search counts that as caught). Every state counts, whatever the properties say
+    of it: the comparison is of graphs, not of verdicts."""
+    from zabmc.explore.env import Env
+    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+
+    if not _exhaustive(run):
+        raise UsageError(f"not an exhaustive breadth-first search: {run}")
+    name = run_model(run, model_name)
+    # the properties' ghost is part of the state: compare with the same checker as the search
+    env = Env(build(name, mutant), gate_config(run), Checker(DEFAULT_PROPERTIES))
+    if within is None:
+        return _reach(env, None)
+    try:
+        return _reach(env, within)
+    except Exception:  # noqa: BLE001  (the mutant breaks the kernel: it adds a failure)
+        return None
+
+
+def _reach(env, within):
+    s0, _ = env.initial()
+    fp = env.fingerprint(s0)
+    if within is not None and fp not in within:
+        return None
+    seen, frontier = {fp}, [s0]
+    for _ in range(env.config.depth):
+        nxt = []
+        for s in frontier:
+            for _ev, s2, _v in env.successors(s):
+                fp = env.fingerprint(s2)
+                if fp in seen:
+                    continue
+                if within is not None and fp not in within:
+                    return None
+                seen.add(fp)
+                nxt.append(s2)
+        if not nxt:
+            break
+        frontier = nxt
+    return seen
