@@ -36,12 +36,13 @@ check: install
 # prints its summary (a few lines); a violation prints the counterexample, writes
 # zabmc-zab-<property>.trace.json (a lasso: .lasso.json) and exits 10, which stops make. Which
 # one-line bugs the gate catches: reports/verification.md, "Mutation score" (make mutate).
-# The last seven runs gate zk-fixed, the ZooKeeper model with the fixes of ZOOKEEPER-3911 and -4646
-# (models/zk; safety only: the zk models have no liveness properties), in about 90 CPU seconds:
+# The last nine runs gate zk-fixed, the ZooKeeper model with the fixes of ZOOKEEPER-3911 and -4646
+# (models/zk; safety only: the zk models have no liveness properties), in about 100 CPU seconds:
 # exhaustive on two nodes with faults and on three without (--require-complete), every path of up
 # to 24 events with a timeout and of up to 30 with a crash, seeded random walks with every fault,
-# and a depth-first search of the known bugs' bounds capped at its first 800,000 states (the same
-# states on every run; zk and zk-pre3911 fail it with their bugs, 29 events deep).
+# a depth-first search of the known bugs' bounds capped at its first 800,000 states (the same
+# states on every run; zk and zk-pre3911 fail it with their bugs, 29 events deep), and every path
+# of up to 26 events with a lost message and of up to 10 with a lost message and two timeouts.
 define GATE
 zabmc check --model zab --network fifo --nodes 3 --proposals 2 --depth 100 -q
 zabmc check --model zab --network fifo --nodes 2 --proposals 2 --depth 80 --liveness --require-complete -q
@@ -60,6 +61,8 @@ zabmc check --model zk-fixed --network fifo --nodes 3 --proposals 2 --max-crashe
 zabmc check --model zk-fixed --network fifo --nodes 2 --proposals 2 --max-timeouts 2 --max-drops 1 --max-crashes 2 --depth 100 --require-complete -q
 zabmc check --model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 2 --max-drops 1 --max-heartbeats 1 --max-crashes 2 --depth 60 --strategy random --seed 1 --walks 10000 -q
 zabmc check --model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1 --depth 30 --strategy dfs --max-states 800000 -q
+zabmc check --model zk-fixed --network fifo --nodes 3 --proposals 2 --max-drops 1 --depth 26 -q
+zabmc check --model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 2 --max-drops 1 --depth 10 -q
 endef
 
 gate: install

@@ -401,7 +401,11 @@ OMEGA_GATE = (
 #: a depth-first search of the bounds where ZOOKEEPER-3911 and -4646 lie (29 events, a timeout and
 #: a crash), capped at its first 800,000 distinct states: its successors' order is fixed, so it
 #: covers the same states on every run, and `zk` and `zk-pre3911` fail it (their bugs lie within
-#: the first 723,978 and 538,595) where the complete search of zk-fixed takes some 14 CPU minutes
+#: the first 723,978 and 538,595) where the complete search of zk-fixed takes some 14 CPU minutes.
+#: 8 and 9 (a few seconds) cover every path of up to 26 events with a lost message, and of up to 10
+#: with a lost message and two timeouts: the mutation campaign's wider random search found three
+#: mutants (a lost message that does not stall its connection, a follower taking the leader's
+#: path after one) that runs 1-7 miss and these catch, 26 and 10 events deep
 ZK_FIXED_GATE = (
     "--model zk-fixed --network fifo --nodes 2 --proposals 2 --max-timeouts 1 --max-crashes 1 "
     "--depth 100 --require-complete",
@@ -414,6 +418,9 @@ ZK_FIXED_GATE = (
     "--max-heartbeats 1 --max-crashes 2 --depth 60 --strategy random --seed 1 --walks 10000",
     "--model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1 "
     "--depth 30 --strategy dfs --max-states 800000",
+    "--model zk-fixed --network fifo --nodes 3 --proposals 2 --max-drops 1 --depth 26",
+    "--model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 2 --max-drops 1 "
+    "--depth 10",
 )
 
 #: the models that have a gate, and its searches; a mutant of another model can be listed, but
