@@ -306,6 +306,8 @@ def classify(results: dict, searches: list[str]) -> list[dict]:
 #: properties say less than they should); a weakening whose counterexample lies beyond the bounds.
 CLASSES = ("same behaviour", "slower, not wrong", "allowed by the protocol", "a restriction",
            "lost progress no property sees", "a weakening beyond B")
+#: a survivor that adds behaviour no property rejects within B, and that nobody has read yet
+UNREAD = "equivalent within B, not yet explained"
 REASONS: dict[str, tuple[str, str]] = {
     "models/zab/handlers.py:69:15 cmp: (peer_zxid, voter) > (target_zxid, target) -> (peer_zxid, voter) >= (target_zxid, target)":
         ("slower, not wrong", "a node switches to the vote it already holds: it clears its tally and sends the same vote again; the same node is elected, after more messages"),
@@ -480,7 +482,12 @@ def survivor_reason(row: dict) -> tuple[str, str]:
                 + ("" if MODEL == "zab" else
                    f"; whether what it removes is progress, `{MODEL}` has no liveness property "
                    "to say"))
-    return "not yet explained", f"differs in {differs}; no property fails"
+    added = [s for s in exhaustive if row.get("reach", {}).get(s) is False]
+    if added:
+        return (UNREAD, f"differs in {differs}; in {', '.join(_label(s) for s in added)} it "
+                "reaches states the original does not, and no property fails on any of them "
+                "within B; not yet read by hand")
+    return UNREAD, f"differs in {differs}; no property fails within B; not yet read by hand"
 
 
 def cpu_seconds(results: dict, searches: list[str]) -> float:
@@ -576,15 +583,20 @@ def render(rows: list[dict], searches: list[str], minutes: float | None) -> str:
                 f"the searches ({bound}). Each has a class, from harmless to not: "
                 + "; ".join(f"{k} {v}" for k, v in sorted(
                     by_class.items(), key=lambda kv: (("not run by the explorer",) + CLASSES
-                                                      + ("not yet explained",)).index(kv[0])))
+                                                      + (UNREAD,)).index(kv[0])))
                 + ". *Same behaviour*: nothing a property or the explorer observes changes. "
                 "*Slower, not wrong*: progress is delayed and then restored by a later message "
                 "or timer. *Allowed by the protocol*: a node does what the paper lets it do. "
-                "*A restriction*: in each exhaustive search where it differs, every state the "
-                "mutant reaches is one the original reaches (the two reachable sets compared, "
-                "fingerprint by fingerprint): it only removes behaviour, so no safety property "
-                "can fail on it there; what it removes may be progress. "
-                "*Lost progress no property sees* and *a weakening beyond B* are not "
+                + ("*A restriction*: in each exhaustive search where it differs, every state "
+                   "the mutant reaches is one the original reaches (the two reachable sets "
+                   "compared, fingerprint by fingerprint): it only removes behaviour, so no "
+                   "safety property can fail on it there; what it removes may be progress. "
+                   if "a restriction" in by_class else "")
+                + (f"*{UNREAD.capitalize()}*: it reaches states the original does not and no "
+                   "search fails on them, and no one has yet read the handler to say why: "
+                   "these, with the two classes that follow, are where to look first. "
+                   if UNREAD in by_class else "")
+                + "*Lost progress no property sees* and *a weakening beyond B* are not "
                 + ("equivalent: the first are where the liveness properties say less than they "
                    "should, " if MODEL == "zab" else
                    f"equivalent: the first are where the properties say less than they should "
