@@ -18,7 +18,7 @@ def state_graph(env: Env, max_states: int):
     `event` (its description) and `kind`. A one-line `UsageError` above `max_states` states."""
     import networkx as nx
 
-    model, depth_bound = env.model, env.config.depth
+    model = env.model
     g = nx.MultiDiGraph()
     ids: dict = {}
 
@@ -35,21 +35,33 @@ def state_graph(env: Env, max_states: int):
                    violated=",".join(x.property for x in v.all()) if v is not None else "")
         return k
 
+    for depth, src, ev, s2, f, v, new in breadth_first(env):
+        dst = add(s2, depth, v) if new else ids[f]
+        if src is not None:
+            g.add_edge(ids[src], dst, event=ev.describe(model), kind=ev.kind)
+    return g
+
+
+def breadth_first(env: Env):
+    """Every edge of the state graph within the depth bound, level by level in `successors`
+    order: `(depth, parent fingerprint, event, state, fingerprint, violation, new)`, `new` when
+    the state is met for the first time. The initial state comes first, with no parent or
+    event. A caller may stop at any edge."""
     s0, v0 = env.initial()
-    add(s0, 0, v0)
-    frontier = [s0]
-    for depth in range(1, depth_bound + 1):
+    f0 = env.fingerprint(s0)
+    seen = {f0}
+    yield 0, None, None, s0, f0, v0, True
+    frontier = [(f0, s0)]
+    for depth in range(1, env.config.depth + 1):
         nxt = []
-        for s in frontier:
-            src = ids[env.fingerprint(s)]
+        for src, s in frontier:
             for ev, s2, v in env.successors(s):
                 f = env.fingerprint(s2)
-                dst = ids.get(f)
-                if dst is None:
-                    dst = add(s2, depth, v)
-                    nxt.append(s2)
-                g.add_edge(src, dst, event=ev.describe(model), kind=ev.kind)
+                new = f not in seen
+                if new:
+                    seen.add(f)
+                    nxt.append((f, s2))
+                yield depth, src, ev, s2, f, v, new
         if not nxt:
             break
         frontier = nxt
-    return g

@@ -620,23 +620,12 @@ def reachable(model_name: str, mutant: Mutant | None, run: str, within=None):
 
 
 def _reach(env, within):
-    s0, _ = env.initial()
-    fp = env.fingerprint(s0)
-    if within is not None and fp not in within:
-        return None
-    seen, frontier = {fp}, [s0]
-    for _ in range(env.config.depth):
-        nxt = []
-        for s in frontier:
-            for _ev, s2, _v in env.successors(s):
-                fp = env.fingerprint(s2)
-                if fp in seen:
-                    continue
-                if within is not None and fp not in within:
-                    return None
-                seen.add(fp)
-                nxt.append(s2)
-        if not nxt:
-            break
-        frontier = nxt
+    from zabmc.explore.graph import breadth_first
+
+    seen = set()
+    for *_, f, _v, new in breadth_first(env):
+        if new:
+            if within is not None and f not in within:
+                return None
+            seen.add(f)
     return seen
