@@ -1,0 +1,374 @@
+"""A userspace TCP proxy that stands on every link between two servers, so links can be cut
+and healed without root.
+
+Each *route* is a listening socket on 127.0.0.1 tagged with a link (src, dst) and a kind
+("quorum", "election"): server src's config names it as dst's address, and it forwards to
+dst's real port. A connection accepted there is *opened by src towards dst*; its bytes flow both
+ways. Links are unordered for cutting: `cut(a, b)` stalls every connection of routes (a, b) and
+(b, a) in both directions (the proxy stops reading and writing them, so the kernel's buffers
+fill and TCP's flow control holds the senders, as in a partition; nothing is dropped) and
+parks new connections unconnected; `heal(a, b)` resumes forwarding, parked connections connect
+on, and what the kernels buffered flows again. `close(a, b)` resets the link's connections
+(RST) instead. One thread runs a selector over every socket; the public methods hand their work
+to it and return once it is done, so after `cut()` returns no further byte crosses the link.
+"""
+
+from __future__ import annotations
+
+import errno
+import selectors
+import socket
+import struct
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+_CHUNK = 65536
+_LIMIT = 65536  # bytes held per direction before the proxy stops reading that side
+
+
+def _link(a: int, b: int) -> frozenset:
+    return frozenset((a, b))
+
+
+@dataclass(eq=False)
+class _Route:
+    src: int
+    dst: int
+    kind: str
+    target: tuple
+    sock: socket.socket
+    addr: tuple
+
+
+@dataclass(eq=False)
+class _Pair:
+    route: _Route
+    down: socket.socket  # accepted from src
+    up: socket.socket | None = None  # towards dst
+    connecting: bool = False
+    to_up: bytearray = field(default_factory=bytearray)
+    to_down: bytearray = field(default_factory=bytearray)
+    down_eof: bool = False
+    up_eof: bool = False
+    up_shut: bool = False
+    down_shut: bool = False
+
+
+class LinkProxy:
+    """Routes between servers through which links are cut, healed and reset. Thread-safe."""
+
+    def __init__(self, host: str = "127.0.0.1"):
+        self.host = host
+        self._sel = selectors.DefaultSelector()
+        self._routes: list[_Route] = []
+        self._pairs: list[_Pair] = []
+        self._cut: set[frozenset] = set()
+        self._bytes: dict[tuple, int] = defaultdict(int)  # (src, dst) -> bytes forwarded
+        self._conns: dict[tuple, int] = defaultdict(int)  # (src, dst) -> connections accepted
+        self._mask: dict[socket.socket, int] = {}
+        self._lock = threading.Lock()
+        self._tasks: list = []
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._sel.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
+        self._stopping = False
+        self._thread = threading.Thread(target=self._loop, name="zabmc-link-proxy", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ public API
+
+    def add_route(self, src: int, dst: int, kind: str, target: tuple) -> tuple:
+        """Listen for src's connections towards dst's `kind` port at `target`; returns the
+        (host, port) that src's config must name."""
+        lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        lsock.bind((self.host, 0))
+        lsock.listen(16)
+        lsock.setblocking(False)
+        route = _Route(src, dst, kind, tuple(target), lsock, lsock.getsockname())
+
+        def task():
+            self._routes.append(route)
+            self._sel.register(lsock, selectors.EVENT_READ, ("listen", route))
+        self._run(task)
+        return route.addr
+
+    def retarget(self, dst: int, kind: str, target: tuple) -> None:
+        """Point every route towards dst's `kind` port at a new real address (new connections)."""
+        def task():
+            for r in self._routes:
+                if r.dst == dst and r.kind == kind:
+                    r.target = tuple(target)
+        self._run(task)
+
+    def cut(self, a: int, b: int) -> None:
+        self._run(lambda: self._cut.add(_link(a, b)))
+
+    def heal(self, a: int, b: int) -> None:
+        self._run(lambda: self._cut.discard(_link(a, b)))
+
+    def isolate(self, a: int) -> None:
+        def task():
+            for r in self._routes:
+                if a in (r.src, r.dst):
+                    self._cut.add(_link(r.src, r.dst))
+        self._run(task)
+
+    def heal_all(self) -> None:
+        self._run(self._cut.clear)
+
+    def is_cut(self, a: int, b: int) -> bool:
+        with self._lock:
+            return _link(a, b) in self._cut
+
+    def cuts(self) -> set:
+        with self._lock:
+            return {tuple(sorted(c)) for c in self._cut}
+
+    def close(self, a: int, b: int) -> int:
+        """Reset (RST) every open connection of link {a, b}; returns how many."""
+        box = []
+
+        def task():
+            doomed = [p for p in self._pairs if _link(p.route.src, p.route.dst) == _link(a, b)]
+            for p in doomed:
+                self._drop(p, reset=True)
+            box.append(len(doomed))
+        self._run(task)
+        return box[0] if box else 0
+
+    def bytes_forwarded(self, a: int, b: int, *, directed: bool = False) -> int:
+        """Bytes forwarded (both ways) on connections src a opened towards b; with
+        directed=False, on those of (b, a) too."""
+        with self._lock:
+            n = self._bytes[(a, b)]
+            return n if directed else n + self._bytes[(b, a)]
+
+    def stats(self) -> dict:
+        with self._lock:
+            return {"bytes": dict(self._bytes), "connections": dict(self._conns),
+                    "open": len(self._pairs), "cut": {tuple(sorted(c)) for c in self._cut}}
+
+    def open_connections(self) -> int:
+        with self._lock:
+            return len(self._pairs)
+
+    def stop(self) -> None:
+        """Close every socket and end the thread (idempotent)."""
+        if self._thread.is_alive():
+            try:
+                self._run(self._shutdown, timeout=10)
+            except RuntimeError:
+                pass
+            self._thread.join(10)
+        for s in (self._wake_r, self._wake_w):
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # ------------------------------------------------------------------ the loop thread
+
+    def _run(self, fn, timeout: float = 10.0):
+        """Run fn on the loop thread and wait for it (directly when already on it)."""
+        if threading.current_thread() is self._thread:
+            with self._lock:
+                fn()
+            return
+        done = threading.Event()
+        err = []
+
+        def wrapped():
+            try:
+                fn()
+            except BaseException as e:  # handed back to the caller
+                err.append(e)
+            finally:
+                done.set()
+        with self._lock:
+            if self._stopping:
+                raise RuntimeError("link proxy stopped")
+            self._tasks.append(wrapped)
+        try:
+            self._wake_w.send(b"x")
+        except OSError:
+            pass
+        if not done.wait(timeout):
+            raise RuntimeError("link proxy did not answer")
+        if err:
+            raise err[0]
+
+    def _loop(self):
+        while True:
+            with self._lock:
+                tasks, self._tasks = self._tasks, []
+                for t in tasks:
+                    t()
+                if self._stopping:
+                    return
+                self._refresh()
+            events = self._sel.select(timeout=1.0)
+            with self._lock:
+                for key, mask in events:
+                    what, obj = key.data
+                    if what == "wake":
+                        try:
+                            while self._wake_r.recv(4096):
+                                pass
+                        except OSError:
+                            pass
+                    elif what == "listen":
+                        self._accept(obj)
+                    elif obj in self._pairs:
+                        self._service(obj, key.fileobj, mask)
+
+    def _shutdown(self):
+        for p in list(self._pairs):
+            self._drop(p, reset=True)
+        for r in self._routes:
+            self._sel.unregister(r.sock)
+            r.sock.close()
+        self._routes.clear()
+        self._sel.unregister(self._wake_r)
+        self._sel.close()
+        self._stopping = True
+
+    def _set(self, sock, mask, pair=None):
+        old = self._mask.get(sock, 0)
+        if mask == old:
+            return
+        if old and mask:
+            self._sel.modify(sock, mask, ("pair", pair))
+        elif mask:
+            self._sel.register(sock, mask, ("pair", pair))
+        else:
+            self._sel.unregister(sock)
+        if mask:
+            self._mask[sock] = mask
+        else:
+            self._mask.pop(sock, None)
+
+    def _refresh(self):
+        """Set each pair's interest from its state: nothing at all on a cut link."""
+        for p in list(self._pairs):
+            cut = _link(p.route.src, p.route.dst) in self._cut
+            if cut:
+                self._set(p.down, 0)
+                if p.up is not None:
+                    self._set(p.up, 0)
+                continue
+            if p.up is None:
+                self._connect(p)
+                if p not in self._pairs:
+                    continue
+            R, W = selectors.EVENT_READ, selectors.EVENT_WRITE
+            if p.connecting:
+                self._set(p.down, 0)
+                self._set(p.up, W, p)
+                continue
+            dm = (R if not p.down_eof and len(p.to_up) < _LIMIT else 0) | (W if p.to_down else 0)
+            um = (R if not p.up_eof and len(p.to_down) < _LIMIT else 0) | (W if p.to_up else 0)
+            self._set(p.down, dm, p)
+            self._set(p.up, um, p)
+
+    def _accept(self, route: _Route):
+        while True:
+            try:
+                s, _ = route.sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            s.setblocking(False)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._conns[(route.src, route.dst)] += 1
+            self._pairs.append(_Pair(route, s))  # connected upstream by _refresh unless cut
+
+    def _connect(self, p: _Pair):
+        up = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        up.setblocking(False)
+        up.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        p.up = up
+        rc = up.connect_ex(p.route.target)
+        if rc in (0, errno.EISCONN):
+            p.connecting = False
+        elif rc in (errno.EINPROGRESS, errno.EALREADY, errno.EWOULDBLOCK):
+            p.connecting = True
+        else:
+            self._drop(p, reset=True)
+
+    def _service(self, p: _Pair, sock, mask):
+        if p.connecting:
+            err = p.up.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if err:
+                self._drop(p, reset=True)  # dst is down: src sees its connection closed
+                return
+            p.connecting = False
+            return
+        key = (p.route.src, p.route.dst)
+        try:
+            if mask & selectors.EVENT_READ:
+                if sock is p.down:
+                    data = p.down.recv(_CHUNK)
+                    if data:
+                        p.to_up += data
+                    else:
+                        p.down_eof = True
+                else:
+                    data = p.up.recv(_CHUNK)
+                    if data:
+                        p.to_down += data
+                    else:
+                        p.up_eof = True
+            if mask & selectors.EVENT_WRITE:
+                if sock is p.up and p.to_up:
+                    n = p.up.send(p.to_up)
+                    del p.to_up[:n]
+                    self._bytes[key] += n
+                elif sock is p.down and p.to_down:
+                    n = p.down.send(p.to_down)
+                    del p.to_down[:n]
+                    self._bytes[key] += n
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._drop(p, reset=True)
+            return
+        # pass a half-close on once what preceded it is delivered
+        try:
+            if p.down_eof and not p.to_up and not p.up_shut:
+                p.up.shutdown(socket.SHUT_WR)
+                p.up_shut = True
+            if p.up_eof and not p.to_down and not p.down_shut:
+                p.down.shutdown(socket.SHUT_WR)
+                p.down_shut = True
+        except OSError:
+            self._drop(p, reset=True)
+            return
+        if p.up_shut and p.down_shut:
+            self._drop(p, reset=False)
+
+    def _drop(self, p: _Pair, reset: bool):
+        if p in self._pairs:
+            self._pairs.remove(p)
+        for s in (p.down, p.up):
+            if s is None:
+                continue
+            self._set(s, 0)
+            if reset:
+                try:
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                except OSError:
+                    pass
+            try:
+                s.close()
+            except OSError:
+                pass
