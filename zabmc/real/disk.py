@@ -94,6 +94,12 @@ class Txn:
         object.__setattr__(self, "epoch", epoch_of(self.zxid))
         object.__setattr__(self, "counter", counter_of(self.zxid))
 
+    @property
+    def op(self) -> str:
+        """The type with the create variants (create2, createContainer, createTTL) as "create":
+        a snapshot cannot tell them apart, so effective histories compare on this."""
+        return "create" if self.type in _CREATES else self.type
+
     def __str__(self) -> str:
         return f"{zxid_str(self.zxid)} {self.type} {self.path or ''}".rstrip()
 

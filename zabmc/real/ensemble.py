@@ -734,6 +734,22 @@ class Ensemble:
             return ls[0] if len(ls) == 1 else None
         return self.wait_for(one, timeout, f"one leader in broadcast among {among or self.ids}")
 
+    def wait_settled(self, among=None, timeout: float = 30.0) -> int:
+        """Until one server of `among` (default: every running one) leads in broadcast and all
+        the others follow in broadcast; returns the leader. A write then reaches every log."""
+        def ok():
+            ids = [i for i in self.ids if self.is_running(i)] if among is None else list(among)
+            states = {i: self.peer_state(i) for i in ids}
+            leaders = [i for i, st in states.items() if st.startswith("leading - broadcast")]
+            if len(leaders) != 1:
+                return None
+            if all(st.startswith("following - broadcast") for i, st in states.items()
+                   if i != leaders[0]):
+                return leaders[0]
+            return None
+        return self.wait_for(ok, timeout, f"a leader and all followers in broadcast among "
+                             f"{among or 'the running servers'}")
+
     def wait_role(self, i: int, role: str, timeout: float = 30.0) -> str:
         """Until server i's role (or its whole peer state) is `role`; returns the peer state."""
         def ok():

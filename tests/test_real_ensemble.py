@@ -1,0 +1,398 @@
+"""zabmc.real: a real ZooKeeper ensemble on loopback, its link proxy and its files (#34).
+
+The tests marked `real` start real servers (Java, Debian's zookeeper package and kazoo: `make
+install-test`); without them they skip saying why, except under CI=true, where a missing tool
+fails them. The proxy and zxid tests need none of it. About 40 s here in all.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from zabmc.errors import UsageError
+from zabmc.real import disk
+from zabmc.real.proxy import LinkProxy
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _missing_tool() -> str | None:
+    from zabmc.real.install import find_java, find_zookeeper
+
+    try:
+        find_java()
+        find_zookeeper()
+    except UsageError as e:
+        return str(e)
+    try:
+        import kazoo  # noqa: F401
+    except ImportError:
+        return "kazoo not installed: pip install -e '.[real]' (make install-test)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def real_tools():
+    why = _missing_tool()
+    if why:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI runs the real-ZooKeeper tests, but: {why}")
+        pytest.skip(why)
+
+
+def _alive(pid: int) -> bool:
+    """pid exists and is not a zombie (a dead child nobody reaped yet)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def _until(cond, timeout: float, what: str):
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        time.sleep(0.05)
+
+
+# ------------------------------------------------------------------ no ZooKeeper needed
+
+def test_zxid_helpers():
+    z = disk.make_zxid(1, 1)
+    assert z == 0x100000001 and disk.zxid_hex(z) == "0x100000001" and disk.zxid_str(z) == "1.1"
+    assert (disk.epoch_of(z), disk.counter_of(z)) == (1, 1)
+    assert disk.parse_zxid("0x200000003") == disk.parse_zxid("2.3") == disk.make_zxid(2, 3)
+    t = disk.Txn(zxid=disk.make_zxid(3, 7), type="create2", path="/a")
+    assert (t.epoch, t.counter, t.op, str(t)) == (3, 7, "create", "3.7 create2 /a")
+
+
+class _Echo:
+    """A TCP echo server on loopback (the proxy's target)."""
+
+    def __init__(self):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.addr = self.sock.getsockname()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._echo, args=(c,), daemon=True).start()
+
+    @staticmethod
+    def _echo(c):
+        with c:
+            while True:
+                try:
+                    b = c.recv(65536)
+                except OSError:
+                    return
+                if not b:
+                    return
+                c.sendall(b)
+
+
+def _recv_exactly(s, n, timeout=5.0):
+    s.settimeout(timeout)
+    out = b""
+    while len(out) < n:
+        b = s.recv(n - len(out))
+        if not b:
+            break
+        out += b
+    return out
+
+
+def _silent(s, wait=0.3) -> bool:
+    s.settimeout(wait)
+    try:
+        return not s.recv(100) and False
+    except socket.timeout:
+        return True
+
+
+def test_proxy_cuts_both_directions_heals_and_resets():
+    echo = _Echo()
+    fds_before = len(os.listdir("/proc/self/fd"))
+    with LinkProxy() as p:
+        a12 = p.add_route(1, 2, "quorum", echo.addr)  # 1 opens towards 2
+        a21 = p.add_route(2, 1, "election", echo.addr)  # 2 opens towards 1
+        c12 = socket.create_connection(a12)
+        c21 = socket.create_connection(a21)
+        for c in (c12, c21):
+            c.sendall(b"ping")
+            assert _recv_exactly(c, 4) == b"ping"
+        assert p.bytes_forwarded(1, 2, directed=True) == 8
+        assert p.bytes_forwarded(2, 1) == 16
+
+        p.cut(2, 1)  # the link {1, 2}, whichever side opened the connection
+        for c in (c12, c21):
+            c.sendall(b"held")
+            assert _silent(c)
+        parked = socket.create_connection(a12)  # a new connection waits, unconnected
+        parked.sendall(b"late")
+        assert _silent(parked)
+        assert p.bytes_forwarded(2, 1) == 16  # not a byte crossed
+        assert p.cuts() == {(1, 2)} and p.is_cut(1, 2)
+
+        p.heal(1, 2)  # what waited flows on, nothing lost
+        for c, want in ((c12, b"held"), (c21, b"held"), (parked, b"late")):
+            assert _recv_exactly(c, 4) == want
+
+        p.isolate(1)
+        c12.sendall(b"x")
+        assert _silent(c12)
+        p.heal_all()
+        assert _recv_exactly(c12, 1) == b"x"
+
+        assert p.close(1, 2) == 3  # reset, not stalled
+        for c in (c12, c21, parked):
+            c.settimeout(5)
+            with pytest.raises(ConnectionResetError):
+                c.recv(10)
+        assert p.stats()["connections"] == {(1, 2): 2, (2, 1): 1}
+        for c in (c12, c21, parked):
+            c.close()
+    echo.sock.close()
+    assert not [t for t in threading.enumerate() if t.name == "zabmc-link-proxy"]
+    assert len(os.listdir("/proc/self/fd")) <= fds_before  # no socket left open
+
+
+def test_proxy_target_down_closes_the_connection():
+    free = socket.create_server(("127.0.0.1", 0))
+    addr = free.getsockname()
+    free.close()  # nothing listens there now
+    with LinkProxy() as p:
+        c = socket.create_connection(p.add_route(1, 2, "quorum", addr))
+        c.settimeout(5)
+        try:
+            assert c.recv(10) == b""
+        except ConnectionResetError:
+            pass
+        c.close()
+
+
+# ------------------------------------------------------------------ real servers
+
+@pytest.fixture(scope="module")
+def trio(real_tools):
+    """Three servers, settled (every follower in broadcast, so each logs every write), five
+    acknowledged writes to the leader (small snapCount: snapshots with nodes in them), all on
+    every server's disk."""
+    from zabmc.real.client import Client
+    from zabmc.real.ensemble import Ensemble
+
+    with Ensemble(3, extra_cfg={"snapCount": 4}) as ens, Client(ens) as client:
+        ens.start_all()
+        leader = ens.wait_settled(timeout=30)
+        writes = [client.write(leader, f"/w{k}", b"v%d" % k, timeout=10) for k in range(5)]
+        for i in ens.ids:
+            for w in writes:
+                if w.zxid is not None:
+                    ens.wait_zxid_on_disk(i, w.zxid, timeout=15)
+        yield ens, leader, writes
+
+
+def _acked(writes):
+    return [w for w in writes if w.outcome == "acknowledged"]
+
+
+@pytest.mark.real
+def test_three_servers_elect_and_a_write_reaches_every_disk(trio):
+    ens, leader, writes = trio
+    assert [ens.role(i) for i in ens.ids].count("leading") == 1 and ens.role(leader) == "leading"
+    assert ens.srvr(leader)["mode"] == "leader"
+    assert all(w.outcome == "acknowledged" and w.server == leader for w in writes), writes
+    # local sessions: no createSession in the log, so the first write is zxid 1.1 as in a model
+    assert [w.zxid for w in writes] == [disk.make_zxid(1, k) for k in range(1, 6)]
+    for i in ens.ids:
+        logged = {t.zxid: t for t in ens.txns(i)}
+        history = {t.zxid: t for t in ens.effective_history(i)}
+        for w in writes:
+            assert logged[w.zxid].path == w.path and logged[w.zxid].op == "create"
+            assert history[w.zxid].path == w.path
+        assert ens.epochs(i) == (1, 1)
+        assert ens.last_logged_zxid(i) == writes[-1].zxid
+    assert len({ens.epochs(i) for i in ens.ids}) == 1
+
+
+@pytest.mark.real
+def test_disk_readers_on_what_the_servers_wrote(trio, tmp_path):
+    ens, _, writes = trio
+    vdir = Path(ens.data_dir(1)) / "version-2"
+    # a snapshot beyond the initial one holds some of the writes as nodes
+    snap = disk.newest_snapshot(ens.data_dir(1))
+    assert snap is not None and snap.zxid > 0
+    for k, w in enumerate(writes):
+        if w.zxid <= snap.zxid:
+            assert snap.nodes[w.path] == (w.zxid, w.zxid, b"v%d" % k)
+    hist = disk.effective_history(ens.data_dir(1))
+    assert [t.zxid for t in hist] == [w.zxid for w in writes]
+    assert {t.source for t in hist if t.zxid <= snap.zxid} == {"snapshot"}
+
+    # the log file with the most records, copied and cut inside its last record: a torn tail
+    logs = sorted(vdir.glob("log.*"), key=lambda p: len(disk.read_log_file(p)))
+    src = logs[-1]
+    problems = []
+    recs = disk.read_log_file(src, problems)
+    assert len(recs) >= 2 and problems == []
+    raw = src.read_bytes()
+    end = len(raw.rstrip(b"\0"))  # the last record ends with 'B' before the zero padding
+    assert raw[end - 1:end] == b"B"
+    torn = tmp_path / "version-2"
+    torn.mkdir()
+    (torn / src.name).write_bytes(raw[:end - 5])
+    problems = []
+    got = disk.read_txnlog(tmp_path, problems)
+    assert [t.zxid for t in got] == [t.zxid for t in recs[:-1]]
+    assert len(problems) == 1 and problems[0].kind == "torn", problems
+    # a flipped byte inside the last record: its checksum fails, the records before it stand
+    bad = bytearray(raw)
+    bad[end - 3] ^= 0xFF
+    (torn / src.name).write_bytes(bytes(bad))
+    scan = disk.scan_txnlog(tmp_path)
+    assert [t.zxid for t in scan.txns] == [t.zxid for t in recs[:-1]]
+    assert [p.kind for p in scan.problems] == ["checksum"]
+    # a snapshot cut short is refused, and the newest whole one is used instead
+    snaps = sorted(vdir.glob("snapshot.*"), key=lambda p: int(p.name.split(".")[1], 16))
+    for p in snaps:
+        shutil.copy(p, torn / p.name)
+    newest = torn / snaps[-1].name
+    whole = newest.read_bytes()
+    newest.write_bytes(whole[:len(whole) // 2])
+    with pytest.raises(ValueError):
+        disk.read_snapshot(newest)
+    if len(snaps) > 1:
+        assert disk.newest_snapshot(tmp_path).zxid == int(snaps[-2].name.split(".")[1], 16)
+    assert disk.read_epochs(tmp_path) == (None, None)
+    assert disk.read_epochs(ens.data_dir(2)) == (1, 1)
+
+
+@pytest.mark.real
+def test_kill_the_leader_elect_another_and_the_old_one_catches_up(real_tools):
+    from zabmc.real.client import Client
+    from zabmc.real.ensemble import Ensemble
+
+    with Ensemble(3) as ens, Client(ens) as client:
+        ens.start_all()
+        old = ens.wait_leader(timeout=30)
+        first = client.write(old, "/before", b"1")
+        assert first.outcome == "acknowledged"
+        ens.kill(old)
+        assert not ens.is_running(old) and ens.role(old) == "down"
+        others = [i for i in ens.ids if i != old]
+        new = ens.wait_leader(among=others, timeout=30)
+        assert new != old
+        second = client.write(new, "/after", b"2")
+        assert second.outcome == "acknowledged" and disk.epoch_of(second.zxid) == 2
+        ens.restart(old)
+        ens.wait_role(old, "following - broadcast", timeout=30)
+        for i in ens.ids:
+            ens.wait_zxid_on_disk(i, second.zxid, timeout=15)
+            history = {t.zxid for t in ens.effective_history(i)}
+            for w in _acked(client.writes):
+                assert w.zxid in history, (i, w)
+            acc, cur = ens.epochs(i)
+            assert cur == 2 and acc == 2
+
+
+@pytest.mark.real
+def test_cut_a_follower_from_the_leader_then_heal(real_tools):
+    from zabmc.real.client import Client
+    from zabmc.real.ensemble import Ensemble
+
+    with Ensemble(3) as ens, Client(ens) as client:
+        ens.start_all()
+        leader = ens.wait_leader(timeout=30)
+        f, other = [i for i in ens.ids if i != leader]
+        ens.wait_role(f, "following - broadcast", timeout=15)
+        ens.cut(f, leader)
+        ens.wait_for(lambda: ens.role(f) != "following", 15, f"server {f} to stop following")
+        w = client.write(leader, "/during", b"x")  # the leader and the other follower commit
+        assert w.outcome == "acknowledged"
+        ens.wait_zxid_on_disk(other, w.zxid, timeout=10)
+        assert not ens.zxid_on_disk(f, w.zxid)
+        assert ens.role(leader) == "leading"
+        ens.heal(f, leader)
+        ens.wait_role(f, "following - broadcast", timeout=30)
+        ens.wait_zxid_on_disk(f, w.zxid, timeout=15)
+        assert client.read(f, "/during") == w.zxid
+
+
+@pytest.mark.real
+def test_no_server_outlives_its_ensemble_even_when_the_body_raises(real_tools):
+    from zabmc.real.ensemble import Ensemble
+
+    box = {}
+    with pytest.raises(RuntimeError, match="boom"):
+        with Ensemble(1) as ens:
+            ens.start_all()
+            box["pids"], box["dir"] = list(ens.pids_started), ens.workdir
+            assert all(_alive(p) for p in box["pids"])
+            raise RuntimeError("boom")
+    assert box["pids"] and not any(_alive(p) for p in box["pids"])
+    assert not box["dir"].exists()
+
+
+_CHILD = textwrap.dedent("""
+    import sys, time
+    from zabmc.real.ensemble import Ensemble
+    ens = Ensemble(1)
+    ens.start_all()
+    print(ens.pids_started[0], ens.workdir, flush=True)
+    time.sleep(120)
+""")
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_signalled_python_takes_its_servers_along(real_tools, sig):
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    child = subprocess.Popen([sys.executable, "-c", _CHILD], stdout=subprocess.PIPE, text=True,
+                             env=env)
+    try:
+        line = child.stdout.readline().split()
+        assert line, "the child printed no pid"
+        jvm, workdir = int(line[0]), line[1]
+        assert _alive(jvm)
+        child.send_signal(sig)
+        assert child.wait(30) == -sig  # SIGTERM: the handler kills the server, then dies of it
+        _until(lambda: not _alive(jvm), 15, f"server pid {jvm} to die with its parent")
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        child.stdout.close()
+    if sig == signal.SIGKILL:
+        shutil.rmtree(workdir, ignore_errors=True)  # nobody was left to remove it
+
+
+@pytest.mark.real
+def test_bad_input_is_a_usage_error(real_tools, tmp_path):
+    from zabmc.real.ensemble import Ensemble
+    from zabmc.real.install import find_zookeeper
+
+    with pytest.raises(UsageError, match="not a directory"):
+        find_zookeeper(str(tmp_path / "nowhere"))
+    with pytest.raises(UsageError, match="no jar there"):
+        find_zookeeper(str(tmp_path))
+    with pytest.raises(UsageError):
+        Ensemble(0)
+    with pytest.raises(UsageError, match="server ids are 1..3"):
+        Ensemble(3, jvm_args={4: ["-Dx=1"]})
