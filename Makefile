@@ -9,12 +9,31 @@ install:
 
 # The picture tests draw in a real browser: Debian's chromium, installed here when it is missing
 # and apt-get can (otherwise those tests are skipped, saying why).
+# The real-ZooKeeper tests (tests/test_real_ensemble.py, marked `real`) need Debian's zookeeper
+# package (ZooKeeper 3.8.0 and its jars), kazoo (the `real` extra) and, for the fault hooks,
+# Byteman's jar alone: `apt-get download` + `dpkg-deb -x` into ~/.cache/zabmc/byteman (or
+# $$XDG_CACHE_HOME/zabmc/byteman), where zabmc.real.install.find_byteman looks, without the
+# package's dependencies. Missing, they are skipped saying why; under CI=true, make fails here.
 install-test:
-	$(PY) -m pip install $(PIP_FLAGS) -e '.[test,spark,bench]'
+	$(PY) -m pip install $(PIP_FLAGS) -e '.[test,spark,bench,real]'
 	@command -v chromium >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || \
 	  (apt-get install -y -q chromium >/dev/null 2>&1 || \
 	   (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1)) || \
 	  echo "chromium could not be installed: the browser tests will be skipped"
+	@test -f /usr/share/java/zookeeper.jar || { \
+	  log=$$(mktemp); \
+	  { command -v apt-get >/dev/null 2>&1 || { echo "no apt-get on this machine" >$$log; false; }; } && \
+	  { apt-get install -y -q zookeeper >$$log 2>&1 || \
+	    { apt-get update -q >>$$log 2>&1 && apt-get install -y -q zookeeper >>$$log 2>&1; }; } || { \
+	    echo "zookeeper could not be installed ($$(tail -n 1 $$log)): the real-ZooKeeper tests will be skipped"; \
+	    rm -f $$log; test "$$CI" != true || exit 1; }; rm -f $$log; }
+	@$(PY) -c 'import sys; from zabmc.real.install import find_byteman; sys.exit(find_byteman() is None)' || { \
+	  dest=$$($(PY) -c 'from zabmc.real.install import byteman_cache_jar as b; print(b().parents[3])'); \
+	  tmp=$$(mktemp -d); \
+	  { command -v apt-get >/dev/null 2>&1 && (cd $$tmp && apt-get download -q libbyteman-java >$$tmp/log 2>&1) && \
+	    mkdir -p $$dest && dpkg-deb -x $$tmp/libbyteman-java_*.deb $$dest; } || { \
+	    echo "Byteman could not be fetched ($$(tail -n 1 $$tmp/log 2>/dev/null)): the tests of fault hooks will be skipped"; \
+	    rm -rf $$tmp; test "$$CI" != true || exit 1; }; rm -rf $$tmp; }
 
 # The main job: exhaustive check of the db-19 protocol, 3 nodes, depth 40, in-process engine.
 check: install
