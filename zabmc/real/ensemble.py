@@ -601,6 +601,39 @@ class Ensemble:
         rx = re.compile(pattern)
         return [ln for ln in lines if rx.search(ln)]
 
+    def log_mark(self, i: int) -> int:
+        """A position in server i's log (lines so far), for `wait_log(..., since=)` and
+        `log_lines_since`: what happened after an action, however briefly it lasted."""
+        s = self._srv(i)
+        with self._lock:
+            self._read_log(s)
+            return len(s.lines)
+
+    def log_lines_since(self, i: int, mark: int, pattern: str | None = None) -> list[str]:
+        lines = self.log_lines(i)[mark:]
+        if pattern is None:
+            return lines
+        rx = re.compile(pattern)
+        return [ln for ln in lines if rx.search(ln)]
+
+    def wait_log(self, i: int, pattern: str, *, since: int = 0, timeout: float = 30.0) -> str:
+        """Until server i's log has a line matching `pattern` after line `since`; returns it."""
+        def found():
+            hits = self.log_lines_since(i, since, pattern)
+            return hits[0] if hits else None
+        return self.wait_for(found, timeout, f"/{pattern}/ in server {i}'s log", servers=[i])
+
+    def peer_states_since(self, i: int, mark: int) -> list[str]:
+        """Every peer state server i logged after `mark`, in order (brief ones included)."""
+        out = []
+        for ln in self.log_lines(i)[mark:]:
+            m = PEER_STATE_RE.search(ln)
+            if m:
+                out.append(m.group(1))
+            elif LOOKING_RE.search(ln):
+                out.append("looking")
+        return out
+
     def log_tail(self, i: int, n: int = 20) -> list[str]:
         return self.log_lines(i)[-n:]
 
