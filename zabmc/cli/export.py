@@ -17,9 +17,10 @@ EXIT_NOT_REPRODUCED = 3
 
 @cli.command("export")
 @click.argument("trace_file", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["partition-script", "json"]),
+@click.option("--format", "fmt", type=click.Choice(["partition-script", "json", "zookeeper"]),
               default="partition-script", show_default=True,
-              help="A partition script, or the same events as JSON (zabmc-partition-events v1).")
+              help="A partition script, or the same events as JSON (zabmc-partition-events v1); "
+                   "zookeeper: a fault schedule for `zabmc real` (traces of the zk models).")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write here [default: standard output].")
 @click.option("--max-runs", type=int, default=4000, show_default=True,
@@ -38,9 +39,14 @@ def export_cmd(trace_file, fmt, output, max_runs, seeds, max_rounds, no_shrink, 
     trace, in a fixed order within the budget, and checks the winner by running the simulator as
     `zabmc simulate --partition-script FILE --check` would. Only a verified script is written.
 
+    With --format zookeeper, a trace of the zk family becomes a fault schedule for a real
+    ZooKeeper ensemble instead (run it with `zabmc real`; docs/real-zookeeper.md).
+
     Exit codes: 0 a verified script was written, 3 nothing reproduced the violation within the
     budget (nothing written), 2 bad usage or input, 1 internal error.
     """
+    if fmt == "zookeeper":
+        return _export_zookeeper(trace_file, output)
     from rich.console import Console
 
     from zabmc.export import (Budget, NotFound, json_document, read_trace, script_comments,
@@ -122,4 +128,22 @@ def export_cmd(trace_file, fmt, output, max_runs, seeds, max_rounds, no_shrink, 
     status.print(f"  {command}", markup=False)
     if output is not None:
         status.print(f"wrote {output}", markup=False)
+    return EXIT_OK
+
+
+def _export_zookeeper(trace_file: str, output: str | None) -> int:
+    from zabmc.explore.trace import load
+    from zabmc.real.schedule import from_trace, save
+
+    if output is not None and os.path.abspath(output) == os.path.abspath(trace_file):
+        raise UsageError("--output names the trace itself: choose another file")
+    schedule = from_trace(load(trace_file), os.path.basename(trace_file))
+    if output is None:
+        sys.stdout.write(json.dumps(schedule, indent=1) + "\n")
+    else:
+        save(schedule, output)
+        n = len(schedule["entries"])
+        click.echo(f"wrote {output}: {n} schedule entries for {schedule['servers']} servers "
+                   f"(model steps 0..{schedule['source']['steps']}); run it with "
+                   f"`zabmc real {output}`", err=True)
     return EXIT_OK

@@ -1,0 +1,232 @@
+"""`zabmc real`: run a counterexample's faults, or random ones, on a real ZooKeeper ensemble."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
+from zabmc.errors import UsageError
+
+#: the servers did not show the model's state at some step (a finding about the model or the
+#: translation, never smoothed over)
+EXIT_NOT_REALISED = 3
+
+
+def _load_source(path: str) -> tuple[dict, str]:
+    """A schedule, or a trace translated to one; and what it was."""
+    from zabmc.real.schedule import FORMAT, from_trace, validate
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read(64 << 20))
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    except (ValueError, RecursionError) as e:
+        raise UsageError(f"{path} is not JSON: {str(e).splitlines()[0][:120]}") from None
+    if isinstance(data, dict) and data.get("format") == FORMAT:
+        return validate(data), "schedule"
+    from zabmc.explore.trace import TRACE_FORMAT
+    if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:
+        raise UsageError(f"{path} is neither a zabmc trace nor a zabmc schedule")
+    from zabmc.explore.trace import load
+    return validate(from_trace(load(path), os.path.basename(path))), "trace"
+
+
+class _Printer:
+    def __init__(self, console, quiet: bool):
+        self.c, self.quiet = console, quiet
+
+    def entry(self, index, entry):
+        if self.quiet:
+            return
+        span = entry.get("step")
+        if entry.get("upto", span) != span:
+            span = f"{span}-{entry['upto']}"
+        ops = "; ".join(_op_text(o) for o in entry.get("ops", ())) or "(the servers alone)"
+        self.c.print(f"[bold]step {span}[/] {entry['events'][0]}", highlight=False)
+        self.c.print(f"    {ops}", markup=False, highlight=False)
+
+    def op(self, op):
+        pass
+
+    def conformed(self, index, entry, seconds):
+        if not self.quiet and entry.get("expect"):
+            self.c.print(f"    [green]servers show the model's state[/] ({seconds:.1f} s)")
+
+    def note(self, text):
+        self.c.print(text, markup=False)
+
+
+def _op_text(op: dict) -> str:
+    k, s = op["op"], op.get("server")
+    if k == "links":
+        return "links: " + (", ".join(f"{a}-{b} cut" for a, b in op["cut"]) or "all open")
+    if k == "write":
+        return f"write {op['path']} to server {s}"
+    if k in ("hold", "release"):
+        return f"{k} {op['point']} on server {s}"
+    return f"{k} server {s}"
+
+
+def _report(console, out, what: str) -> None:
+    if out.mismatch:
+        m = out.mismatch
+        console.print(f"[bold yellow]not realised[/] {m['text']}", highlight=False)
+        for line in m["all"][1:]:
+            console.print(f"    also {line}", markup=False, highlight=False)
+    elif out.realised:
+        steps = out.steps_total
+        console.print(f"[bold]realised[/]: the servers showed the model's state after every "
+                      f"entry ({out.entries_done} entries" + (f", model steps 0..{steps}" if steps
+                                                             else "") + ")", highlight=False)
+    for note in out.notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
+    acked = [w for w in out.writes if w.outcome == "acknowledged"]
+    console.print(f"writes: {len(out.writes)} ({len(acked)} acknowledged, "
+                  f"{sum(w.outcome == 'unknown' for w in out.writes)} unknown, "
+                  f"{sum(w.outcome == 'failed' for w in out.writes)} failed)", highlight=False)
+    for s, info in sorted(out.servers.items(), key=lambda kv: int(kv[0])):
+        hist = ", ".join(info["effective_history"]) or "-"
+        console.print(f"  server {s}: {info['role']}, acceptedEpoch {info['accepted_epoch']}, "
+                      f"currentEpoch {info['current_epoch']}, on disk: {hist}", markup=False,
+                      highlight=False)
+    if out.violations:
+        console.print(f"[bold red]violation on ZooKeeper {out.zookeeper}[/] "
+                      f"({len(out.violations)} propert"
+                      f"{'y' if len(out.violations) == 1 else 'ies'}):", highlight=False)
+        for v in out.violations:
+            console.print(f"  [bold]{v.property}[/]: {v.message}", highlight=False)
+            for line in v.evidence:
+                console.print(f"      {line}", markup=False, highlight=False)
+        if out.log_evidence:
+            console.print("  what the servers logged about synchronisation and commits:")
+            for line in out.log_evidence:
+                console.print(f"      {line}", markup=False, highlight=False)
+    else:
+        console.print(f"[bold green]no violation[/] on ZooKeeper {out.zookeeper}",
+                      highlight=False)
+    console.print(f"wall time {out.seconds:.1f} s" + (f"; work directory kept: {out.workdir}"
+                                                      if out.workdir else ""), highlight=False)
+
+
+def _exit(out) -> int:
+    if out.violations:
+        return EXIT_VIOLATION
+    if out.mismatch:
+        return EXIT_NOT_REALISED
+    return EXIT_OK
+
+
+@cli.command("real")
+@click.argument("source", required=False, type=click.Path(dir_okay=False))
+@click.option("--random", "random_n", type=click.IntRange(1, 100000), default=None,
+              help="Run N seeded random fault schedules instead of SOURCE.")
+@click.option("--seed", type=click.IntRange(0, (1 << 62)), default=0, show_default=True,
+              help="The campaign's seed (with --random).")
+@click.option("--servers", type=click.IntRange(3, 7), default=3, show_default=True,
+              help="Ensemble size (with --random; a trace or schedule says its own).")
+@click.option("--steps", type=click.IntRange(1, 200), default=12, show_default=True,
+              help="Random faults and writes per schedule (with --random).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=".",
+              show_default=True, help="Where --random saves the schedules that fail.")
+@click.option("--zookeeper", "zk_dir", type=click.Path(file_okay=False), default=None,
+              help="A directory of ZooKeeper jars to run instead of Debian's package "
+                   "(a release, or a build with a patch under review).")
+@click.option("--save-schedule", type=click.Path(dir_okay=False), default=None,
+              help="Also write the schedule a trace was translated to.")
+@click.option("--no-conformance", is_flag=True,
+              help="Do not compare the servers with the model's states after each entry.")
+@click.option("--keep", is_flag=True, help="Keep the work directory (data, logs, configs).")
+@click.option("--json", "as_json", is_flag=True, help="The result as JSON on standard output.")
+@click.option("--quiet", "-q", is_flag=True, help="Only the result.")
+def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_schedule,
+             no_conformance, keep, as_json, quiet):
+    """Run a `zk` counterexample's faults (or random ones) on real ZooKeeper servers.
+
+    SOURCE is a trace of the zk family (zk, zk-pre3911, zk-fixed, zk-fle, zk-fixed-fle) or a
+    schedule written by `zabmc export --format zookeeper`. zabmc starts one server per model node
+    on 127.0.0.1 (Debian's zookeeper package, or --zookeeper DIR), drives them through the
+    schedule (SIGKILL, restarts, links cut and healed through a proxy, client writes, threads held
+    with Byteman), checks after each entry that the servers show the model's state, and judges
+    what they wrote: agreement, prefix, acknowledged-durable, epoch-monotonic and epoch-order
+    (docs/real-zookeeper.md). Every server it starts is stopped by its pid, whatever ends the run.
+
+    Exit codes: 0 realised and no violation, 10 a property violated on the real servers' data,
+    3 not realised (the servers did not show the model's state at some step; nothing violated),
+    2 bad usage or input (also: Java or ZooKeeper missing), 1 internal error, 130 interrupted.
+    """
+    from rich.console import Console
+
+    from zabmc.real.install import find_byteman, find_zookeeper
+
+    if (source is None) == (random_n is None):
+        raise UsageError("give a trace or schedule file, or --random N (not both)")
+    if save_schedule and source is None:
+        raise UsageError("--save-schedule goes with a trace")
+    dist = find_zookeeper(zk_dir)
+    byteman = find_byteman()
+    console = Console(stderr=as_json, highlight=False, soft_wrap=True)
+    if random_n is not None:
+        return _campaign(console, dist, byteman, random_n, seed, servers, steps, out_dir, keep,
+                         as_json, quiet)
+    schedule, what = _load_source(source)
+    if save_schedule:
+        from zabmc.real.schedule import save
+        if os.path.abspath(save_schedule) == os.path.abspath(source):
+            raise UsageError("--save-schedule names SOURCE itself: choose another file")
+        save(schedule, save_schedule)
+    from zabmc.real.runner import run
+    if not quiet:
+        src = schedule.get("source") or {}
+        console.print(f"[bold]zabmc real[/] {source}: {what} of model {src.get('model', '-')}, "
+                      f"{len(schedule['entries'])} entries, {schedule['servers']} servers, "
+                      f"ZooKeeper {dist.version}", highlight=False)
+    out = run(schedule, zookeeper=dist, byteman=byteman, observer=_Printer(console, quiet),
+              keep=keep, conform=not no_conformance)
+    if as_json:
+        click.echo(json.dumps(dict(out.to_json(), source=source), indent=1))
+    _report(console, out, what)
+    return _exit(out)
+
+
+def _campaign(console, dist, byteman, count, seed, servers, steps, out_dir, keep, as_json,
+              quiet) -> int:
+    from zabmc.real.campaign import generate
+    from zabmc.real.runner import run
+    from zabmc.real.schedule import save
+
+    rows, failed = [], 0
+    for k in range(count):
+        schedule = generate(seed, k, servers=servers, steps=steps, hooks=byteman is not None)
+        out = run(schedule, zookeeper=dist, byteman=byteman, keep=keep, conform=False)
+        row = {"index": k, "verdict": "violation" if out.violations else "ok",
+               "properties": sorted({v.property for v in out.violations}),
+               "writes": len(out.writes),
+               "acknowledged": sum(w.outcome == "acknowledged" for w in out.writes),
+               "wall_seconds": round(out.seconds, 1), "notes": out.notes}
+        if out.violations:
+            failed += 1
+            path = os.path.join(out_dir, f"zabmc-real-{seed}-{k}.schedule.json")
+            try:
+                os.makedirs(out_dir, exist_ok=True)
+            except OSError as e:
+                raise UsageError(f"cannot create {out_dir}: {e.strerror}") from None
+            save(schedule, path)
+            row["schedule"] = path
+            row["violations"] = [v.to_json() for v in out.violations]
+        rows.append(row)
+        if not quiet:
+            console.print(f"schedule {k} (seed {seed}): {row['verdict']}"
+                          + (f" {', '.join(row['properties'])}, saved to {row['schedule']}"
+                             if out.violations else "")
+                          + f"; {row['acknowledged']}/{row['writes']} writes acknowledged, "
+                          f"{row['wall_seconds']} s" + ("; " + "; ".join(out.notes)
+                                                        if out.notes else ""), highlight=False)
+    if as_json:
+        click.echo(json.dumps({"seed": seed, "schedules": count, "failed": failed,
+                               "zookeeper": dist.version, "runs": rows}, indent=1))
+    console.print(f"{count} random schedules on ZooKeeper {dist.version}: {failed} with a "
+                  "violation", highlight=False)
+    return EXIT_VIOLATION if failed else EXIT_OK

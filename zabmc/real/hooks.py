@@ -1,0 +1,97 @@
+"""Byteman hook points: where zabmc holds a thread of a real ZooKeeper server.
+
+A model step that is finer than what a real server does in one go (a follower that acknowledges
+NEWLEADER while its SyncThread has not yet written the transactions) is realised by holding the
+thread that would make the difference, then killing the server while it is held. Each hook point
+names one method of ZooKeeper's source; the rules are loaded at the JVM's start
+(`-javaagent:byteman.jar=script:FILE`) and stay inert until zabmc arms them:
+
+- armed: a control file `hold-<point>` exists in the server's control directory (the rule's
+  condition tests it each time the method is entered, a stat() call);
+- held: the thread that entered the method waits (Byteman's `waitFor`) and the rule prints
+  `zabmc-hook: held <point>` on the server's stdout, which zabmc waits on;
+- released: zabmc removes the control file and sends the four-letter word `ruok`, whose handler
+  (`RuokCommand.commandRun`) carries a rule that wakes every held thread; the rule prints
+  `zabmc-hook: released <point>`.
+
+A server killed while held loses what the held thread had not done: killing a JVM (SIGKILL) does
+not drop the page cache, so a write that must be lost has to be kept inside the JVM, and holding
+the thread before it flushes keeps the bytes in the JVM's buffer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class HookPoint:
+    name: str
+    cls: str
+    method: str
+    where: str  # Byteman location clause
+    what: str  # what holding it does, for the docs and `zabmc real --hooks`
+    source: str  # the ZooKeeper source it follows
+
+
+CATALOGUE = (
+    HookPoint(
+        "sync-commit", "org.apache.zookeeper.server.ZKDatabase", "commit", "AT ENTRY",
+        "holds the SyncThread before it flushes and fsyncs the transactions it appended: they stay "
+        "in the JVM's buffered log stream, so a follower's ACKs after them are not sent and a "
+        "SIGKILL loses them",
+        "3.8.0 SyncRequestProcessor.run/flush -> ZKDatabase.commit -> FileTxnLog.commit "
+        "(BufferedOutputStream flushed there); Learner.syncWithLeader hands NEWLEADER's "
+        "packetsNotCommitted to it with FollowerZooKeeperServer.logRequest before the ACK"),
+    HookPoint(
+        "snapshot", "org.apache.zookeeper.server.ZooKeeperServer", "takeSnapshot", "AT ENTRY",
+        "holds the thread that is about to write a snapshot (a learner's NEWLEADER after SNAP or "
+        "TRUNC, Learner.syncWithLeader)",
+        "3.8.0 Learner.syncWithLeader: `if (snapshotNeeded) zk.takeSnapshot(syncSnapshot)`"),
+)
+POINTS = {h.name: h for h in CATALOGUE}
+RELEASE_CLASS = "org.apache.zookeeper.server.command.RuokCommand"
+HELD = "zabmc-hook: held "
+RELEASED = "zabmc-hook: released "
+
+
+def control_file(control_dir: str | Path, point: str) -> Path:
+    return Path(control_dir) / f"hold-{point}"
+
+
+def script(control_dir: str | Path) -> str:
+    """The Byteman script for one server: every catalogue point, inert until armed."""
+    rules = []
+    for h in CATALOGUE:
+        flag = str(control_file(control_dir, h.name)).replace("\\", "\\\\").replace('"', '\\"')
+        rules.append(
+            f"RULE zabmc hold {h.name}\n"
+            f"CLASS {h.cls}\n"
+            f"METHOD {h.method}\n"
+            f"{h.where}\n"
+            f"IF (new java.io.File(\"{flag}\")).exists()\n"
+            f"DO traceln(\"{HELD}{h.name}\");\n"
+            f"   waitFor(\"zabmc-{h.name}\");\n"
+            f"   traceln(\"{RELEASED}{h.name}\")\n"
+            "ENDRULE\n")
+    wakes = ";\n   ".join(f"signalWake(\"zabmc-{h.name}\", false)" for h in CATALOGUE)
+    rules.append(
+        "RULE zabmc release\n"
+        f"CLASS {RELEASE_CLASS}\n"
+        "METHOD commandRun\n"
+        "AT ENTRY\n"
+        "IF TRUE\n"
+        f"DO {wakes}\n"
+        "ENDRULE\n")
+    return "\n".join(rules)
+
+
+def arm(control_dir: str | Path, point: str) -> None:
+    if point not in POINTS:
+        raise KeyError(point)
+    control_file(control_dir, point).touch()
+
+
+def disarm(control_dir: str | Path, point: str) -> None:
+    control_file(control_dir, point).unlink(missing_ok=True)

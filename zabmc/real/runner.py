@@ -1,0 +1,348 @@
+"""Run a fault schedule on a real ensemble: the ops of each entry, then conformance, then the
+evidence for the verdict (zabmc.real.verdict). Nothing here prints: an observer is told."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+from zabmc.errors import UsageError
+
+from . import hooks
+from .verdict import Delivery, WriteRecord, judge
+
+CONFORM_TIMEOUT = 30.0
+#: log lines that show what a server committed, synchronised or truncated (ZooKeeper 3.8.0:
+#: Leader.lead, Learner.syncWithLeader, LearnerHandler.syncFollower)
+_EVIDENCE = re.compile(r"Have quorum of supporters|Truncating log|Getting a (diff|snapshot)|"
+                       r"Sending (TRUNC|DIFF|snapshot)|Synchronizing with Learner")  # seconds a schedule entry may take to show the model's state
+WRITE_TIMEOUT = 20.0
+
+
+class Observer:
+    """What a run reports; every method may be overridden (the CLI prints)."""
+
+    def entry(self, index: int, entry: dict) -> None: ...
+
+    def op(self, op: dict) -> None: ...
+
+    def conformed(self, index: int, entry: dict, seconds: float) -> None: ...
+
+    def note(self, text: str) -> None: ...
+
+
+@dataclass
+class RealOutcome:
+    entries_total: int
+    entries_done: int = 0
+    realised_to: int = -1  # the last model step shown by the servers (-1: none)
+    steps_total: int | None = None
+    mismatch: dict | None = None  # {"entry", "step", "server", "field", "model", "real", "text"}
+    violations: list = field(default_factory=list)
+    writes: list = field(default_factory=list)
+    deliveries: list = field(default_factory=list)
+    servers: dict = field(default_factory=dict)  # final per-server facts
+    seconds: float = 0.0
+    zookeeper: str = ""
+    workdir: str | None = None
+    notes: list = field(default_factory=list)
+    log_evidence: list = field(default_factory=list)  # server log lines about sync and commits
+
+    @property
+    def realised(self) -> bool:
+        return self.mismatch is None and self.entries_done == self.entries_total
+
+    def to_json(self) -> dict:
+        return {
+            "realised": self.realised, "realised_to_step": self.realised_to,
+            "model_steps": self.steps_total, "entries": self.entries_total,
+            "entries_done": self.entries_done, "not_realised": self.mismatch,
+            "verdict": "violation" if self.violations else "ok",
+            "violations": [v.to_json() for v in self.violations],
+            "writes": [{"path": w.path, "server": w.server, "step": w.step,
+                        "outcome": w.outcome, "zxid": None if w.zxid is None else f"0x{w.zxid:x}",
+                        "error": w.error} for w in self.writes],
+            "deliveries": [{"step": d.step, "server": d.server,
+                            "txns": [f"0x{z:x} {p}" for z, p in d.txns]} for d in self.deliveries],
+            "servers": self.servers, "wall_seconds": round(self.seconds, 2),
+            "zookeeper": self.zookeeper, "workdir": self.workdir, "notes": self.notes,
+            "log_evidence": self.log_evidence,
+        }
+
+
+def _quiet_kazoo() -> None:
+    import logging
+    logging.getLogger("kazoo").setLevel(logging.CRITICAL)  # its reconnect chatter; outcomes
+    #                                                         are recorded per write instead
+
+
+class _Writer:
+    """One kazoo client per write, connected to one server only (no failover)."""
+
+    def __init__(self, ens, rec: WriteRecord, data: bytes):
+        from kazoo.client import KazooClient
+        self.rec = rec
+        self.zk = KazooClient(hosts=ens.connect_string(rec.server), timeout=10.0,
+                              connection_retry={"max_tries": 0}, command_retry={"max_tries": 0})
+        self.result = None
+        try:
+            self.zk.start(timeout=5.0)
+        except Exception as e:  # the server did not take the session: nothing was sent
+            rec.outcome, rec.error = "failed", f"no session: {type(e).__name__}"
+            self.close()
+            return
+        self.result = self.zk.create_async(rec.path, data)
+
+    def poll(self, seq: int, final: bool = False) -> bool:
+        """Settle the outcome when it is known (or, with final, as unknown); True once settled."""
+        rec = self.rec
+        if rec.outcome != "pending":
+            return True
+        if not self.result.ready() and not final:
+            return False
+        from kazoo.exceptions import (ConnectionLoss, NodeExistsError, OperationTimeoutError,
+                                      SessionExpiredError)
+        if not self.result.ready():
+            rec.outcome, rec.error = "unknown", "no answer before the run ended"
+        else:
+            try:
+                self.result.get(timeout=0)
+                stat = self.zk.exists(rec.path)
+                rec.outcome, rec.zxid = "acknowledged", stat.czxid if stat else None
+            except NodeExistsError:
+                rec.outcome, rec.error = "failed", "NodeExists"
+            except (ConnectionLoss, SessionExpiredError, OperationTimeoutError) as e:
+                rec.outcome, rec.error = "unknown", type(e).__name__
+            except Exception as e:
+                rec.outcome, rec.error = "unknown", f"{type(e).__name__}: {e}"
+        rec.seq = seq
+        self.close()
+        return True
+
+    def close(self) -> None:
+        try:
+            self.zk.stop()
+            self.zk.close()
+        except Exception:
+            pass
+
+
+def read_tree(ens, s: int) -> tuple | None:
+    """What server s delivered: its znodes (other than /zookeeper) by creating zxid, after a
+    client sync; None when it does not serve."""
+    from kazoo.client import KazooClient
+    if not ens.srvr(s).get("mode"):
+        return None
+    zk = KazooClient(hosts=ens.connect_string(s), timeout=5.0,
+                     connection_retry={"max_tries": 0}, command_retry={"max_tries": 0})
+    try:
+        zk.start(timeout=3.0)
+        zk.sync("/")
+        out = []
+        for c in zk.get_children("/"):
+            if c == "zookeeper":
+                continue
+            st = zk.exists("/" + c)
+            if st is not None:
+                out.append((st.czxid, "/" + c))
+        return tuple(sorted(out))
+    except Exception:
+        return None
+    finally:
+        try:
+            zk.stop()
+            zk.close()
+        except Exception:
+            pass
+
+
+def _synced(ens) -> bool:
+    states = [ens.peer_state(s) for s in ens.ids if ens.is_running(s)]
+    return (sum(st.startswith("leading - broadcast") for st in states) == 1
+            and all(st.endswith("broadcast") for st in states))
+
+
+def _disk(ens, s: int) -> list:
+    return [[t.zxid >> 32, t.zxid & 0xffffffff, t.path] for t in ens.effective_history(s)]
+
+
+def _diffs(ens, expect: dict, held: set) -> list:
+    out = []
+    for key, x in expect.items():
+        s = int(key)
+        role = ens.role(s)
+        if role in ("following", "leading") and ens.peer_state(s).endswith(" - discovery"):
+            role = f"{role}-discovery" if role not in x["role"] else role
+        if role not in x["role"]:
+            out.append((s, "role", " or ".join(x["role"]), role))
+        acc, cur = ens.epochs(s)
+        acc, cur = acc or 0, cur or 0
+        if acc != x["accepted_epoch"]:
+            out.append((s, "acceptedEpoch", x["accepted_epoch"], acc))
+        if cur != x["current_epoch"]:
+            out.append((s, "currentEpoch", x["current_epoch"], cur))
+        got = _disk(ens, s)
+        want, ahead = x["disk"], x.get("disk_ahead", [])
+        if not any(got == want + ahead[:k] for k in range(len(ahead) + 1)):
+            show = lambda d: "[" + ", ".join(f"{e}.{c} {p}" for e, c, p in d) + "]"  # noqa: E731
+            w = show(want) + (f" (or up to {show(want + ahead)})" if ahead else "")
+            out.append((s, "transactions on disk", w, show(got)))
+        if s in held and x.get("held") and not ens.log_lines(s, hooks.HELD, current=True):
+            out.append((s, "SyncThread", "held by the sync-commit hook", "not held"))
+    return out
+
+
+def _mismatch_text(step, entry: dict, diffs: list) -> str:
+    s, what, model, real = diffs[0]
+    k = step - entry["step"] if isinstance(step, int) and isinstance(entry.get("step"), int) \
+        else -1
+    ev = entry["events"][k] if 0 <= k < len(entry["events"]) else entry["events"][-1]
+    return (f"not realised at step {step} ({ev}): the model says "
+            f"{what} {model}, server {s} says {real}")
+
+
+def run(schedule: dict, *, zookeeper=None, byteman: str | None = None, observer=None,
+        keep: bool = False, conform: bool = True, tick_ms: int = 200) -> RealOutcome:
+    """Execute `schedule` (already validated) on a fresh ensemble; always stops every server."""
+    from .ensemble import Ensemble
+    obs = observer or Observer()
+    _quiet_kazoo()
+    entries = schedule["entries"]
+    n = schedule["servers"]
+    needs_hooks = any(op["op"] in ("hold", "release") for e in entries for op in e.get("ops", ()))
+    if needs_hooks and byteman is None:
+        raise UsageError("this schedule holds a thread with Byteman, whose jar was not found: "
+                         "apt-get install libbyteman-java, or set ZABMC_BYTEMAN_JAR")
+    src = schedule.get("source") or {}
+    out = RealOutcome(len(entries), steps_total=src.get("steps"))
+    t0 = time.monotonic()
+    writers: list = []
+    seq = 0
+    epoch_samples: list = []
+    held: set = set()
+    with Ensemble(n, zookeeper=zookeeper, keep=keep, tick_ms=tick_ms) as ens:
+        out.zookeeper = ens.zookeeper.version or "?"
+        out.workdir = str(ens.workdir) if keep else None
+        jvm = {}
+        if byteman is not None:
+            for s in range(1, n + 1):
+                ctl = ens.workdir / f"control-{s}"
+                ctl.mkdir(exist_ok=True)
+                (ctl / "rules.btm").write_text(hooks.script(ctl))
+                jvm[s] = [f"-javaagent:{byteman}=script:{ctl / 'rules.btm'}"]
+
+        def sample(step):
+            for s in range(1, n + 1):
+                acc, cur = ens.epochs(s)
+                epoch_samples.append((s, step, acc, cur))
+
+        def await_state(expect: dict) -> list:
+            """Poll until the servers show `expect`; the differences left at the time-out."""
+            last = []
+            deadline = time.monotonic() + CONFORM_TIMEOUT
+            while True:
+                for w in writers:
+                    w.poll(seq)
+                last = _diffs(ens, expect, held)
+                if not last or time.monotonic() > deadline:
+                    return last
+                time.sleep(0.1)
+
+        def fail(idx: int, e: dict, step, last: list) -> None:
+            s = last[0][0]
+            out.mismatch = {"entry": idx, "step": step, "server": s,
+                            "field": last[0][1], "model": str(last[0][2]), "real": str(last[0][3]),
+                            "text": _mismatch_text(step, e, last),
+                            "all": [f"server {d[0]}: {d[1]}: model {d[2]}, real {d[3]}"
+                                    for d in last],
+                            "log_tail": ens.log_tail(s, 15)}
+            sample(step)
+
+        for idx, e in enumerate(entries):
+            obs.entry(idx, e)
+            if conform and e.get("before"):
+                last = await_state(e["before"])
+                if last:
+                    fail(idx, e, e.get("step"), last)
+                    break
+            for op in e.get("ops", ()):
+                obs.op(op)
+                kind, s = op["op"], op.get("server")
+                if kind == "hold":
+                    hooks.arm(ens.workdir / f"control-{s}", op["point"])
+                    held.add(s)
+                elif kind == "release":
+                    hooks.disarm(ens.workdir / f"control-{s}", op["point"])
+                    held.discard(s)
+                    ens.four_letter(s, "ruok")
+                elif kind == "kill":
+                    ens.kill(s)
+                    for p in hooks.POINTS:
+                        if byteman is not None:
+                            hooks.disarm(ens.workdir / f"control-{s}", p)
+                    held.discard(s)
+                elif kind == "links":
+                    want = {tuple(sorted(p)) for p in op["cut"]}
+                    for a in range(1, n + 1):
+                        for b in range(a + 1, n + 1):
+                            if (a, b) in want and not ens.proxy.is_cut(a, b):
+                                ens.cut(a, b)
+                            elif (a, b) not in want and ens.proxy.is_cut(a, b):
+                                ens.heal(a, b)
+                elif kind == "start":  # cut off until it is in its election (the links op)
+                    if not ens.is_running(s):
+                        ens.isolate(s)
+                        ens.start(s, jvm_args=jvm.get(s), wait=True)
+                elif kind == "write":
+                    rec = WriteRecord(op["path"], s, e["upto"] if e.get("step") is None
+                                      else e["step"])
+                    out.writes.append(rec)
+                    writers.append(_Writer(ens, rec, op.get("data", "").encode()))
+            t1 = time.monotonic()
+            if e.get("pause_ms"):  # the schedule's own timing (random schedules)
+                end = t1 + e["pause_ms"] / 1000
+                while time.monotonic() < end:
+                    for w in writers:
+                        w.poll(seq)
+                    time.sleep(min(0.05, max(0.0, end - time.monotonic())))
+            if e.get("await") == "synced":
+                try:
+                    ens.wait_for(lambda: _synced(ens), CONFORM_TIMEOUT, "one leader in broadcast "
+                                 "and every running server synchronised")
+                except Exception as ex:  # a finding to report, not a crash of the run
+                    out.notes.append(f"after entry {idx}: {str(ex).splitlines()[0]}")
+            expect = e.get("expect")
+            if conform and expect:
+                last = await_state(expect)
+                if last:
+                    fail(idx, e, e.get("upto"), last)
+                    break
+            out.entries_done = idx + 1
+            out.realised_to = e.get("upto", idx)
+            obs.conformed(idx, e, time.monotonic() - t1)
+            sample(e.get("upto"))
+            for s in range(1, n + 1):
+                tree = read_tree(ens, s)
+                if tree is not None:
+                    seq += 1
+                    out.deliveries.append(Delivery(seq, e.get("upto", idx), s, tree))
+        # settle the writes still open
+        deadline = time.monotonic() + WRITE_TIMEOUT
+        while any(not w.poll(seq) for w in writers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for w in writers:
+            w.poll(seq, final=True)
+        for s in range(1, n + 1):
+            acc, cur = ens.epochs(s)
+            out.servers[str(s)] = {
+                "role": ens.role(s), "accepted_epoch": acc, "current_epoch": cur,
+                "effective_history": [f"0x{t.zxid:x} {t.path}" for t in ens.effective_history(s)]}
+        out.violations = judge(out.deliveries, out.writes, epoch_samples, n)
+        if out.violations:  # the servers' own log lines about synchronisation, once
+            for s in range(1, n + 1):
+                for ln in ens.log_lines(s):
+                    if _EVIDENCE.search(ln):
+                        out.log_evidence.append(f"server {s}: {ln.strip()[:200]}")
+    out.seconds = time.monotonic() - t0
+    return out

@@ -1,0 +1,397 @@
+"""Fault schedules for a real ZooKeeper ensemble, and their translation from `zk` traces.
+
+A schedule is a JSON file (`"format": "zabmc-zookeeper-schedule"`) of *entries*. Each entry is
+what zabmc does to the real servers at one model step (its `ops`: hold or release a thread, kill,
+cut and heal links, start, write) followed by the model steps the servers take by themselves
+(deliveries of protocol messages, elections, a follower noticing its leader is gone); its
+`expect` is the model's state after those steps, projected on what can be read off a real server:
+its role, its two epoch files and the transactions on its disk. `zabmc real` runs the entries in
+order and, after each, waits until the servers show that state (conformance).
+
+The translation (docs/real-zookeeper.md has the table):
+- model node i is server i + 1; proposal `zab-k` is a client write creating znode `/zab-k`;
+- crash is SIGKILL, restart starts the same data directory again;
+- links follow the model's groups: two up servers are connected when their nodes are in the same
+  leader's epoch now, or will be next (a looking node's group is the leadership it joins next, so
+  elections happen between exactly the servers the model elects with, and Fast Leader Election
+  picks the same winner: the greatest (currentEpoch, last zxid, id) among them, D1); every other
+  link is cut. A model timeout or lost connection becomes a cut link, which the real servers
+  notice by themselves within syncLimit ticks;
+- a crash that loses transactions the model had queued for the SyncThread (or, before the fix
+  of ZOOKEEPER-3911, held until UPTODATE) needs them kept inside the JVM: the `sync-commit` hook
+  is armed from the step that queued them to the crash (zabmc.real.hooks);
+- everything else (deliveries, elections, the SyncThread's writes) the servers do themselves.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from zabmc.errors import UsageError
+
+FORMAT = "zabmc-zookeeper-schedule"
+VERSION = 1
+OPS = ("hold", "release", "kill", "links", "start", "write")
+ROLES = ("down", "looking", "following", "leading", "following-discovery", "leading-discovery")
+#: the models whose traces have a real counterpart: ZooKeeper's own implementation of ZAB 1.0
+REAL_MODELS = ("zk", "zk-pre3911", "zk-fixed", "zk-fle", "zk-fixed-fle")
+
+
+def server_id(node: int) -> int:
+    return node + 1
+
+
+def _pair(a: int, b: int) -> list:
+    return [min(a, b), max(a, b)]
+
+
+@dataclass
+class _View:
+    """One state of a trace, as its JSON (the file's `states` entries)."""
+    nodes: list
+    down: set
+    state: dict
+
+    @classmethod
+    def of(cls, s: dict) -> "_View":
+        return cls(s["nodes"], set(s.get("down", ())), s)
+
+    def up(self, i: int) -> bool:
+        return i not in self.down
+
+    def role(self, i: int) -> str:
+        return self.nodes[i]["role"]
+
+
+def _unwritten(node: dict) -> list:
+    """Transactions the node holds for its SyncThread: lost by a crash, written by `log`."""
+    out = list(node.get("memory_only", ()))
+    if node.get("newleader_received"):
+        out += list(node.get("packets_not_committed", ()))
+    return out
+
+
+def _groups(views: list, n: int) -> list:
+    """Per state and node: the leadership (leader, generation) it belongs to now or joins next,
+    or None (down, or looking with no leadership ahead before a crash)."""
+    gens = []  # per state: how many times each node has become leader so far
+    count = [0] * n
+    prev = None
+    for v in views:
+        for i in range(n):
+            lead = v.up(i) and v.role(i) == "Leading"
+            if lead and not (prev is not None and prev.up(i) and prev.role(i) == "Leading"
+                             and prev.nodes[i]["accepted_epoch"] == v.nodes[i]["accepted_epoch"]):
+                count[i] += 1
+            elif lead and prev is not None and prev.role(i) == "Leading" and \
+                    prev.nodes[i]["accepted_epoch"] != v.nodes[i]["accepted_epoch"]:
+                pass
+        gens.append(list(count))
+        prev = v
+    now = []
+    for t, v in enumerate(views):
+        row = []
+        for i in range(n):
+            if not v.up(i):
+                row.append(None)
+                continue
+            r = v.role(i)
+            if r == "Leading":
+                row.append((i, gens[t][i]))
+            elif r == "Following":
+                lead = v.nodes[i]["leader"]
+                g = gens[t][lead]
+                if not (v.up(lead) and v.role(lead) == "Leading"):
+                    g += 1
+                row.append((lead, g))
+            else:
+                row.append(None)
+        now.append(row)
+    out = [list(r) for r in now]
+    for i in range(n):  # a looking node belongs to the leadership it joins next
+        ahead = None
+        for t in range(len(views) - 1, -1, -1):
+            v = views[t]
+            if not v.up(i):
+                ahead = None
+            elif now[t][i] is not None:
+                ahead = now[t][i]
+            else:
+                out[t][i] = ahead
+    return out
+
+
+def _cuts(view: _View, groups: list, n: int) -> list:
+    cut = []
+    for a in range(n):
+        for b in range(a + 1, n):
+            ga, gb = groups[a], groups[b]
+            linked = (view.up(a) and view.up(b) and ga is not None and ga == gb)
+            if linked:  # a leader that dropped its follower, or a stalled connection (D8)
+                na, nb = view.nodes[a], view.nodes[b]
+                if b in na.get("stalled_connections", ()) or a in nb.get("stalled_connections",
+                                                                          ()):
+                    linked = False
+            if not linked:
+                cut.append([server_id(a), server_id(b)])
+    return cut
+
+
+def _support(view: _View, cut: list, i: int, n: int) -> bool:
+    """Whether model leader i keeps a quorum the real leader can see: otherwise a real leader
+    gives up within syncLimit ticks where the model lets it lead until its `lost` step."""
+    cutset = {tuple(p) for p in cut}
+    k = 1
+    for j in range(n):
+        if j != i and view.up(j) and view.role(j) == "Following" and view.nodes[j]["leader"] == i \
+                and tuple(_pair(server_id(i), server_id(j))) not in cutset:
+            k += 1
+    return k >= n // 2 + 1
+
+
+def _in_flight(state: dict, i: int) -> list:
+    """Proposals on their way to node i: a real follower logs them as soon as they arrive."""
+    out = []
+    for link in state.get("network", ()):
+        if link.get("dst") == i:
+            for m in link.get("msgs", ()):
+                if m.get("type") == "PROPOSAL":
+                    out.append(m["txn"])
+    return out
+
+
+def _expect(view: _View, cut: list, held: set, n: int) -> dict:
+    cutset = {tuple(p) for p in cut}
+    out = {}
+    for i in range(n):
+        x = view.nodes[i]
+        s = server_id(i)
+        if not view.up(i):
+            roles = ["down"]
+        elif x["role"] == "Looking":
+            roles = ["looking"]
+            if all(tuple(_pair(s, server_id(j))) in cutset for j in range(n) if j != i):
+                # cut off from everyone: a real server may act on election notifications it
+                # received before the cut and sit in Discovery until its connection times out
+                roles += ["following-discovery", "leading-discovery"]
+        elif x["role"] == "Leading":
+            roles = ["leading"] if _support(view, cut, i, n) else ["leading", "looking"]
+        else:
+            lead = x["leader"]
+            ok = (view.up(lead) and view.role(lead) == "Leading"
+                  and tuple(_pair(s, server_id(lead))) not in cutset)
+            roles = ["following"] if ok else ["following", "looking"]
+        disk = [[t["zxid"][0], t["zxid"][1], "/" + t["payload"]] for t in x["history"]]
+        ahead = [] if (not view.up(i) or s in held) else [
+            [t["zxid"][0], t["zxid"][1], "/" + t["payload"]]
+            for t in _unwritten(x) + _in_flight(view.state, i)]
+        out[str(s)] = {"node": i, "role": roles, "accepted_epoch": x["accepted_epoch"],
+                       "current_epoch": x["current_epoch"], "disk": disk, "disk_ahead": ahead}
+        if view.up(i) and s in held and _unwritten(x):
+            out[str(s)]["held"] = True  # the SyncThread must be seen held with them
+    return out
+
+
+def _holds(views: list, events: list, n: int) -> dict:
+    """step -> [(server, 'arm'|'release')]: the sync-commit hook armed over the steps where a
+    node queues transactions for its SyncThread that a later crash loses."""
+    plan: dict = {}
+    for c, ev in enumerate(events, start=1):
+        if ev.get("kind") != "crash":
+            continue
+        i = ev["node"]
+        if not _unwritten(views[c - 1].nodes[i]):
+            continue
+        t = c - 1
+        while t > 0 and _unwritten(views[t - 1].nodes[i]) and views[t - 1].up(i):
+            t -= 1
+        plan.setdefault(t, []).append((server_id(i), "arm"))
+    return plan
+
+
+#: model events that zabmc's own ops bring about (the rest the servers do by themselves)
+CAUSED_KINDS = ("timeout", "drop", "crash", "restart", "propose")
+CAUSED_ACTIONS = ("elect", "join", "decide", "connect")
+
+
+def _caused(ev: dict) -> bool:
+    return ev["kind"] in CAUSED_KINDS or (ev["kind"] == "action"
+                                          and ev["action"][0] in CAUSED_ACTIONS)
+
+
+def from_trace(data: dict, source: str | None = None) -> dict:
+    """The schedule that realises a replayed trace of the zk family."""
+    from zabmc.explore.trace import replay
+
+    model = data.get("model")
+    if model not in REAL_MODELS:
+        raise UsageError(f"model {model!r} has no real counterpart: `zabmc real` and "
+                         f"`export --format zookeeper` take traces of {', '.join(REAL_MODELS)} "
+                         "(ZooKeeper's own implementation of ZAB)")
+    if data.get("liveness") is not None:
+        raise UsageError("a liveness lasso has no finite real schedule: give a safety trace")
+    rr = replay(data)
+    env = rr.trace.env
+    views = [_View.of(env.state_json(s)) for s in rr.trace.states]
+    events = [e.to_json(env.model) for e in rr.trace.events]
+    texts = [e.describe(env.model) for e in rr.trace.events]
+    n = len(views[0].nodes)
+    groups = _groups(views, n)
+    entries = []
+    cuts = [_cuts(v, groups[k], n) for k, v in enumerate(views)]
+    for k, v in enumerate(views):
+        ops = []
+        ev = events[k - 1] if k else None
+        if k == 0:  # servers start cut off; links open once each is in its election
+            ops.extend({"op": "start", "server": server_id(i)} for i in range(n) if v.up(i))
+            ops.append({"op": "links", "cut": cuts[0]})
+        else:
+            kind = ev["kind"]
+            if kind == "crash":
+                ops.append({"op": "kill", "server": server_id(ev["node"])})
+            if kind == "restart":
+                ops.append({"op": "start", "server": server_id(ev["node"])})
+            if cuts[k] != cuts[k - 1] or kind == "restart":
+                ops.append({"op": "links", "cut": cuts[k]})
+            if kind == "propose":
+                payload = ev["payload"]
+                ops.append({"op": "write", "server": server_id(ev["node"]), "path": "/" + payload,
+                            "data": payload})
+        if ops or not entries:
+            entries.append({"step": k, "upto": k, "events": [texts[k - 1] if k else "start"],
+                            "ops": ops})
+        else:
+            entries[-1]["upto"] = k
+            entries[-1]["events"].append(texts[k - 1])
+    # holds: armed when the entry that queues the transactions a later crash loses begins
+    held_at = [set() for _ in views]
+    for t, arms in sorted(_holds(views, events, n).items()):
+        e = next(e for e in entries if e["step"] <= t <= e["upto"])
+        for s, _ in arms:
+            e["ops"].insert(0, {"op": "hold", "server": s, "point": "sync-commit"})
+            k = e["step"]
+            while k < len(views) and not (k > 0 and events[k - 1].get("kind") == "crash"
+                                          and server_id(events[k - 1]["node"]) == s):
+                held_at[k].add(s)
+                k += 1
+    for e in entries:
+        k = e["upto"]
+        e["expect"] = _expect(views[k], cuts[k], held_at[k], n)
+        k = e["step"]
+        if k and not _caused(events[k - 1]):
+            # a step the servers take by themselves (a leader noticing a lost follower, ...)
+            # must have happened before the links of the entry change
+            e["before"] = _expect(views[k], cuts[k - 1], held_at[k - 1], n)
+    viol = data.get("violation")
+    return {
+        "format": FORMAT, "version": VERSION, "servers": n,
+        "source": {"trace": source, "model": model, "steps": len(events),
+                   "violation": viol, "final_sha256": rr.trace.final_sha256},
+        "entries": entries,
+    }
+
+
+# --- reading a schedule the user may have edited --------------------------------------------
+
+def _fail(where: str, why: str):
+    raise UsageError(f"malformed schedule: {where}: {why}")
+
+
+def _int(obj: dict, key: str, where: str, lo: int = 0, hi: int = 1 << 62) -> int:
+    v = obj.get(key)
+    if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+        _fail(where, f"{key!r} must be an integer from {lo} to {hi}")
+    return v
+
+
+def validate(data) -> dict:
+    """Check a schedule before anything runs: one-line errors (exit 2), never a traceback."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise UsageError(f"not a zabmc schedule (no \"format\": \"{FORMAT}\")")
+    if data.get("version") != VERSION:
+        raise UsageError(f"unsupported schedule version {data.get('version')!r} (this zabmc "
+                         f"reads version {VERSION})")
+    n = _int(data, "servers", "header", 1, 9)
+    entries = data.get("entries")
+    if not isinstance(entries, list) or not entries:
+        _fail("header", "'entries' must be a non-empty list")
+    for k, e in enumerate(entries):
+        where = f"entry {k}"
+        if not isinstance(e, dict):
+            _fail(where, "not an object")
+        ops = e.get("ops", [])
+        if not isinstance(ops, list):
+            _fail(where, "'ops' must be a list")
+        for op in ops:
+            if not isinstance(op, dict) or op.get("op") not in OPS:
+                _fail(where, f"an op must be one of {', '.join(OPS)}")
+            if op["op"] == "links":
+                cut = op.get("cut")
+                if not isinstance(cut, list) or not all(
+                        isinstance(p, list) and len(p) == 2 and all(
+                            isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= n
+                            for x in p) and p[0] != p[1] for p in cut):
+                    _fail(where, f"'cut' must be a list of pairs of distinct servers 1..{n}")
+            else:
+                _int(op, "server", where, 1, n)
+            if op["op"] in ("hold", "release"):
+                from .hooks import POINTS
+                if op.get("point") not in POINTS:
+                    _fail(where, f"unknown hook point {op.get('point')!r} (known: "
+                                 f"{', '.join(POINTS)})")
+            if op["op"] == "write":
+                p = op.get("path")
+                if not isinstance(p, str) or not p.startswith("/") or len(p) > 200 \
+                        or p.count("/") != 1 or "\x00" in p:
+                    _fail(where, "a write's 'path' must be a top-level znode path like /zab-0")
+                if not isinstance(op.get("data", ""), str):
+                    _fail(where, "a write's 'data' must be a string")
+        for key in ("before", "expect"):
+            _check_expect(e.get(key), where, n)
+        if "pause_ms" in e:
+            _int(e, "pause_ms", where, 0, 60000)
+        if e.get("await") not in (None, "synced"):
+            _fail(where, "'await' can only be \"synced\"")
+    return data
+
+
+def _check_expect(exp, where: str, n: int) -> None:
+    if exp is not None:
+        if not isinstance(exp, dict):
+            _fail(where, "'expect' must be an object")
+        for s, x in exp.items():
+            if s not in {str(i) for i in range(1, n + 1)} or not isinstance(x, dict):
+                _fail(where, f"'expect' keys are servers 1..{n}")
+            roles = x.get("role")
+            if not isinstance(roles, list) or not roles or not set(roles) <= set(ROLES):
+                _fail(where, f"an expected role is a list of {', '.join(ROLES)}")
+            for key in ("accepted_epoch", "current_epoch"):
+                _int(x, key, where, 0, (1 << 31))
+            for key in ("disk", "disk_ahead"):
+                d = x.get(key, [])
+                if not isinstance(d, list) or not all(
+                        isinstance(t, list) and len(t) == 3 and isinstance(t[0], int)
+                        and isinstance(t[1], int) and isinstance(t[2], str) for t in d):
+                    _fail(where, f"'{key}' must be a list of [epoch, counter, path]")
+
+
+def load(path: str) -> dict:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(64 << 20)
+        data = json.loads(raw)
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    except (ValueError, RecursionError) as e:
+        raise UsageError(f"{path} is not JSON: {str(e).splitlines()[0][:120]}") from None
+    return validate(data)
+
+
+def save(schedule: dict, path: str) -> None:
+    try:
+        with open(path, "w") as f:
+            json.dump(schedule, f, indent=1)
+            f.write("\n")
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
