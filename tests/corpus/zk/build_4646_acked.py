@@ -1,0 +1,118 @@
+"""Build tests/corpus/zk/zookeeper-4646-acked.trace.json through the zk kernel, step by step.
+
+ZOOKEEPER-4646 with a write the client saw acknowledged: a follower that synchronises by DIFF
+acknowledges NEWLEADER before its SyncThread wrote the DIFF's transactions (Learner.syncWithLeader
+in 3.7.0-3.9.2 hands them to FollowerZooKeeperServer.logRequest, then sends the ACK), crashes,
+and comes back with the new currentEpoch but without them; with that epoch it wins the next
+election and truncates the one server that still had them.
+
+The breadth-first searches reach the bug with an empty history (tests/corpus/zk/zookeeper-4646),
+where the real leader would send a SNAP instead of a DIFF (LearnerHandler.syncFollower: a learner
+at zxid 0 is never inside the leader's committed log), which a real follower writes to disk before
+its ACK. This trace starts with one write every server commits, so that the follower's last zxid
+is inside the leader's committed log and the real leader sends the DIFF the model does.
+
+Each step below names the event; `do` checks it is the one enabled event that matches, so the
+file is what the kernel does. Run: python tests/corpus/zk/build_4646_acked.py [OUT] [MODEL].
+"""
+
+from __future__ import annotations
+
+import sys
+
+from zabmc.explore.trace import Trace, env_from_json
+
+CONFIG = {"nodes": 3, "network": "fifo", "max_drops": 0, "max_timeouts": 1,
+          "max_heartbeats": 0, "proposals": 3, "depth": 60, "max_crashes": 3}
+INVARIANTS = ["integrity", "total-order", "agreement", "prefix", "local-primary-order",
+              "global-primary-order", "primary-integrity", "leadership", "sane-history"]
+ESTABLISH = ("FOLLOWERINFO", "LEADERINFO", "ACKEPOCH", "SYNC", "NEWLEADER", "ACK-NEWLEADER",
+             "UPTODATE", "PROPOSAL", "ACK", "COMMIT")
+
+
+class Builder:
+    def __init__(self, model: str):
+        self.env = env_from_json({"model": model, "config": CONFIG, "invariants": INVARIANTS})
+        self.s, v = self.env.initial()
+        self.states, self.events = [self.s], []
+        self.first, self.first_step = v, (0 if v is not None else None)
+
+    def _json(self, ev) -> dict:
+        return ev.to_json(self.env.model)
+
+    def do(self, **want) -> None:
+        def ok(j):
+            return all((j.get("msg", {}).get("type") == x) if k == "msg" else j.get(k) == x
+                       for k, x in want.items())
+        found = [x for x in self.env.successors(self.s) if ok(self._json(x[0]))]
+        if len(found) != 1:
+            raise SystemExit(f"step {len(self.events) + 1}: {len(found)} events match {want}")
+        ev, self.s, v = found[0]
+        self.events.append(ev)
+        self.states.append(self.s)
+        if self.first is None and v is not None:
+            self.first, self.first_step = v, len(self.events)
+
+    def settle(self, links, types) -> None:
+        """Deliver messages of `types` on `links` while any is enabled."""
+        while True:
+            for ev, _, _ in self.env.successors(self.s):
+                j = self._json(ev)
+                if (j["kind"] == "deliver" and (j["src"], j["dst"]) in links
+                        and j["msg"]["type"] in types):
+                    self.do(kind="deliver", src=j["src"], dst=j["dst"], msg=j["msg"]["type"])
+                    break
+            else:
+                return
+
+    def trace(self) -> Trace:
+        return Trace(self.env, self.events, self.states, self.first, self.first_step)
+
+
+def build(model: str = "zk") -> Trace:
+    b = Builder(model)
+    every = {(a, c) for a in range(3) for c in range(3) if a != c}
+    # epoch 1: node 2 leads nodes 0 and 1 (the greatest id wins among equals)
+    b.do(kind="action", action=["elect", 2, 0b111])
+    b.settle(every, ESTABLISH)
+    # zab-0 committed by everyone, so that every follower's last zxid is 1.1
+    b.do(kind="propose", node=2)
+    b.settle(every, ("PROPOSAL",))
+    b.do(kind="action", action=["log", 0])
+    b.do(kind="action", action=["log", 1])
+    b.settle(every, ("ACK", "COMMIT"))
+    # node 0 loses its leader; the leader keeps node 1
+    b.do(kind="timeout", node=0)
+    b.do(kind="action", action=["lost", 2, 0])
+    # zab-1 committed by nodes 2 and 1: the client's write is acknowledged
+    b.do(kind="propose", node=2)
+    b.settle({(2, 1)}, ("PROPOSAL",))
+    b.do(kind="action", action=["log", 1])
+    b.settle({(2, 1), (1, 2)}, ("ACK", "COMMIT"))
+    # node 1 crashes: the leader has no quorum
+    b.do(kind="crash", node=1)
+    b.do(kind="action", action=["lost", 2, 1])
+    # epoch 2: node 2 leads node 0, which gets zab-1 by DIFF and acknowledges NEWLEADER before
+    # its SyncThread writes it
+    b.do(kind="action", action=["elect", 2, 0b101])
+    b.settle({(0, 2), (2, 0)}, ESTABLISH[:6])
+    # node 0 crashes before the write; the leader goes too; nodes 0 and 1 come back
+    b.do(kind="crash", node=0)
+    b.do(kind="crash", node=2)
+    b.do(kind="restart", node=0)
+    b.do(kind="restart", node=1)
+    # epoch 3: node 0 (currentEpoch 2) beats node 1 (currentEpoch 1, zab-1 on disk) and
+    # truncates zab-1 from it
+    b.do(kind="action", action=["elect", 0, 0b011])
+    b.settle({(0, 1), (1, 0)}, ESTABLISH)
+    b.do(kind="propose", node=0)
+    return b.trace()
+
+
+if __name__ == "__main__":
+    t = build(sys.argv[2] if len(sys.argv) > 2 else "zk")
+    if len(sys.argv) > 1 and sys.argv[1]:
+        t.save(sys.argv[1])
+    v = t.violation
+    print(f"{len(t.events)} steps; first violation: "
+          f"{v.property if v else None} at step {t.violation_step}")
