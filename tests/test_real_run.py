@@ -87,17 +87,9 @@ def test_the_4646_trace_loses_an_acknowledged_write():
 
 def test_a_wrong_expectation_is_not_realised(tmp_path):
     """Three servers elect the greatest id; a schedule that expects server 1 to lead is wrong."""
-    sched = {"format": "zabmc-zookeeper-schedule", "version": 1, "servers": 3, "source": None,
-             "entries": [{"step": 0, "upto": 0, "events": ["start"],
-                          "ops": [{"op": "start", "server": s} for s in (1, 2, 3)]
-                          + [{"op": "links", "cut": []}],
-                          "expect": {str(s): {"role": ["leading" if s == 1 else "following"],
-                                              "accepted_epoch": 1, "current_epoch": 1,
-                                              "disk": [], "disk_ahead": []}
-                                     for s in (1, 2, 3)}}]}
     p = tmp_path / "wrong.schedule.json"
-    p.write_text(json.dumps(sched))
-    r = _real(str(p), "--json", "-q")
+    p.write_text(json.dumps(_start_schedule(leader=1)))
+    r = _real(str(p), "--json", "-q", "--conform-timeout", "8")
     assert r.returncode == 3, r.stderr[-2000:]
     out = json.loads(r.stdout)
     assert not out["realised"] and out["verdict"] == "ok"
@@ -129,3 +121,30 @@ def test_an_interrupted_run_leaves_no_server(tmp_path):
     assert rc == 130
     assert _servers_of(str(tmp_path)) == []
     assert not any(tmp_path.iterdir())  # the work directory went too
+
+
+def _start_schedule(leader: int) -> dict:
+    return {"format": "zabmc-zookeeper-schedule", "version": 1, "servers": 3, "source": None,
+            "entries": [{"step": 0, "upto": 0, "events": ["start"],
+                         "ops": [{"op": "start", "server": s} for s in (1, 2, 3)]
+                         + [{"op": "links", "cut": []}],
+                         "expect": {str(s): {"role": ["leading" if s == leader else "following"],
+                                             "accepted_epoch": 1, "current_epoch": 1,
+                                             "disk": [], "disk_ahead": []}
+                                    for s in (1, 2, 3)}}]}
+
+
+def test_another_build_from_a_directory_of_jars(tmp_path):
+    """--zookeeper DIR runs the jars of DIR (here links to Debian's, without a logging backend,
+    which zabmc then adds): three servers elect the greatest id, as the schedule expects."""
+    jars = tmp_path / "jars"
+    jars.mkdir()
+    for name in ("zookeeper.jar", "zookeeper-jute.jar"):
+        (jars / name).symlink_to(Path("/usr/share/java") / name)
+    p = tmp_path / "start.schedule.json"
+    p.write_text(json.dumps(_start_schedule(leader=3)))
+    r = _real(str(p), "--zookeeper", str(jars), "--json", "-q")
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["zookeeper"] == "3.8.0" and out["violations"] == []
+    assert [out["servers"][s]["role"] for s in "123"] == ["following", "following", "leading"]

@@ -111,6 +111,18 @@ def _report(console, out, what: str) -> None:
                                                       if out.workdir else ""), highlight=False)
 
 
+def _guard(fn):
+    """Run an ensemble; a server that does not start is reported with the end of its log
+    (exit 2: the build or the machine, not zabmc, is at fault)."""
+    from zabmc.real.errors import ServerFailed
+    try:
+        return fn()
+    except ServerFailed as e:
+        click.echo("\n".join(["zabmc: error: " + str(e).splitlines()[0]]
+                             + str(e).splitlines()[1:]), err=True)
+        raise click.exceptions.Exit(2) from None
+
+
 def _exit(out) -> int:
     if out.violations:
         return EXIT_VIOLATION
@@ -138,11 +150,13 @@ def _exit(out) -> int:
               help="Also write the schedule a trace was translated to.")
 @click.option("--no-conformance", is_flag=True,
               help="Do not compare the servers with the model's states after each entry.")
+@click.option("--conform-timeout", type=click.FloatRange(0.5, 3600), default=30.0,
+              show_default=True, help="Seconds the servers may take to show an entry's state.")
 @click.option("--keep", is_flag=True, help="Keep the work directory (data, logs, configs).")
 @click.option("--json", "as_json", is_flag=True, help="The result as JSON on standard output.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the result.")
 def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_schedule,
-             no_conformance, keep, as_json, quiet):
+             no_conformance, conform_timeout, keep, as_json, quiet):
     """Run a `zk` counterexample's faults (or random ones) on real ZooKeeper servers.
 
     SOURCE is a trace of the zk family (zk, zk-pre3911, zk-fixed, zk-fle, zk-fixed-fle) or a
@@ -170,7 +184,7 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_sched
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
     if random_n is not None:
         return _campaign(console, dist, byteman, random_n, seed, servers, steps, out_dir, keep,
-                         as_json, quiet)
+                         as_json, quiet, conform_timeout)
     schedule, what = _load_source(source)
     if save_schedule:
         from zabmc.real.schedule import save
@@ -183,8 +197,9 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_sched
         console.print(f"[bold]zabmc real[/] {source}: {what} of model {src.get('model', '-')}, "
                       f"{len(schedule['entries'])} entries, {schedule['servers']} servers, "
                       f"ZooKeeper {dist.version}", highlight=False)
-    out = run(schedule, zookeeper=dist, byteman=byteman, observer=_Printer(console, quiet),
-              keep=keep, conform=not no_conformance)
+    out = _guard(lambda: run(schedule, zookeeper=dist, byteman=byteman,
+                             observer=_Printer(console, quiet), keep=keep,
+                             conform=not no_conformance, conform_timeout=conform_timeout))
     if as_json:
         click.echo(json.dumps(dict(out.to_json(), source=source), indent=1))
     _report(console, out, what)
@@ -192,7 +207,7 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_sched
 
 
 def _campaign(console, dist, byteman, count, seed, servers, steps, out_dir, keep, as_json,
-              quiet) -> int:
+              quiet, conform_timeout) -> int:
     from zabmc.real.campaign import generate
     from zabmc.real.runner import run
     from zabmc.real.schedule import save
@@ -200,7 +215,8 @@ def _campaign(console, dist, byteman, count, seed, servers, steps, out_dir, keep
     rows, failed = [], 0
     for k in range(count):
         schedule = generate(seed, k, servers=servers, steps=steps, hooks=byteman is not None)
-        out = run(schedule, zookeeper=dist, byteman=byteman, keep=keep, conform=False)
+        out = _guard(lambda: run(schedule, zookeeper=dist, byteman=byteman, keep=keep,
+                                 conform=False, conform_timeout=conform_timeout))
         row = {"index": k, "verdict": "violation" if out.violations else "ok",
                "properties": sorted({v.property for v in out.violations}),
                "writes": len(out.writes),

@@ -12,12 +12,13 @@ from zabmc.errors import UsageError
 from . import hooks
 from .verdict import Delivery, WriteRecord, judge
 
-CONFORM_TIMEOUT = 30.0
-_SYNC_MODE = re.compile(r"Peer state changed: following - synchronization - (diff|snap|trunc)")
+CONFORM_TIMEOUT = 30.0  # seconds a schedule entry may take to show the model's state
+_SYNC_MODE = re.compile(r"Peer state changed: following - synchronization - "
+                        r"(diff|snap|trunc)")
 #: log lines that show what a server committed, synchronised or truncated (ZooKeeper 3.8.0:
 #: Leader.lead, Learner.syncWithLeader, LearnerHandler.syncFollower)
 _EVIDENCE = re.compile(r"Have quorum of supporters|Truncating log|Getting a (diff|snapshot)|"
-                       r"Sending (TRUNC|DIFF|snapshot)|Synchronizing with Learner")  # seconds a schedule entry may take to show the model's state
+                       r"Sending (TRUNC|DIFF|snapshot)|Synchronizing with Learner")
 WRITE_TIMEOUT = 20.0
 
 
@@ -204,7 +205,8 @@ def _mismatch_text(step, entry: dict, diffs: list) -> str:
 
 
 def run(schedule: dict, *, zookeeper=None, byteman: str | None = None, observer=None,
-        keep: bool = False, conform: bool = True, tick_ms: int = 200) -> RealOutcome:
+        keep: bool = False, conform: bool = True, tick_ms: int = 200,
+        conform_timeout: float = CONFORM_TIMEOUT) -> RealOutcome:
     """Execute `schedule` (already validated) on a fresh ensemble; always stops every server."""
     from .ensemble import Ensemble
     obs = observer or Observer()
@@ -241,7 +243,7 @@ def run(schedule: dict, *, zookeeper=None, byteman: str | None = None, observer=
         def await_state(expect: dict) -> list:
             """Poll until the servers show `expect`; the differences left at the time-out."""
             last = []
-            deadline = time.monotonic() + CONFORM_TIMEOUT
+            deadline = time.monotonic() + conform_timeout
             while True:
                 for w in writers:
                     w.poll(seq)
@@ -313,8 +315,8 @@ def run(schedule: dict, *, zookeeper=None, byteman: str | None = None, observer=
                     time.sleep(min(0.05, max(0.0, end - time.monotonic())))
             if e.get("await") == "synced":
                 try:
-                    ens.wait_for(lambda: _synced(ens), CONFORM_TIMEOUT, "one leader in broadcast "
-                                 "and every running server synchronised")
+                    ens.wait_for(lambda: _synced(ens), conform_timeout,
+                                 "one leader in broadcast and every running server synchronised")
                 except Exception as ex:  # a finding to report, not a crash of the run
                     out.notes.append(f"after entry {idx}: {str(ex).splitlines()[0]}")
             expect = e.get("expect")

@@ -1,0 +1,180 @@
+"""Run every zk-family trace of the corpus, and a random campaign, on real ZooKeeper servers, and
+write the section "On ZooKeeper <version>" of reports/zookeeper.md (#34).
+
+    python benchmarks/real_report.py [--random 10] [--seed 1] [--repeat 3]
+
+Each trace is run with `zabmc real TRACE --json` in a fresh process: how far the servers showed
+the model's states, the verdict on what they wrote, and the wall seconds. The campaign runs N
+seeded random schedules; each failing one is run again --repeat times to see how often it
+reproduces. Needs Java, Debian's zookeeper, Byteman's jar and kazoo (make install-test);
+a few minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPORT = os.path.join(ROOT, "reports", "zookeeper.md")
+HEADING = "## On ZooKeeper "
+ISSUE = {"zookeeper-3911": "ZOOKEEPER-3911", "zookeeper-4646": "ZOOKEEPER-4646",
+         "zookeeper-4646-fle": "ZOOKEEPER-4646", "zookeeper-4646-acked": "ZOOKEEPER-4646",
+         "zookeeper-4646-acked-fixed": "ZOOKEEPER-4646, fixed model"}
+
+
+def zabmc_real(*args) -> tuple[int, dict, float]:
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "zabmc", "real", *args, "--json", "-q"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=1800)
+    wall = time.monotonic() - t0
+    try:
+        out = json.loads(r.stdout)
+    except ValueError:
+        raise SystemExit(f"zabmc real {' '.join(args)}: exit {r.returncode}: {r.stderr[-2000:]}")
+    return r.returncode, out, wall
+
+
+def trace_rows() -> tuple[list, str]:
+    rows, version = [], "?"
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "corpus", "zk", "*.trace.json"))):
+        name = os.path.basename(path)[:-len(".trace.json")]
+        data = json.load(open(path))
+        rc, out, wall = zabmc_real(os.path.relpath(path, ROOT))
+        version = out.get("zookeeper", version)
+        steps = len(data["events"])
+        if out["realised"]:
+            how = f"all {steps} steps"
+        else:
+            how = f"to step {out['realised_to_step']} of {steps}: {out['not_realised']['text']}"
+            how = how.replace("not realised at", "stopped at")
+        if out["violations"]:
+            props = ", ".join(dict.fromkeys(v["property"] for v in out["violations"]))
+            lost = [v["message"] for v in out["violations"]
+                    if v["property"] == "acknowledged-durable"]
+            verdict = f"**{props}**" + (f": {lost[0]}" if lost else "")
+        else:
+            verdict = "no violation"
+        notes = "; ".join(out.get("notes", ()))
+        rows.append((name, data["model"], ISSUE.get(name, "-"), how + (f" ({notes})" if notes
+                                                                        else ""),
+                     verdict, rc, wall))
+    return rows, version
+
+
+def campaign(n: int, seed: int, repeat: int) -> tuple[list, dict]:
+    out_dir = tempfile.mkdtemp(prefix="zabmc-real-report-")
+    rc, out, wall = zabmc_real("--random", str(n), "--seed", str(seed), "--out", out_dir)
+    again = {}
+    for run in out["runs"]:
+        if run["verdict"] != "violation":
+            continue
+        props = set(run["properties"])
+        hits = 0
+        for _ in range(repeat):
+            _, o, _ = zabmc_real(run["schedule"])
+            hits += bool(props & {v["property"] for v in o["violations"]})
+        again[run["index"]] = hits
+    return out["runs"], again
+
+
+def section(rows, version, runs, again, n, seed, repeat) -> list:
+    lines = [
+        f"{HEADING}{version}",
+        "",
+        f"Produced by `python benchmarks/real_report.py --random {n} --seed {seed} --repeat "
+        f"{repeat}` on {time.strftime('%Y-%m-%d')}: every zk-family trace of tests/corpus/zk "
+        "run by `zabmc real` on three real servers of Debian's `zookeeper` package on "
+        "127.0.0.1 (how: [docs/real-zookeeper.md](../docs/real-zookeeper.md)). Wall seconds on "
+        "a two-core machine "
+        "shared with other jobs, each run in a fresh ensemble (about 5 s of it the JVMs' start).",
+        "",
+        "| trace | model | issue | realised | verdict on the servers' data | exit | wall s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, model, issue, how, verdict, rc, wall in rows:
+        lines.append(f"| `{name}` | `{model}` | {issue} | {how} | {verdict} | {rc} | "
+                     f"{wall:.1f} |")
+    lines += [
+        "",
+        "What the rows say:",
+        "",
+        "- **ZOOKEEPER-4646 is real in 3.8.0.** On `zookeeper-4646-acked` every step of the "
+        "model happened on the servers, and the write `/zab-1` that server 3 acknowledged to its "
+        "client (zxid 0x100000002, committed by servers 3 and 2) is gone from the quorum of "
+        "epoch 3: server 1 acknowledged NEWLEADER of epoch 2 while its SyncThread still held "
+        "0x100000002 (the `sync-commit` hook), was killed, came back with currentEpoch 2, won "
+        "the election against server 2 (currentEpoch 1) and made it truncate to 0x100000001 "
+        "(\"Truncating log to get in sync with the leader 0x100000001\"). The fix "
+        "(ZOOKEEPER-4646, in 3.9.3) writes the transactions before the acknowledgement; the "
+        "same events on `zk-fixed` need no hold and lose nothing on 3.8.0 either, because "
+        "without the hold the SyncThread writes long before the SIGKILL.",
+        "- **The breadth-first traces are not realised, and why is a finding about the model.** "
+        "In `zookeeper-4646`, `zookeeper-3911` and `zookeeper-4646-fle` the follower has no "
+        "transaction when it synchronises; the model's leader sends a DIFF, but a real leader "
+        "sends a snapshot (LearnerHandler.syncFollower: a learner at zxid 0 is never inside the "
+        "committed log, and ZKDatabase.getProposalsFromTxnLog refuses a start zxid the log does "
+        "not hold), which the follower writes before it acknowledges NEWLEADER. The model has no "
+        "SNAP (models/zk D3); issue #36 adds it. `zookeeper-4646-acked` was built so that the "
+        "follower's last zxid is inside the leader's log.",
+        "- ZOOKEEPER-3911 is fixed in 3.8.0; the `zk-pre3911` trace is the same 29 events as the "
+        "4646 one, and stops at the same SNAP.",
+        "",
+    ]
+    failed = [r for r in runs if r["verdict"] == "violation"]
+    lines += [
+        f"**Random schedules**: {len(runs)} seeded schedules (seed {seed}, 12 random steps each: "
+        "writes, link cuts and heals, SIGKILL and restarts, holding and releasing a SyncThread) on "
+        f"three servers: {len(failed)} with a violation.",
+        "",
+        "| schedule | verdict | writes acknowledged | reproduced on rerun | wall s |",
+        "|---|---|---|---|---|",
+    ]
+    for r in runs:
+        rep = f"{again[r['index']]} of {repeat}" if r["index"] in again else "-"
+        verdict = ", ".join(r["properties"]) or "no violation"
+        lines.append(f"| {r['index']} | {verdict} | {r['acknowledged']} of {r['writes']} | {rep} | "
+                     f"{r['wall_seconds']} |")
+    notes = [f"schedule {r['index']}: {n_}" for r in runs for n_ in r.get("notes", ())]
+    if notes:
+        lines += ["", "Notes from the runs (an ensemble that did not settle in 30 s is reported, "
+                  "not judged a violation):", ""] + [f"- {x}" for x in notes]
+    lines.append("")
+    return lines
+
+
+def write(lines: list) -> None:
+    text = open(REPORT).read() if os.path.exists(REPORT) else ""
+    new = "\n".join(lines)
+    i = text.find(HEADING)
+    if i >= 0:
+        j = text.find("\n## ", i + 1)
+        text = text[:i] + new + ("\n" + text[j + 1:] if j >= 0 else "")
+    else:
+        k = text.find("\n## ")
+        text = (text[:k + 1] + new + "\n" + text[k + 1:]) if k >= 0 else text + "\n" + new
+    with open(REPORT, "w") as f:
+        f.write(text if text.endswith("\n") else text + "\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--random", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    rows, version = trace_rows()
+    runs, again = campaign(a.random, a.seed, a.repeat)
+    write(section(rows, version, runs, again, a.random, a.seed, a.repeat))
+    print(f"wrote {os.path.relpath(REPORT, ROOT)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
