@@ -399,3 +399,25 @@ def test_bad_input_is_a_usage_error(real_tools, tmp_path):
         Ensemble(0)
     with pytest.raises(UsageError, match="server ids are 1..3"):
         Ensemble(3, jvm_args={4: ["-Dx=1"]})
+
+
+@pytest.mark.real
+def test_taken_ports_are_replaced_and_a_crashing_server_shows_its_log(real_tools):
+    from zabmc.real.ensemble import Ensemble, ServerFailed
+
+    events = []
+    with Ensemble(1, on_event=lambda kind, info: events.append(kind)) as ens:
+        taken = socket.create_server(ens.client_address(1))  # someone else has the client port
+        try:
+            ens.start_all()
+            assert "port_retry" in events and ens.is_running(1)
+            assert ens.client_address(1) != taken.getsockname()
+            ens.wait_leader(timeout=30)  # a one-server ensemble leads itself
+        finally:
+            taken.close()
+    with Ensemble(1, extra_cfg={"initLimit": "many"}) as ens:
+        with pytest.raises(ServerFailed) as e:
+            ens.start(1)
+        assert e.value.server == 1 and e.value.tail
+        assert 'Invalid config' in e.value.reason and '"many"' in e.value.reason
+        assert not ens.is_running(1)

@@ -413,6 +413,14 @@ class Ensemble:
             return "ready"
         return "starting"
 
+    def _why(self, i: int) -> str:
+        """The current incarnation's first ERROR message and last "Caused by", if any."""
+        lines = self._current_lines(self._srv(i))
+        err = next((ln.split(" - ", 1)[-1] for ln in lines if " ERROR " in ln), None)
+        cause = next((ln for ln in reversed(lines) if ln.startswith("Caused by: ")), None)
+        parts = [p for p in (err, cause) if p]
+        return (": " + "; ".join(parts)) if parts else ""
+
     def _new_ports(self, i: int):
         s = self._srv(i)
         s.client_port = _free_port(self._ports)
@@ -444,7 +452,8 @@ class Ensemble:
                     self._launch(i, pending[i])
                 elif st == "exited":
                     code = self._srv(i).proc.returncode
-                    raise ServerFailed(i, f"exited with status {code}", self.log_tail(i, 20))
+                    raise ServerFailed(i, f"exited with status {code}{self._why(i)}",
+                                       self.log_tail(i, 20))
             if not pending:
                 return
             if time.monotonic() > deadline:
