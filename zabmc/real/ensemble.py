@@ -152,6 +152,8 @@ def _register(ens):
             _ATEXIT_DONE[0] = True
         if not _LIVE and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
+                if signal.getsignal(sig) == signal.SIG_IGN:
+                    continue  # the process chose to ignore it: so do we
                 try:
                     _PREV_HANDLERS[sig] = signal.signal(sig, _on_signal)
                 except (ValueError, OSError):
@@ -263,7 +265,8 @@ class Ensemble:
         self.start_timeout = start_timeout
         self.pids_started: list[int] = []
         self._closed = False
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # starts and kills, one at a time
+        self._log_lock = threading.RLock()  # the log readers' state (not held while waiting)
         self._created_workdir = workdir is None or not Path(workdir).exists()
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="zabmc-real-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -389,8 +392,9 @@ class Ensemble:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
         with open(s.log, "ab") as f:
             f.write(f"==== zabmc: server {i} start {s.starts} at {stamp}Z ====\n".encode())
-        self._read_log(s)
-        s.start_line = len(s.lines)
+        with self._log_lock:
+            self._read_log_locked(s)
+            s.start_line = len(s.lines)
         out = open(s.log, "ab")
         try:
             s.proc = _LAUNCHER.popen(self.argv(i, jvm_args), stdin=subprocess.DEVNULL, stdout=out,
@@ -580,6 +584,10 @@ class Ensemble:
     # ------------------------------------------------------------------ logs and roles
 
     def _read_log(self, s: _Server):
+        with self._log_lock:
+            self._read_log_locked(s)
+
+    def _read_log_locked(self, s: _Server):
         try:
             with open(s.log, "rb") as f:
                 f.seek(s.read_pos)
@@ -595,14 +603,15 @@ class Ensemble:
         s.lines.extend(p.decode("utf-8", "replace") for p in parts)
 
     def _current_lines(self, s: _Server) -> list[str]:
-        self._read_log(s)
-        return s.lines[s.start_line:]
+        with self._log_lock:
+            self._read_log_locked(s)
+            return s.lines[s.start_line:]
 
     def log_lines(self, i: int, pattern: str | None = None, *, current: bool = False) -> list[str]:
         """Server i's log lines (all its starts, or with current the running one's), those
         matching the regular expression `pattern` when given."""
         s = self._srv(i)
-        with self._lock:
+        with self._log_lock:
             self._read_log(s)
             lines = s.lines[s.start_line:] if current else list(s.lines)
         if pattern is None:
@@ -614,7 +623,7 @@ class Ensemble:
         """A position in server i's log (lines so far), for `wait_log(..., since=)` and
         `log_lines_since`: what happened after an action, however briefly it lasted."""
         s = self._srv(i)
-        with self._lock:
+        with self._log_lock:
             self._read_log(s)
             return len(s.lines)
 
@@ -653,7 +662,7 @@ class Ensemble:
         if not self.is_running(i):
             return "down"
         s = self._srv(i)
-        with self._lock:
+        with self._log_lock:
             lines = self._current_lines(s)
             for ln in reversed(lines):
                 m = PEER_STATE_RE.search(ln)
