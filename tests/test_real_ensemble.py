@@ -421,3 +421,30 @@ def test_taken_ports_are_replaced_and_a_crashing_server_shows_its_log(real_tools
         assert e.value.server == 1 and e.value.tail
         assert 'Invalid config' in e.value.reason and '"many"' in e.value.reason
         assert not ens.is_running(1)
+
+
+@pytest.mark.real
+def test_a_snap_synced_follower_has_holes_in_its_log_but_not_in_its_history(real_tools):
+    from zabmc.real.client import Client
+    from zabmc.real.ensemble import Ensemble
+
+    # every synchronisation a SNAP (LearnerHandler reads zookeeper.forceSnapshotSync)
+    force = {i: ["-Dzookeeper.forceSnapshotSync=true"] for i in (1, 2, 3)}
+    with Ensemble(3, jvm_args=force) as ens, Client(ens) as client:
+        ens.start_all(servers=[1, 2])
+        leader = ens.wait_settled(among=[1, 2], timeout=30)
+        writes = [client.write(leader, f"/s{k}", b"") for k in range(3)]
+        assert all(w.outcome == "acknowledged" for w in writes), writes
+        mark = ens.log_mark(3)
+        ens.start(3)
+        ens.wait_role(3, "following - broadcast", timeout=30)
+        assert "following - synchronization - snap" in ens.peer_states_since(3, mark)
+        late = client.write_async(3, "/late", b"").result(15)
+        assert late.outcome == "acknowledged"
+        for i in ens.ids:
+            ens.wait_zxid_on_disk(i, late.zxid, timeout=15)
+        logged = {t.zxid for t in ens.txns(3)}
+        assert not any(w.zxid in logged for w in writes)  # the SNAP brought them, not the log
+        for i in ens.ids:
+            assert [t.zxid for t in ens.effective_history(i)] == [w.zxid for w in writes + [late]]
+            assert ens.last_logged_zxid(i) == late.zxid

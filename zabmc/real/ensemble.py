@@ -481,13 +481,15 @@ class Ensemble:
                     raise
             return self.pid(i)
 
-    def start_all(self, isolated=(), *, wait: bool = True) -> None:
-        """Launch every server that is not running (all at once), those of `isolated` with
-        their links cut; with wait, return once each has entered its first election."""
+    def start_all(self, isolated=(), *, servers=None, wait: bool = True) -> None:
+        """Launch every server (of `servers`, default all) that is not running, all at once,
+        those of `isolated` with their links cut; with wait, return once each has entered its
+        first election."""
         with self._lock:
             for i in isolated:
                 self.isolate(i)
-            todo = {i: None for i in self.ids if not self.is_running(i)}
+            ids = self.ids if servers is None else [self._srv(i).sid for i in servers]
+            todo = {i: None for i in ids if not self.is_running(i)}
             for i in todo:
                 self._launch(i)
             if wait:
