@@ -2,7 +2,7 @@
 
 The tests marked `real` start real servers (Java, Debian's zookeeper package and kazoo: `make
 install-test`); without them they skip saying why, except under CI=true, where a missing tool
-fails them. The proxy and zxid tests need none of it. About 40 s here in all.
+fails them. The proxy and zxid tests need none of it. About 30 s here in all.
 """
 
 from __future__ import annotations
@@ -399,6 +399,11 @@ def test_bad_input_is_a_usage_error(real_tools, tmp_path):
         Ensemble(0)
     with pytest.raises(UsageError, match="server ids are 1..3"):
         Ensemble(3, jvm_args={4: ["-Dx=1"]})
+    with Ensemble(2) as ens:
+        with pytest.raises(UsageError, match="itself"):
+            ens.cut(1, 1)
+        with pytest.raises(UsageError, match="server ids are 1..2"):
+            ens.heal(1, 3)
 
 
 @pytest.mark.real
@@ -448,3 +453,21 @@ def test_a_snap_synced_follower_has_holes_in_its_log_but_not_in_its_history(real
         for i in ens.ids:
             assert [t.zxid for t in ens.effective_history(i)] == [w.zxid for w in writes + [late]]
             assert ens.last_logged_zxid(i) == late.zxid
+
+
+@pytest.mark.real
+def test_a_directory_of_jars_runs_too(real_tools, tmp_path):
+    """--zookeeper DIR: any build as a directory of jars (here Debian's, linked), with an slf4j
+    backend added when the directory has none."""
+    from zabmc.real.ensemble import Ensemble
+    from zabmc.real.install import find_zookeeper
+
+    for name in ("zookeeper.jar", "zookeeper-jute.jar"):
+        (tmp_path / name).symlink_to(os.path.realpath(f"/usr/share/java/{name}"))
+    dist = find_zookeeper(str(tmp_path))
+    assert dist.version == "3.8.0" and dist.jar_dir == str(tmp_path.resolve())
+    assert any("slf4j-log4j12" in j for j in dist.classpath) and dist.notes
+    with Ensemble(1, zookeeper=dist) as ens:
+        ens.start_all()
+        ens.wait_leader(timeout=30)
+        assert ens.log_lines(1, r"\[myid:1\] \[.+\] INFO ")  # our log4j pattern: time, thread

@@ -557,13 +557,18 @@ class Ensemble:
 
     # ------------------------------------------------------------------ links
 
-    def cut(self, i: int, j: int) -> None:
+    def _pair(self, i: int, j: int):
         self._srv(i), self._srv(j)
+        if i == j:
+            raise UsageError(f"a link joins two servers, not server {i} and itself")
+
+    def cut(self, i: int, j: int) -> None:
+        self._pair(i, j)
         self.proxy.cut(i, j)
         self._event("cut", a=i, b=j)
 
     def heal(self, i: int, j: int) -> None:
-        self._srv(i), self._srv(j)
+        self._pair(i, j)
         self.proxy.heal(i, j)
         self._event("heal", a=i, b=j)
 
@@ -578,7 +583,7 @@ class Ensemble:
 
     def reset_link(self, i: int, j: int) -> int:
         """Reset (RST) the open connections between i and j; returns how many."""
-        self._srv(i), self._srv(j)
+        self._pair(i, j)
         n = self.proxy.close(i, j)
         self._event("reset", a=i, b=j, connections=n)
         return n
