@@ -230,6 +230,10 @@ def test_three_servers_elect_and_a_write_reaches_every_disk(trio):
         assert ens.epochs(i) == (1, 1)
         assert ens.last_logged_zxid(i) == writes[-1].zxid
     assert len({ens.epochs(i) for i in ens.ids}) == 1
+    views = ens.views()
+    assert views[leader].role == "leading" and views[leader].peer_state == "leading - broadcast"
+    assert {(v.accepted_epoch, v.current_epoch, v.last_logged_zxid) for v in views.values()} == {
+        (1, 1, writes[-1].zxid)}
 
 
 @pytest.mark.real

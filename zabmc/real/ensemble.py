@@ -45,7 +45,7 @@ from zabmc.real.errors import RealError, RealTimeout, ServerFailed
 from zabmc.real.install import ZooKeeperDist, find_java, find_zookeeper
 from zabmc.real.proxy import LinkProxy
 
-__all__ = ["Ensemble", "server_id", "node_of", "ServerFailed", "RealTimeout", "RealError",
+__all__ = ["Ensemble", "ServerView", "server_id", "node_of", "ServerFailed", "RealTimeout", "RealError",
            "PEER_STATE_RE", "ROLES"]
 
 ROLES = ("down", "looking", "following", "leading", "observing")
@@ -236,6 +236,19 @@ _LOGBACK = """\
   <root level="INFO"><appender-ref ref="CONSOLE"/></root>
 </configuration>
 """
+
+
+@dataclass(frozen=True)
+class ServerView:
+    """What one server shows at a moment: what conformance compares with a model's node."""
+
+    server: int
+    running: bool
+    peer_state: str  # "down", "starting", or as logged ("following - broadcast", ...)
+    role: str  # "down", "looking", "following", "leading" ("observing")
+    accepted_epoch: int | None
+    current_epoch: int | None
+    last_logged_zxid: int
 
 
 class Ensemble:
@@ -743,6 +756,18 @@ class Ensemble:
             return True
         snap = disk.newest_snapshot(self.data_dir(i))
         return snap is not None and snap.zxid >= zxid
+
+    def view(self, i: int) -> ServerView:
+        """Server i's role, epochs and last logged zxid, read now."""
+        acc, cur = self.epochs(i)
+        st = self.peer_state(i)
+        role = "down" if st == "down" else ("looking" if st == "starting"
+                                           else st.split(" - ", 1)[0].strip())
+        return ServerView(i, st != "down", st, role, acc, cur, self.last_logged_zxid(i))
+
+    def views(self) -> dict:
+        """view() of every server, by id."""
+        return {i: self.view(i) for i in self.ids}
 
     # ------------------------------------------------------------------ waiting
 
