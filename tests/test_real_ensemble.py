@@ -314,6 +314,7 @@ def test_kill_the_leader_elect_another_and_the_old_one_catches_up(real_tools):
                 assert w.zxid in history, (i, w)
             acc, cur = ens.epochs(i)
             assert cur == 2 and acc == 2
+            assert ens.last_txn_zxid(i) == second.zxid
 
 
 @pytest.mark.real

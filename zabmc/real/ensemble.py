@@ -248,7 +248,8 @@ class ServerView:
     role: str  # "down", "looking", "following", "leading" ("observing")
     accepted_epoch: int | None
     current_epoch: int | None
-    last_logged_zxid: int
+    last_logged_zxid: int  # ZooKeeper's: log or snapshot, e.g. 0x200000000 after NEWLEADER
+    last_txn_zxid: int  # the last transaction's (effective history)
 
 
 class Ensemble:
@@ -750,6 +751,9 @@ class Ensemble:
     def last_logged_zxid(self, i: int) -> int:
         return disk.last_logged_zxid(self.data_dir(i))
 
+    def last_txn_zxid(self, i: int) -> int:
+        return disk.last_txn_zxid(self.data_dir(i))
+
     def zxid_on_disk(self, i: int, zxid: int) -> bool:
         """zxid is in server i's log, or its newest snapshot is at or past it."""
         if any(t.zxid == zxid for t in self.txns(i)):
@@ -763,7 +767,8 @@ class Ensemble:
         st = self.peer_state(i)
         role = "down" if st == "down" else ("looking" if st == "starting"
                                            else st.split(" - ", 1)[0].strip())
-        return ServerView(i, st != "down", st, role, acc, cur, self.last_logged_zxid(i))
+        return ServerView(i, st != "down", st, role, acc, cur, self.last_logged_zxid(i),
+                          self.last_txn_zxid(i))
 
     def views(self) -> dict:
         """view() of every server, by id."""
