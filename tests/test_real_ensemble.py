@@ -394,6 +394,8 @@ def test_a_signalled_python_takes_its_servers_along(real_tools, sig):
         child.stdout.close()
     if sig == signal.SIGKILL:
         shutil.rmtree(workdir, ignore_errors=True)  # nobody was left to remove it
+    else:
+        assert not os.path.exists(workdir)  # the SIGTERM handler removed it before dying
 
 
 @pytest.mark.real

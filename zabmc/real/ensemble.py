@@ -126,20 +126,30 @@ _PREV_HANDLERS: dict = {}
 _ATEXIT_DONE = [False]
 
 
-def _kill_everything():
+def _kill_everything(remove: bool = False):
+    """Kill every live ensemble's servers; with remove, also delete the work dirs not kept."""
     with _LIVE_LOCK:
         live = list(_LIVE)
     for ens in live:
         ens._kill_processes()
+        if remove:
+            ens._remove_workdir()
+
+
+def _at_exit():
+    _kill_everything(remove=True)
 
 
 def _on_signal(signum, frame):
-    _kill_everything()
     prev = _PREV_HANDLERS.get(signum, signal.SIG_DFL)
     if callable(prev):
-        return prev(signum, frame)  # e.g. Python's SIGINT handler: KeyboardInterrupt
+        # e.g. Python's SIGINT handler: KeyboardInterrupt, which the program may catch and then
+        # read the logs, so the work dirs stay until close()
+        _kill_everything()
+        return prev(signum, frame)
     if prev == signal.SIG_IGN:
         return None
+    _kill_everything(remove=True)
     signal.signal(signum, signal.SIG_DFL)  # die of the signal, with the usual exit status
     os.kill(os.getpid(), signum)
     return None
@@ -148,7 +158,7 @@ def _on_signal(signum, frame):
 def _register(ens):
     with _LIVE_LOCK:
         if not _ATEXIT_DONE[0]:
-            atexit.register(_kill_everything)
+            atexit.register(_at_exit)
             _ATEXIT_DONE[0] = True
         if not _LIVE and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -877,13 +887,18 @@ class Ensemble:
             if self.proxy is not None:
                 self.proxy.stop()
             _unregister(self)
-            if not self.keep:
-                if self._created_workdir:
-                    shutil.rmtree(self.workdir, ignore_errors=True)
-                else:
-                    for s in self.servers.values():
-                        shutil.rmtree(s.dir, ignore_errors=True)
+            self._remove_workdir()
             self._event("closed", workdir=str(self.workdir), kept=self.keep)
+
+    def _remove_workdir(self):
+        """Delete what this ensemble created under its work dir, unless keep."""
+        if self.keep:
+            return
+        if self._created_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        else:
+            for s in self.servers.values():
+                shutil.rmtree(s.dir, ignore_errors=True)
 
     def __enter__(self):
         return self
