@@ -379,8 +379,16 @@ def effective_history(data_dir) -> list[Txn]:
 
 def last_logged_zxid(data_dir) -> int:
     """As ZooKeeper computes it on loading: the larger of the last log record's and the newest
-    snapshot's zxid; 0 for an empty data directory."""
+    snapshot's zxid; 0 for an empty data directory. A snapshot named by the new epoch's zxid
+    (e.g. 0x200000000, taken at NEWLEADER) counts, though no transaction has that zxid: see
+    `last_txn_zxid` for the last transaction."""
     log = read_txnlog(data_dir)
     snap = newest_snapshot(data_dir)
     z = max((t.zxid for t in log), default=0)
     return max(z, snap.zxid if snap else 0)
+
+
+def last_txn_zxid(data_dir) -> int:
+    """The zxid of the last transaction of the effective history; 0 when there is none."""
+    hist = effective_history(data_dir)
+    return hist[-1].zxid if hist else 0

@@ -45,7 +45,7 @@ from zabmc.real.errors import RealError, RealTimeout, ServerFailed
 from zabmc.real.install import ZooKeeperDist, find_java, find_zookeeper
 from zabmc.real.proxy import LinkProxy
 
-__all__ = ["Ensemble", "server_id", "node_of", "ServerFailed", "RealTimeout", "RealError",
+__all__ = ["Ensemble", "ServerView", "server_id", "node_of", "ServerFailed", "RealTimeout", "RealError",
            "PEER_STATE_RE", "ROLES"]
 
 ROLES = ("down", "looking", "following", "leading", "observing")
@@ -126,20 +126,30 @@ _PREV_HANDLERS: dict = {}
 _ATEXIT_DONE = [False]
 
 
-def _kill_everything():
+def _kill_everything(remove: bool = False):
+    """Kill every live ensemble's servers; with remove, also delete the work dirs not kept."""
     with _LIVE_LOCK:
         live = list(_LIVE)
     for ens in live:
         ens._kill_processes()
+        if remove:
+            ens._remove_workdir()
+
+
+def _at_exit():
+    _kill_everything(remove=True)
 
 
 def _on_signal(signum, frame):
-    _kill_everything()
     prev = _PREV_HANDLERS.get(signum, signal.SIG_DFL)
     if callable(prev):
-        return prev(signum, frame)  # e.g. Python's SIGINT handler: KeyboardInterrupt
+        # e.g. Python's SIGINT handler: KeyboardInterrupt, which the program may catch and then
+        # read the logs, so the work dirs stay until close()
+        _kill_everything()
+        return prev(signum, frame)
     if prev == signal.SIG_IGN:
         return None
+    _kill_everything(remove=True)
     signal.signal(signum, signal.SIG_DFL)  # die of the signal, with the usual exit status
     os.kill(os.getpid(), signum)
     return None
@@ -148,10 +158,12 @@ def _on_signal(signum, frame):
 def _register(ens):
     with _LIVE_LOCK:
         if not _ATEXIT_DONE[0]:
-            atexit.register(_kill_everything)
+            atexit.register(_at_exit)
             _ATEXIT_DONE[0] = True
         if not _LIVE and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
+                if signal.getsignal(sig) == signal.SIG_IGN:
+                    continue  # the process chose to ignore it: so do we
                 try:
                     _PREV_HANDLERS[sig] = signal.signal(sig, _on_signal)
                 except (ValueError, OSError):
@@ -236,6 +248,20 @@ _LOGBACK = """\
 """
 
 
+@dataclass(frozen=True)
+class ServerView:
+    """What one server shows at a moment: what conformance compares with a model's node."""
+
+    server: int
+    running: bool
+    peer_state: str  # "down", "starting", or as logged ("following - broadcast", ...)
+    role: str  # "down", "looking", "following", "leading" ("observing")
+    accepted_epoch: int | None
+    current_epoch: int | None
+    last_logged_zxid: int  # ZooKeeper's: log or snapshot, e.g. 0x200000000 after NEWLEADER
+    last_txn_zxid: int  # the last transaction's (effective history)
+
+
 class Ensemble:
     """n real ZooKeeper servers on 127.0.0.1 behind a link proxy. A context manager."""
 
@@ -263,7 +289,8 @@ class Ensemble:
         self.start_timeout = start_timeout
         self.pids_started: list[int] = []
         self._closed = False
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # starts and kills, one at a time
+        self._log_lock = threading.RLock()  # the log readers' state (not held while waiting)
         self._created_workdir = workdir is None or not Path(workdir).exists()
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="zabmc-real-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -389,8 +416,9 @@ class Ensemble:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
         with open(s.log, "ab") as f:
             f.write(f"==== zabmc: server {i} start {s.starts} at {stamp}Z ====\n".encode())
-        self._read_log(s)
-        s.start_line = len(s.lines)
+        with self._log_lock:
+            self._read_log_locked(s)
+            s.start_line = len(s.lines)
         out = open(s.log, "ab")
         try:
             s.proc = _LAUNCHER.popen(self.argv(i, jvm_args), stdin=subprocess.DEVNULL, stdout=out,
@@ -412,6 +440,14 @@ class Ensemble:
         if any(PEER_STATE_RE.search(ln) or LOOKING_RE.search(ln) for ln in lines):
             return "ready"
         return "starting"
+
+    def _why(self, i: int) -> str:
+        """The current incarnation's first ERROR message and last "Caused by", if any."""
+        lines = self._current_lines(self._srv(i))
+        err = next((ln.split(" - ", 1)[-1] for ln in lines if " ERROR " in ln), None)
+        cause = next((ln for ln in reversed(lines) if ln.startswith("Caused by: ")), None)
+        parts = [p for p in (err, cause) if p]
+        return (": " + "; ".join(parts)) if parts else ""
 
     def _new_ports(self, i: int):
         s = self._srv(i)
@@ -444,7 +480,8 @@ class Ensemble:
                     self._launch(i, pending[i])
                 elif st == "exited":
                     code = self._srv(i).proc.returncode
-                    raise ServerFailed(i, f"exited with status {code}", self.log_tail(i, 20))
+                    raise ServerFailed(i, f"exited with status {code}{self._why(i)}",
+                                       self.log_tail(i, 20))
             if not pending:
                 return
             if time.monotonic() > deadline:
@@ -468,13 +505,15 @@ class Ensemble:
                     raise
             return self.pid(i)
 
-    def start_all(self, isolated=(), *, wait: bool = True) -> None:
-        """Launch every server that is not running (all at once), those of `isolated` with
-        their links cut; with wait, return once each has entered its first election."""
+    def start_all(self, isolated=(), *, servers=None, wait: bool = True) -> None:
+        """Launch every server (of `servers`, default all) that is not running, all at once,
+        those of `isolated` with their links cut; with wait, return once each has entered its
+        first election."""
         with self._lock:
             for i in isolated:
                 self.isolate(i)
-            todo = {i: None for i in self.ids if not self.is_running(i)}
+            ids = self.ids if servers is None else [self._srv(i).sid for i in servers]
+            todo = {i: None for i in ids if not self.is_running(i)}
             for i in todo:
                 self._launch(i)
             if wait:
@@ -542,13 +581,18 @@ class Ensemble:
 
     # ------------------------------------------------------------------ links
 
-    def cut(self, i: int, j: int) -> None:
+    def _pair(self, i: int, j: int):
         self._srv(i), self._srv(j)
+        if i == j:
+            raise UsageError(f"a link joins two servers, not server {i} and itself")
+
+    def cut(self, i: int, j: int) -> None:
+        self._pair(i, j)
         self.proxy.cut(i, j)
         self._event("cut", a=i, b=j)
 
     def heal(self, i: int, j: int) -> None:
-        self._srv(i), self._srv(j)
+        self._pair(i, j)
         self.proxy.heal(i, j)
         self._event("heal", a=i, b=j)
 
@@ -563,7 +607,7 @@ class Ensemble:
 
     def reset_link(self, i: int, j: int) -> int:
         """Reset (RST) the open connections between i and j; returns how many."""
-        self._srv(i), self._srv(j)
+        self._pair(i, j)
         n = self.proxy.close(i, j)
         self._event("reset", a=i, b=j, connections=n)
         return n
@@ -571,6 +615,10 @@ class Ensemble:
     # ------------------------------------------------------------------ logs and roles
 
     def _read_log(self, s: _Server):
+        with self._log_lock:
+            self._read_log_locked(s)
+
+    def _read_log_locked(self, s: _Server):
         try:
             with open(s.log, "rb") as f:
                 f.seek(s.read_pos)
@@ -586,14 +634,15 @@ class Ensemble:
         s.lines.extend(p.decode("utf-8", "replace") for p in parts)
 
     def _current_lines(self, s: _Server) -> list[str]:
-        self._read_log(s)
-        return s.lines[s.start_line:]
+        with self._log_lock:
+            self._read_log_locked(s)
+            return s.lines[s.start_line:]
 
     def log_lines(self, i: int, pattern: str | None = None, *, current: bool = False) -> list[str]:
         """Server i's log lines (all its starts, or with current the running one's), those
         matching the regular expression `pattern` when given."""
         s = self._srv(i)
-        with self._lock:
+        with self._log_lock:
             self._read_log(s)
             lines = s.lines[s.start_line:] if current else list(s.lines)
         if pattern is None:
@@ -605,7 +654,7 @@ class Ensemble:
         """A position in server i's log (lines so far), for `wait_log(..., since=)` and
         `log_lines_since`: what happened after an action, however briefly it lasted."""
         s = self._srv(i)
-        with self._lock:
+        with self._log_lock:
             self._read_log(s)
             return len(s.lines)
 
@@ -644,7 +693,7 @@ class Ensemble:
         if not self.is_running(i):
             return "down"
         s = self._srv(i)
-        with self._lock:
+        with self._log_lock:
             lines = self._current_lines(s)
             for ln in reversed(lines):
                 m = PEER_STATE_RE.search(ln)
@@ -712,12 +761,28 @@ class Ensemble:
     def last_logged_zxid(self, i: int) -> int:
         return disk.last_logged_zxid(self.data_dir(i))
 
+    def last_txn_zxid(self, i: int) -> int:
+        return disk.last_txn_zxid(self.data_dir(i))
+
     def zxid_on_disk(self, i: int, zxid: int) -> bool:
         """zxid is in server i's log, or its newest snapshot is at or past it."""
         if any(t.zxid == zxid for t in self.txns(i)):
             return True
         snap = disk.newest_snapshot(self.data_dir(i))
         return snap is not None and snap.zxid >= zxid
+
+    def view(self, i: int) -> ServerView:
+        """Server i's role, epochs and last logged zxid, read now."""
+        acc, cur = self.epochs(i)
+        st = self.peer_state(i)
+        role = "down" if st == "down" else ("looking" if st == "starting"
+                                           else st.split(" - ", 1)[0].strip())
+        return ServerView(i, st != "down", st, role, acc, cur, self.last_logged_zxid(i),
+                          self.last_txn_zxid(i))
+
+    def views(self) -> dict:
+        """view() of every server, by id."""
+        return {i: self.view(i) for i in self.ids}
 
     # ------------------------------------------------------------------ waiting
 
@@ -822,13 +887,18 @@ class Ensemble:
             if self.proxy is not None:
                 self.proxy.stop()
             _unregister(self)
-            if not self.keep:
-                if self._created_workdir:
-                    shutil.rmtree(self.workdir, ignore_errors=True)
-                else:
-                    for s in self.servers.values():
-                        shutil.rmtree(s.dir, ignore_errors=True)
+            self._remove_workdir()
             self._event("closed", workdir=str(self.workdir), kept=self.keep)
+
+    def _remove_workdir(self):
+        """Delete what this ensemble created under its work dir, unless keep."""
+        if self.keep:
+            return
+        if self._created_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        else:
+            for s in self.servers.values():
+                shutil.rmtree(s.dir, ignore_errors=True)
 
     def __enter__(self):
         return self
