@@ -1,6 +1,9 @@
 """Driving a real ZooKeeper ensemble on loopback (#34): finding the installation (install),
 reading what servers wrote (disk), a proxy on every server-to-server link (proxy), launching and
-watching the servers (ensemble) and writing to them through kazoo (client).
+watching the servers (ensemble) and writing to them through kazoo (client); on top of them,
+fault schedules and their translation from zk traces (schedule), Byteman hook points (hooks),
+running a schedule with conformance checks (runner), the properties judged on the servers'
+data (verdict) and seeded random schedules (campaign).
 
 Nothing here prints: results are return values, exceptions and an optional event callback.
 kazoo is imported only when a client first connects.

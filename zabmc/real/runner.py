@@ -178,6 +178,8 @@ def _diffs(ens, expect: dict, held: set) -> list:
             role = f"{role}-discovery" if role not in x["role"] else role
         if role not in x["role"]:
             out.append((s, "role", " or ".join(x["role"]), role))
+        elif x.get("phase") == "broadcast" and not ens.peer_state(s).endswith("broadcast"):
+            out.append((s, "phase", f"{role} - broadcast", ens.peer_state(s)))
         acc, cur = ens.epochs(s)
         acc, cur = acc or 0, cur or 0
         if acc != x["accepted_epoch"]:

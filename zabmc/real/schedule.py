@@ -188,6 +188,8 @@ def _expect(view: _View, cut: list, held: set, n: int) -> dict:
             for t in _unwritten(x) + _in_flight(view.state, i)]
         out[str(s)] = {"node": i, "role": roles, "accepted_epoch": x["accepted_epoch"],
                        "current_epoch": x["current_epoch"], "disk": disk, "disk_ahead": ahead}
+        if len(roles) == 1 and roles[0] in ("following", "leading") and x["phase"] == "Broadcast":
+            out[str(s)]["phase"] = "broadcast"  # synchronised: a real server says so too
         if view.up(i) and s in held and _unwritten(x):
             out[str(s)]["held"] = True  # the SyncThread must be seen held with them
     return out
@@ -391,6 +393,8 @@ def _check_expect(exp, where: str, n: int) -> None:
                 _fail(where, f"an expected role is a list of {', '.join(ROLES)}")
             for key in ("accepted_epoch", "current_epoch"):
                 _int(x, key, where, 0, (1 << 31))
+            if x.get("phase", "broadcast") != "broadcast":
+                _fail(where, "an expected 'phase' can only be \"broadcast\"")
             for key in ("disk", "disk_ahead"):
                 d = x.get(key, [])
                 if not isinstance(d, list) or not all(
