@@ -111,10 +111,15 @@ def section(rows, version, runs, again, n, seed, repeat) -> list:
         "epoch 3: server 1 acknowledged NEWLEADER of epoch 2 while its SyncThread still held "
         "0x100000002 (the `sync-commit` hook), was killed, came back with currentEpoch 2, won "
         "the election against server 2 (currentEpoch 1) and made it truncate to 0x100000001 "
-        "(\"Truncating log to get in sync with the leader 0x100000001\"). The fix "
-        "(ZOOKEEPER-4646, in 3.9.3) writes the transactions before the acknowledgement; the "
-        "same events on `zk-fixed` need no hold and lose nothing on 3.8.0 either, because "
-        "without the hold the SyncThread writes long before the SIGKILL.",
+        "(\"Truncating log to get in sync with the leader 0x100000001\"). 3.8.0's "
+        "`Learner.syncWithLeader` hands NEWLEADER's packetsNotCommitted to the SyncThread "
+        "(`FollowerZooKeeperServer.logRequest`) and acknowledges at once. The race was closed "
+        "by ZOOKEEPER-4785 (apache/zookeeper PR #2111, in 3.8.5 and 3.9.2: the transactions are "
+        "appended and `ZKDatabase.commit`ted on the QuorumPeer thread before currentEpoch and "
+        "the ACK) and again by the change of PR #2152 (merged as #2188, ZOOKEEPER-4394/4643/"
+        "4646, in 3.9.3); Debian's 3.8.0 has neither. The same events on `zk-fixed` need no "
+        "hold and lose nothing on 3.8.0 either: without the hold the SyncThread writes long "
+        "before the SIGKILL.",
         "- **The breadth-first traces are not realised, and why is a finding about the model.** "
         "In `zookeeper-4646`, `zookeeper-3911` and `zookeeper-4646-fle` the follower has no "
         "transaction when it synchronises; the model's leader sends a DIFF, but a real leader "
@@ -123,8 +128,9 @@ def section(rows, version, runs, again, n, seed, repeat) -> list:
         "not hold), which the follower writes before it acknowledges NEWLEADER. The model has no "
         "SNAP (models/zk D3); issue #36 adds it. `zookeeper-4646-acked` was built so that the "
         "follower's last zxid is inside the leader's log.",
-        "- ZOOKEEPER-3911 is fixed in 3.8.0; the `zk-pre3911` trace is the same 29 events as the "
-        "4646 one, and stops at the same SNAP.",
+        "- ZOOKEEPER-3911 is fixed in 3.8.0 (its commit, \"Data inconsistency caused by DIFF "
+        "sync uncommitted log\", is in the release-3.8.0 tag); the `zk-pre3911` trace is the "
+        "same 29 events as the 4646 one, and stops at the same SNAP.",
         "",
     ]
     failed = [r for r in runs if r["verdict"] == "violation"]

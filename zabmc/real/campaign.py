@@ -44,6 +44,8 @@ def generate(seed: int, index: int, *, servers: int = 3, steps: int = 12,
             choices.append(("heal", 2))
         if up:
             choices.append(("kill", 1.5))
+        if held & up:  # a held SyncThread matters when its server dies holding it
+            choices.append(("kill-held", 2))
         if len(up) < n:
             choices.append(("start", 2))
         if hooks and up - held:
@@ -67,8 +69,8 @@ def generate(seed: int, index: int, *, servers: int = 3, steps: int = 12,
             cut.discard(p)
             ops.append(links())
             text = f"heal the link between servers {p[0]} and {p[1]}"
-        elif what == "kill":
-            s = rng.choice(sorted(up))
+        elif what in ("kill", "kill-held"):
+            s = rng.choice(sorted(up if what == "kill" else held & up))
             up.discard(s)
             held.discard(s)
             ops.append({"op": "kill", "server": s})
