@@ -139,6 +139,16 @@ def test_usage_errors(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
 
 
+def test_missing_java_is_a_one_line_install_hint(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(tmp_path)  # no java there
+    r = subprocess.run([sys.executable, "-m", "zabmc", "real", str(ACKED)], capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr == ("zabmc: error: Java not found: apt-get install default-jre-headless "
+                        "(Java 11 or newer), or set JAVA_HOME\n")
+
+
 # ------------------------------------------------------------------ the Byteman rules
 
 def test_hook_rules_name_each_point_and_wake_them_all(tmp_path):
