@@ -30,7 +30,8 @@ install-test:
 	@$(PY) -c 'import sys; from zabmc.real.install import find_byteman; sys.exit(find_byteman() is None)' || { \
 	  dest=$$($(PY) -c 'from zabmc.real.install import byteman_cache_jar as b; print(b().parents[3])'); \
 	  tmp=$$(mktemp -d); \
-	  { command -v apt-get >/dev/null 2>&1 && (cd $$tmp && apt-get download -q libbyteman-java >$$tmp/log 2>&1) && \
+	  { command -v apt-get >/dev/null 2>&1 && { (cd $$tmp && apt-get download -q libbyteman-java >$$tmp/log 2>&1) || \
+	    { apt-get update -q >>$$tmp/log 2>&1 && (cd $$tmp && apt-get download -q libbyteman-java >>$$tmp/log 2>&1); }; } && \
 	    mkdir -p $$dest && dpkg-deb -x $$tmp/libbyteman-java_*.deb $$dest; } || { \
 	    echo "Byteman could not be fetched ($$(tail -n 1 $$tmp/log 2>/dev/null)): the tests of fault hooks will be skipped"; \
 	    rm -rf $$tmp; test "$$CI" != true || exit 1; }; rm -rf $$tmp; }
