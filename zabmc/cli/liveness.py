@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION
+from zabmc.cli.results import interrupted_code, quiet_broken_pipe, trace_path, write_html
+from zabmc.report.console import print_trace
 
 SCOPE = {
     "exhausted": "every reachable state and every fault-free continuation was explored",
@@ -22,50 +23,50 @@ SCOPE = {
 }
 
 
-def run(env, names, max_states, trace_out, as_json, html_out, quiet, time_limit, console,
-        observer) -> tuple:
-    """The liveness run, printed and saved: (exit code, the `LivenessResult`)."""
-    from zabmc.cli.check import _trace_path, write_html
-    from zabmc.explore.liveness import check_liveness, to_trace
+def report(spec, res, console) -> int:
+    """Save, print and draw the lassos of a liveness run, print the summary or the JSON document;
+    the exit code."""
     from zabmc.explore.memory import peak_rss
-    from zabmc.report.console import print_trace
 
-    res = check_liveness(env, names, max_states=max_states, observer=observer,
-                         time_limit=time_limit)
-    observer.on_finish(None)
+    paths, replaced, traces = _save(spec, res)
+    with quiet_broken_pipe():
+        for trace in traces:
+            print_trace(console, trace)
+            if spec.html_out:
+                out = trace_path(spec.html_out, res.env.model.name, trace.lasso["property"],
+                                 len(traces) > 1, "lasso", ".html")
+                write_html(out, trace)
+                console.print(f"picture of the {trace.lasso['property']} lasso written to {out}",
+                              highlight=False)
+        if spec.as_json:
+            click.echo(json.dumps(result_json(res, paths, spec.live_max_states, peak_rss()),
+                                  indent=2))
+        else:
+            if traces:
+                console.print()
+            _summary(console, res, paths, replaced, spec.live_max_states)
+    code = interrupted_code(res.stop_reason, res.signal)
+    if code is not None:
+        return code
+    return EXIT_VIOLATION if res.lassos else EXIT_OK
+
+
+def _save(spec, res):
+    """Each lasso's file: (property -> path, the files replaced, the traces)."""
+    from zabmc.explore.liveness import to_trace
+
     paths, replaced = {}, set()
     traces = []
     for lasso in res.lassos:
-        trace = to_trace(env, lasso)
-        path = _trace_path(trace_out, env.model.name, lasso.property, len(res.lassos) > 1,
-                           "lasso")
+        trace = to_trace(res.env, lasso)
+        path = trace_path(spec.trace_out, res.env.model.name, lasso.property,
+                          len(res.lassos) > 1, "lasso")
         if os.path.exists(path):
             replaced.add(path)
         trace.save(path)
         paths[lasso.property] = path
         traces.append(trace)
-    try:
-        for trace in traces:
-            print_trace(console, trace)
-            if html_out:
-                out = _trace_path(html_out, env.model.name, trace.lasso["property"],
-                                  len(traces) > 1, "lasso", ".html")
-                write_html(out, trace)
-                console.print(f"picture of the {trace.lasso['property']} lasso written to {out}",
-                              highlight=False)
-        if as_json:
-            click.echo(json.dumps(result_json(res, paths, max_states, peak_rss()), indent=2))
-        else:
-            if traces:
-                console.print()
-            _summary(console, res, paths, replaced, max_states)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    if res.stop_reason == "interrupted":
-        return (143 if res.signal == "SIGTERM" else 130), res
-    return (EXIT_VIOLATION if res.lassos else EXIT_OK), res
+    return paths, replaced, traces
 
 
 def _scope(res, max_states) -> str:
