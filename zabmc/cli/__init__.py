@@ -34,7 +34,8 @@ def cli() -> None:
 def _register() -> None:
     from . import simulate as _simulate  # noqa: F401  (each module adds its command to `cli`)
 
-    for name in ("check", "replay", "invariants", "models", "export", "sweep", "graph", "mutate"):
+    for name in ("check", "replay", "invariants", "models", "export", "sweep", "graph", "mutate",
+                 "gate"):
         try:
             __import__(f"zabmc.cli.{name}")
         except ModuleNotFoundError as e:
