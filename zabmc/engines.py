@@ -4,13 +4,41 @@ liveness search. `zabmc.spec` is the API; this module is its machinery."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from zabmc.errors import UsageError
+
+
+@dataclass
+class Prepared:
+    """A validated spec with its `Env` and engine options, ready to run."""
+
+    spec: Any  # a validated zabmc.spec.CheckSpec
+    env: Any
+    options: dict
+
+    @property
+    def resumed(self):
+        """The checkpoint snapshot a --resume starts from, or None."""
+        return self.options.get("resume")
+
+    def start_info(self) -> dict:
+        """What the observer's `on_start` is told."""
+        s, cfg = self.spec, self.env.config
+        if s.liveness:
+            return {"model": self.env.model.name, "strategy": "bfs (liveness)",
+                    "engine": "in-process", "config": cfg._asdict(), "invariants": s.properties}
+        return {"model": self.env.model.name, "strategy": s.strategy, "engine": s.engine,
+                "config": {k: v for k, v in cfg._asdict().items()}, "invariants": s.properties,
+                "walks": s.walks if s.strategy == "random" else None}
+
+    def run(self, observer=None):
+        return run(self, observer)
 
 
 def prepare(spec, log=None):
     """A `Prepared` run of `spec`; `log(line)` takes the checkpointer's lines."""
-    from zabmc.spec import Prepared
-
     env = spec.env()
     options: dict = {}
     if spec.liveness:

@@ -103,6 +103,18 @@ class CheckSpec:
         kw.update(overrides)
         return cls(**kw)
 
+    @classmethod
+    def from_config(cls, model, config, invariants=None, **fields) -> "CheckSpec":
+        """The spec of a model (a registered name, or a model object) explored within the bounds
+        of an `ExploreConfig`, checking `invariants` (None: the default properties; (): none)."""
+        if not isinstance(model, str):
+            fields["model_override"] = model
+            model = model.name
+        if invariants is not None:
+            fields["invariants"] = tuple(invariants)
+            fields["no_invariants"] = not invariants
+        return cls(model=model, **config._asdict(), **fields)
+
     def replace(self, **changes) -> "CheckSpec":
         return dataclasses.replace(self, **changes)
 
@@ -270,7 +282,7 @@ class CheckSpec:
         return DEFAULT_MAX_STATES
 
     # --- running -----------------------------------------------------------------------------------
-    def prepare(self, log=None) -> "Prepared":
+    def prepare(self, log=None):
         """The environment and the engine's options (checkpoints read, spill set up): a bad
         checkpoint is refused here, before anything is printed. `log` takes the checkpointer's
         lines."""
@@ -289,35 +301,6 @@ class CheckSpec:
         from zabmc.explore.graph import state_graph
 
         return state_graph(self.env(), self.max_states)
-
-
-@dataclass
-class Prepared:
-    """A validated spec with its `Env` and engine options, ready to run."""
-
-    spec: CheckSpec
-    env: Any
-    options: dict
-
-    @property
-    def resumed(self):
-        """The checkpoint snapshot a --resume starts from, or None."""
-        return self.options.get("resume")
-
-    def start_info(self) -> dict:
-        """What the observer's `on_start` is told."""
-        s, cfg = self.spec, self.env.config
-        if s.liveness:
-            return {"model": self.env.model.name, "strategy": "bfs (liveness)",
-                    "engine": "in-process", "config": cfg._asdict(), "invariants": s.properties}
-        return {"model": self.env.model.name, "strategy": s.strategy, "engine": s.engine,
-                "config": {k: v for k, v in cfg._asdict().items()}, "invariants": s.properties,
-                "walks": s.walks if s.strategy == "random" else None}
-
-    def run(self, observer=None):
-        from zabmc.engines import run
-
-        return run(self, observer)
 
 
 def _field_types() -> dict:

@@ -53,7 +53,7 @@ def report(spec, res, console) -> int:
 
 def _save(spec, res):
     """Each lasso's file: (property -> path, the files replaced, the traces)."""
-    from zabmc.explore.liveness import to_trace
+    from zabmc.explore.trace import to_trace
 
     paths, replaced = {}, set()
     traces = []

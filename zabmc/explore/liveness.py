@@ -559,13 +559,3 @@ def _take(env: Env, g: _Graph, s: State, v: int, c: int, events: list, states: l
             states.append(s2)
             return s2
     raise AssertionError("the suffix edge is not enabled on replay")
-
-
-def to_trace(env: Env, lasso: Lasso):
-    """The lasso as a `Trace` (format version 3), for saving, printing, drawing and replay."""
-    from .trace import Trace
-
-    return Trace(env, list(lasso.events), list(lasso.states), None, None,
-                 {"property": lasso.property, "kind": lasso.kind,
-                  "faults_stop": lasso.faults_stop, "loop_start": lasso.loop_start,
-                  "message": lasso.message})
