@@ -57,18 +57,17 @@ def prepare(spec, log=None):
 
 
 def run(prepared, observer=None):
-    """The search of a `Prepared` run: an `Outcome` (a `LivenessResult` with --liveness)."""
+    """The search of a `Prepared` run: its `Outcome` (a `LivenessOutcome`, whose findings are
+    lassos, with --liveness)."""
     from zabmc.explore.outcome import NULL_OBSERVER
 
     spec, env = prepared.spec, prepared.env
     observer = observer or NULL_OBSERVER
     if spec.liveness:
-        from zabmc.explore.liveness import check_liveness
+        from zabmc.explore.liveness import Liveness
 
-        res = check_liveness(env, spec.properties, max_states=spec.live_max_states,
-                             observer=observer, time_limit=spec.time_limit)
-        observer.on_finish(None)
-        return res
+        return Liveness(env, spec.properties, max_states=spec.live_max_states,
+                        observer=observer, time_limit=spec.time_limit).run()
     if spec.engine == "spark":
         from zabmc.spark.engine import spark_bfs
 

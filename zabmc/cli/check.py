@@ -13,7 +13,7 @@ import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
 from zabmc.cli.options import check_options, spec_of
-from zabmc.cli.results import completeness, terminate_as_exception, write_html
+from zabmc.cli.results import completeness, report, terminate_as_exception, write_html
 
 
 @cli.command()
@@ -47,15 +47,11 @@ def run_check(spec) -> int:
                       f"{snap.meta['frontier_states']:,} frontier states", highlight=False)
     with terminate_as_exception():
         result = prepared.run(observer)
+    kind = None
     if spec.liveness:
-        from zabmc.cli.liveness import report as report_liveness
-
-        code = report_liveness(spec, result, console)
-    else:
-        from zabmc.cli.results import report
-
-        code = report(spec, result, prepared.env, console)
-    return completeness(code, spec.require_complete, result.complete, str(result.stop_reason))
+        from zabmc.cli import liveness as kind
+    code = report(spec, result, prepared.env, console, kind)
+    return completeness(code, spec.require_complete, result.complete, result.stop_reason)
 
 
 @cli.command()

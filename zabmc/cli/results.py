@@ -79,7 +79,7 @@ def interrupted_code(stop_reason, signal_name) -> int | None:
     return None
 
 
-def completeness(code: int, required: bool, complete: bool, stop_reason: str) -> int:
+def completeness(code: int, required: bool, complete: bool, stop_reason: StopReason) -> int:
     """--require-complete: a clean run that did not exhaust its space exits 4, saying why."""
     if code != EXIT_OK or not required or complete:
         return code
@@ -88,17 +88,23 @@ def completeness(code: int, required: bool, complete: bool, stop_reason: str) ->
     return EXIT_INCOMPLETE
 
 
-# --- safety runs -----------------------------------------------------------------------------------
-def report(spec, outcome, env, console) -> int:
-    """Shorten, save and print the counterexamples, print the summary; the exit code."""
+# --- the one flow of a finished search ---------------------------------------------------------------
+def report(spec, outcome, env, console, kind=None) -> int:
+    """Save and print what the search found, then the summary or the JSON document; the exit
+    code. `kind` saves and shows the findings: this module's safety counterexamples by default,
+    `zabmc.cli.liveness`'s lassos for a liveness run."""
     from zabmc.explore.memory import peak_rss
 
+    kind = kind or _SAFETY
     outcome.extra.setdefault("peak_rss_bytes", peak_rss())
-    if spec.strategy != "bfs" and outcome.violations and not spec.no_shorten:
-        _shorten(outcome, env)
-    traces, trace_paths, replaced = _save(spec, outcome, env)
+    saved = kind.save(spec, outcome, env)
     with quiet_broken_pipe():
-        _print(spec, outcome, traces, trace_paths, replaced, console)
+        kind.show(spec, outcome, saved, console)
+    return exit_code(outcome)
+
+
+def exit_code(outcome) -> int:
+    """10 a violation, 0 none; 130 or 143 interrupted, whatever was found; 1 out of memory."""
     code = interrupted_code(outcome.stop_reason, outcome.extra.get("signal"))
     if code is not None:
         return code
@@ -108,6 +114,24 @@ def report(spec, outcome, env, console) -> int:
                    "path), or a machine with more memory", err=True)
         return EXIT_INTERNAL
     return EXIT_VIOLATION if outcome.violations else EXIT_OK
+
+
+# --- safety counterexamples ----------------------------------------------------------------------------
+class _Safety:
+    """Safety counterexamples: shortened (dfs, random), saved as trace files, printed, drawn."""
+
+    @staticmethod
+    def save(spec, outcome, env):
+        if spec.strategy != "bfs" and outcome.violations and not spec.no_shorten:
+            _shorten(outcome, env)
+        return _save(spec, outcome, env)
+
+    @staticmethod
+    def show(spec, outcome, saved, console):
+        _print(spec, outcome, *saved, console)
+
+
+_SAFETY = _Safety()
 
 
 def _shorten(outcome, env) -> None:

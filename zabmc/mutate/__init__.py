@@ -438,7 +438,7 @@ def run_search(model_name: str, mutant: Mutant | None, run: str, model=None,
     except Exception as e:  # noqa: BLE001  (a mutant may break the kernel's own assumptions)
         return {"caught": True, "property": None, "error": f"{type(e).__name__}: {e}"}
     if spec.liveness:  # the state cap `zabmc check --liveness` has: reaching it is incomplete too
-        r = {"distinct": out.distinct, "stop": out.stop_reason,
+        r = {"distinct": out.distinct, "stop": str(out.stop_reason),
              "complete": out.stop_reason in (StopReason.EXHAUSTED, StopReason.DEPTH_BOUND)}
         if out.lassos:
             lasso = out.lassos[0]
