@@ -26,9 +26,9 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
 
 from zabmc.errors import UsageError
+from zabmc.properties import EVENTUALLY, of_kind
 
 from . import events as E
 from .env import Env, State
@@ -38,13 +38,6 @@ from .search import Search
 
 SWITCH = -1  # the parent "event" of a phase-1 copy: faults stop here
 DEFAULT_MAX_STATES = 1_000_000
-
-
-class LiveProperty(NamedTuple):
-    name: str
-    statement: str
-    source: str
-    goal: Callable  # goal(env, state) -> bool
 
 
 def quorum(n: int) -> int:
@@ -63,11 +56,11 @@ def leader(env: Env, s: State):
     return None
 
 
-def _goal_leader(env: Env, s: State) -> bool:
+def goal_leader(env: Env, s: State) -> bool:
     return leader(env, s) is not None
 
 
-def _goal_commit(env: Env, s: State) -> bool:
+def goal_commit(env: Env, s: State) -> bool:
     L = leader(env, s)
     if L is None:
         return True  # nothing to deliver for: eventually-leader covers the election
@@ -81,22 +74,9 @@ def _goal_commit(env: Env, s: State) -> bool:
                if not down >> i & 1 and leader_of(nodes[i]) == L)
 
 
-PROPERTIES = {
-    p.name: p for p in (
-        LiveProperty(
-            "eventually-leader",
-            "once faults stop (no drop, timeout budget or crash; every message delivered, every "
-            "down node restarted), some node becomes an established leader followed by a quorum",
-            "DSN 2011 §III (liveness, under a quorum up and eventually reliable links); "
-            "ZOOKEEPER-1419", _goal_leader),
-        LiveProperty(
-            "eventually-commit",
-            "once faults stop, whenever a leader is established, every transaction of its "
-            "history is eventually delivered by every up node that follows it",
-            "DSN 2011 §III (liveness: a proposal of an established leader is delivered)",
-            _goal_commit),
-    )
-}
+#: the liveness properties: the `eventually` ones of the one registry (`zabmc.properties`), whose
+#: goals are `goal_leader` and `goal_commit`
+PROPERTIES = of_kind(EVENTUALLY)
 
 
 def resolve(names) -> tuple:
