@@ -61,3 +61,11 @@ def test_a_spec_runs_to_an_outcome_and_is_a_value():
     live = spec.replace(liveness=True, depth=60).run()
     assert live.complete and live.lassos == [] and live.properties == (
         "eventually-leader", "eventually-commit")
+
+
+def test_the_specs_choices_are_the_registries():
+    from zabmc.explore.por import REDUCTIONS
+    from zabmc.spec import REDUCTIONS as SPEC_REDUCTIONS, STRATEGY_NAMES
+    from zabmc.strategies import STRATEGIES
+
+    assert SPEC_REDUCTIONS == REDUCTIONS and STRATEGY_NAMES == tuple(STRATEGIES)

@@ -21,10 +21,11 @@ from functools import cached_property
 from typing import Any
 
 from zabmc.errors import UsageError
+from zabmc.strategies import STRATEGIES
 
 ENGINES = ("in-process", "spark")
-STRATEGY_NAMES = ("bfs", "dfs", "random")  # the keys of zabmc.strategies.STRATEGIES
-REDUCTIONS = ("none", "por")
+STRATEGY_NAMES = tuple(STRATEGIES)
+REDUCTIONS = ("none", "por")  # zabmc.explore.por.REDUCTIONS (not imported: it loads the explorer)
 BOUNDS = ("nodes", "network", "max_drops", "max_timeouts", "max_heartbeats", "proposals", "depth",
           "max_crashes")  # ExploreConfig's fields, in its order
 
@@ -291,8 +292,8 @@ class CheckSpec:
         return prepare(self, log)
 
     def run(self, observer=None, log=None):
-        """Validate, prepare and run the search: its `Outcome` (with `liveness`, the
-        `LivenessResult` of zabmc.explore.liveness)."""
+        """Validate, prepare and run the search: its `Outcome` (with `liveness`, a
+        `zabmc.explore.liveness.LivenessOutcome`, whose findings are lassos)."""
         return self.validate().prepare(log).run(observer)
 
     def state_graph(self):

@@ -1,8 +1,12 @@
-"""Option parsing shared by several commands: node lists, partitions, seeds."""
+"""Option parsing shared by several commands: partitions, and the option groups of the commands
+that build a `zabmc.spec.CheckSpec` (check, graph)."""
 
 from __future__ import annotations
 
+import click
+
 from zabmc.errors import UsageError
+from zabmc.spec import ENGINES, REDUCTIONS, STRATEGY_NAMES, CheckSpec
 
 
 def parse_partition(text: str | None) -> frozenset:
@@ -24,10 +28,6 @@ def parse_partition(text: str | None) -> frozenset:
 # --- the option groups of the commands that build a `zabmc.spec.CheckSpec` ------------------------
 # Each flag is declared once, here, with its default taken from `CheckSpec` (one default per
 # option); a command stacks the groups it takes and hands click's parameters to `CheckSpec`.
-import click  # noqa: E402
-
-from zabmc.spec import ENGINES, REDUCTIONS, STRATEGY_NAMES, CheckSpec  # noqa: E402
-
 _D = CheckSpec()
 
 
