@@ -25,7 +25,8 @@ from zabmc.strategies import STRATEGIES
 
 ENGINES = ("in-process", "spark")
 STRATEGY_NAMES = tuple(STRATEGIES)
-REDUCTIONS = ("none", "por")  # zabmc.explore.por.REDUCTIONS (not imported: it loads the explorer)
+#: zabmc.explore.por.REDUCTIONS, not imported from there: that would load the explorer at start-up
+REDUCTIONS = ("none", "por")
 BOUNDS = ("nodes", "network", "max_drops", "max_timeouts", "max_heartbeats", "proposals", "depth",
           "max_crashes")  # ExploreConfig's fields, in its order
 
