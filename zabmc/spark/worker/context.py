@@ -1,6 +1,6 @@
 """The executor-side environment: executors never receive an `Env`, they receive an `EnvSpec`
-(model name, `ExploreConfig`, property names, state codec) and rebuild the very same `Env` from
-the `zabmc.spec.CheckSpec` they describe, once per Python worker process."""
+(model name, `ExploreConfig`, property names, state codec) and rebuild the very same `Env` with
+`zabmc.model.get_model`, `Env` and `zabmc.invariants.Checker`, once per Python worker process."""
 
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ def context(spec: EnvSpec) -> Context:
     """The Env of `spec`, built once per worker process (Spark reuses Python workers)."""
     ctx = _CONTEXTS.get(spec)
     if ctx is None:
-        from zabmc.explore.env import ExploreConfig
-        from zabmc.spec import CheckSpec
+        from zabmc.explore.env import Env, ExploreConfig
+        from zabmc.invariants import Checker
+        from zabmc.model import get_model
 
-        env = CheckSpec.from_config(spec.model, ExploreConfig(*spec.config),
-                                    invariants=spec.invariants).env()
+        env = Env(get_model(spec.model), ExploreConfig(*spec.config), Checker(spec.invariants))
         ctx = _CONTEXTS[spec] = Context(env, make_codec(spec.codec, env))
     return ctx
