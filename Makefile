@@ -40,59 +40,20 @@ install-test:
 check: install
 	zabmc check --nodes 3 --depth 40
 
-# The CI invariant gate: the zab model (DSN 2011 ZAB) checked with every default property, cheapest
-# run first, in about two minutes here (figures in reports/verification.md). Runs 1, 4 and 5
-# exhaust their state spaces; 6 and 7 explore every path of up to 24 and 23 events (6 with one
-# crash: a crashed node keeps only its durable fields and may restart at any step; 4 with two).
-# Runs 2 and 3 check liveness: once faults stop, a leader is elected and every proposal commits
-# (a fair cycle or dead end that never gets there is a lasso counterexample); their spaces are
-# finite, so one that reaches the depth bound (elections that never settle, epochs growing
-# forever) fails too (--require-complete, exit 4). Run 8 takes 10,000
-# seeded random walks of up to 60 events with every kind of fault, deeper than the exhaustive runs
-# reach; the seed makes it reproducible and its counterexample is shortened by replay. Runs 9 and
-# 10 exhaust three nodes with a proposal and a timeout, on zab and on zab-omega (votes by node id,
-# so Phase 1 must recover history), under partial-order reduction (docs/reduction.md: an exhausted
-# reduced space has the full one's verdict), about a minute each. Each run
-# prints its summary (a few lines); a violation prints the counterexample, writes
-# zabmc-zab-<property>.trace.json (a lasso: .lasso.json) and exits 10, which stops make. Which
-# one-line bugs the gate catches: reports/verification.md, "Mutation score" (make mutate).
-# The last nine runs gate zk-fixed, the ZooKeeper model with the fixes of ZOOKEEPER-3911 and -4646
-# (models/zk; safety only: the zk models have no liveness properties), in about 100 CPU seconds:
-# exhaustive on two nodes with faults and on three without (--require-complete), every path of up
-# to 24 events with a timeout and of up to 30 with a crash, seeded random walks with every fault,
-# a depth-first search of the known bugs' bounds capped at its first 800,000 states (the same
-# states on every run; zk and zk-pre3911 fail it with their bugs, 29 events deep), and every path
-# of up to 26 events with a lost message and of up to 10 with a lost message and two timeouts.
-define GATE
-zabmc check --model zab --network fifo --nodes 3 --proposals 2 --depth 100 -q
-zabmc check --model zab --network fifo --nodes 2 --proposals 2 --depth 80 --liveness --require-complete -q
-zabmc check --model zab --network fifo --nodes 3 --proposals 2 --depth 80 --liveness --require-complete -q
-zabmc check --model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 1 --max-drops 1 --max-heartbeats 1 --max-crashes 2 --depth 100 -q
-zabmc check --model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 3 --max-drops 2 --max-heartbeats 2 --depth 100 -q
-zabmc check --model zab --network fifo --nodes 3 --proposals 2 --max-crashes 1 --depth 24 -q
-zabmc check --model zab --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --depth 23 -q
-zabmc check --model zab --network fifo --nodes 3 --proposals 2 --max-timeouts 2 --max-drops 1 --max-heartbeats 1 --max-crashes 1 --depth 60 --strategy random --seed 1 --walks 10000 -q
-zabmc check --model zab --network fifo --nodes 3 --proposals 1 --max-timeouts 1 --depth 200 --reduction por --require-complete -q
-zabmc check --model zab-omega --network fifo --nodes 3 --proposals 1 --max-timeouts 1 --depth 200 --reduction por --require-complete -q
-zabmc check --model zk-fixed --network fifo --nodes 2 --proposals 2 --max-timeouts 1 --max-crashes 1 --depth 100 --require-complete -q
-zabmc check --model zk-fixed --network fifo --nodes 3 --proposals 2 --depth 100 --require-complete -q
-zabmc check --model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --depth 24 -q
-zabmc check --model zk-fixed --network fifo --nodes 3 --proposals 2 --max-crashes 1 --depth 30 -q
-zabmc check --model zk-fixed --network fifo --nodes 2 --proposals 2 --max-timeouts 2 --max-drops 1 --max-crashes 2 --depth 100 --require-complete -q
-zabmc check --model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 2 --max-drops 1 --max-heartbeats 1 --max-crashes 2 --depth 60 --strategy random --seed 1 --walks 10000 -q
-zabmc check --model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1 --depth 30 --strategy dfs --max-states 800000 -q
-zabmc check --model zk-fixed --network fifo --nodes 3 --proposals 2 --max-drops 1 --depth 26 -q
-zabmc check --model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 2 --max-drops 1 --depth 10 -q
-endef
+# The CI invariant gate: its runs are data, in zabmc/gate.py (why each run is there, and what it
+# covers); `zabmc gate --list` prints them, `zabmc gate --model M` runs one model's. Each run prints
+# its summary; a violation prints the counterexample, writes zabmc-<model>-<property>.trace.json (a
+# lasso: .lasso.json) and exits 10, which stops the gate and make. Which one-line bugs the gate
+# catches: reports/verification.md, "Mutation score" (make mutate).
 
 gate: install
-	$(GATE)
+	zabmc gate
 
 # The whole test suite, slow and Spark tests included, then the invariant gate (this is what
 # .ci/run runs).
 test: install-test
 	$(PY) -m pytest -q -p no:cacheprovider --durations=25
-	$(GATE)
+	zabmc gate
 
 # The quick inner loop: skips tests marked slow or spark.
 test-fast: install-test

@@ -17,12 +17,9 @@ TITLE = "# zabmc benchmarks"
 def db19_env(depth: int, nodes: int = 3):
     """The Spark and ceiling benchmarks' workload: db-19, 3 nodes, FIFO links, 2 proposals, every
     default property, every state to `depth`."""
-    from models.db19 import MODEL
-    from zabmc.explore import Env, ExploreConfig
-    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+    from zabmc.spec import CheckSpec
 
-    return Env(MODEL, ExploreConfig(nodes=nodes, network="fifo", proposals=2, depth=depth),
-               Checker(DEFAULT_PROPERTIES))
+    return CheckSpec(model="db19", nodes=nodes, network="fifo", proposals=2, depth=depth).env()
 
 
 def cpu_model() -> str:

@@ -91,13 +91,11 @@ def main(argv=None) -> int:
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
     exit_on_sigterm()
-    from zabmc.explore import Env, ExploreConfig, bfs
-    from zabmc.invariants import Checker
-    from zabmc.model import get_model
     from zabmc.spark.standalone import standalone_cluster
+    from zabmc.spec import CheckSpec
 
-    want = bfs(Env(get_model("db19"), ExploreConfig(nodes=3, network="fifo", depth=23),
-                   Checker(())), stop_at_first=False)
+    want = CheckSpec(model="db19", nodes=3, network="fifo", depth=23, no_invariants=True,
+                     find_all=True, memory_limit="none").run()
     rows = []
     with standalone_cluster(workers=2, cores=1, memory="1g") as url, \
             tempfile.TemporaryDirectory() as ck:

@@ -142,11 +142,7 @@ def render_spaces(rows: list[dict], seconds: float) -> str:
 def findings(log) -> list[dict]:
     """Each db-19 finding's own search (reports/db19-findings.md), CPU seconds until it has its
     counterexample; the breadth-first ones on FIFO links again with the reduction."""
-    from zabmc.explore import Env, ExploreConfig, bfs, random_walks
-    from zabmc.explore.por import Stubborn
-    from zabmc.invariants import Checker
-    from zabmc.model import get_model
-    from zabmc.report.findings import FINDINGS
+    from zabmc.report.findings import FINDINGS, finding_spec
 
     rows = []
     for f in FINDINGS:
@@ -155,12 +151,10 @@ def findings(log) -> list[dict]:
             if por and (f.strategy != "bfs" or f.config["network"] != "fifo"):
                 continue
             log(f"{f.id} {'por' if por else ''}")
-            env = Env(get_model("db19"), ExploreConfig(**f.config), Checker(f.invariants))
+            spec = finding_spec(f).replace(reduction="por" if por else "none")
+            prepared = spec.validate().prepare()
             t = time.process_time()
-            if f.strategy == "bfs":
-                o = bfs(env, **({"reduction": Stubborn(env)} if por else {}))
-            else:
-                o = random_walks(env, seed=f.seed, walks=f.walks)
+            o = prepared.run()
             cpu = time.process_time() - t
             found = next((x for x in o.violations if x.violation.property == f.prop), None)
             if found is None:
@@ -195,19 +189,18 @@ def render_findings(rows: list[dict]) -> str:
 
 
 def mutants(log, name: str) -> dict:
-    from zabmc.explore.bfs import BFS
-    from zabmc.explore.env import Env, ExploreConfig
-    from zabmc.explore.por import Stubborn
-    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+    from zabmc.explore.env import ExploreConfig
     from zabmc.mutate import build
     from zabmc.mutate import mutants as all_mutants
+    from zabmc.spec import CheckSpec
 
     def run(model, bounds, por):
-        env = Env(model, ExploreConfig(network="fifo", depth=10_000, **bounds),
-                  Checker(DEFAULT_PROPERTIES))
-        opts = {"reduction": Stubborn(env)} if por else {}
+        spec = CheckSpec.from_config(model, ExploreConfig(network="fifo", depth=10_000, **bounds),
+                                     find_all=True, time_limit=MUTANT_TIME_LIMIT,
+                                     reduction="por" if por else "none", memory_limit="none")
+        prepared = spec.validate().prepare()
         try:
-            o = BFS(env, stop_at_first=False, time_limit=MUTANT_TIME_LIMIT, **opts).run()
+            o = prepared.run()
         except Exception as e:  # noqa: BLE001  (a mutant may break the kernel)
             return {"verdict": ["error", type(e).__name__], "distinct": 0}
         return {"verdict": [str(o.stop_reason),

@@ -38,10 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import commit, cpu_model, logical_cpus, memory_gb, update_section  # noqa: E402
-from zabmc.explore.bfs import bfs  # noqa: E402
-from zabmc.explore.env import Env, ExploreConfig  # noqa: E402
-from zabmc.invariants import DEFAULT_PROPERTIES, Checker  # noqa: E402
-from zabmc.model import get_model  # noqa: E402
+from zabmc.explore.env import ExploreConfig  # noqa: E402
+from zabmc.invariants import DEFAULT_PROPERTIES  # noqa: E402
+from zabmc.spec import CheckSpec  # noqa: E402
 
 ENGINE = "bfs, in-process"
 NO_DEPTH_BOUND = 10_000  # far beyond any diameter: the search ends by exhausting the space
@@ -220,12 +219,8 @@ def gate_command(run: Run) -> str:
 
 
 def explore(run: Run):
-    env = Env(get_model(run.model), run.config(), Checker(DEFAULT_PROPERTIES))
-    if run.reduction == "por":
-        from zabmc.explore.por import Stubborn
-
-        return bfs(env, stop_at_first=False, reduction=Stubborn(env))
-    return bfs(env, stop_at_first=False)
+    return CheckSpec.from_config(run.model, run.config(), find_all=True, reduction=run.reduction,
+                                 memory_limit="none").run()
 
 
 def hms(seconds: float) -> str:
@@ -278,7 +273,7 @@ def run_mutations(log) -> list[dict]:
         log(f"mutation {name} ...")
         model = ZabModel(m.rules())
         t0 = time.perf_counter()
-        out = bfs(Env(model, m.config, Checker(DEFAULT_PROPERTIES)), stop_at_first=True)
+        out = CheckSpec.from_config(model, m.config, memory_limit="none").run()
         first = out.violations[0] if out.violations else None
         base = "zab-omega" if issubclass(m.rules, OmegaRules) else "zab"
         depth = first.depth if first else None
@@ -311,8 +306,8 @@ def run_corpus(log) -> list[dict]:
         except (KeyError, RuntimeError):
             again, db19_seconds = False, 0.0
         log(f"  found again: {again}; zab, depth {run.zab_depth} ...")
-        out = bfs(Env(get_model("zab"), run.config(), Checker(DEFAULT_PROPERTIES)),
-                  stop_at_first=False)
+        out = CheckSpec.from_config("zab", run.config(), find_all=True,
+                                    memory_limit="none").run()
         row = dict(run._asdict(), db19_found=again, db19_seconds=db19_seconds,
                    stop_reason=out.stop_reason, distinct=out.distinct, generated=out.generated,
                    depth_reached=out.depth_reached, seconds=out.elapsed,
@@ -321,8 +316,8 @@ def run_corpus(log) -> list[dict]:
             f"{hms(out.elapsed)}")
         if out.stop_reason == "depth-bound" and not run.capped:
             # Did the finding's bound cut anything off? The same budgets with no depth bound.
-            unb = bfs(Env(get_model("zab"), run.config(NO_DEPTH_BOUND), Checker(DEFAULT_PROPERTIES)),
-                      stop_at_first=False, time_limit=120)
+            unb = CheckSpec.from_config("zab", run.config(NO_DEPTH_BOUND), find_all=True,
+                                        memory_limit="none", time_limit=120).run()
             row["unbounded"] = dict(stop_reason=unb.stop_reason, distinct=unb.distinct,
                                     diameter=unb.depth_reached, violations=len(unb.violations))
             log(f"  without the depth bound: {unb.stop_reason}, {unb.distinct:,} distinct states")

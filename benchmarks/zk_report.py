@@ -86,11 +86,10 @@ RELATED = [
 
 
 def _env(model: str, bounds: dict):
-    from zabmc.explore.env import Env, ExploreConfig
-    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-    from zabmc.model import get_model
+    from zabmc.explore.env import ExploreConfig
+    from zabmc.spec import CheckSpec
 
-    return Env(get_model(model), ExploreConfig(**bounds), Checker(DEFAULT_PROPERTIES))
+    return CheckSpec.from_config(model, ExploreConfig(**bounds)).env()
 
 
 def _trace(env, found):

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from zabmc.explore import Env, ExploreConfig
-from zabmc.explore.liveness import check_liveness, to_trace
+from zabmc.explore.liveness import check_liveness
+from zabmc.explore.trace import to_trace
 from zabmc.explore.trace import load, replay
 from zabmc.invariants import Checker
 from zabmc.model import get_model

@@ -35,7 +35,7 @@ def _register() -> None:
     from . import simulate as _simulate  # noqa: F401  (each module adds its command to `cli`)
 
     for name in ("check", "replay", "invariants", "models", "export", "sweep", "graph", "mutate",
-                 "real"):
+                 "real", "gate"):
         try:
             __import__(f"zabmc.cli.{name}")
         except ModuleNotFoundError as e:

@@ -1,79 +1,73 @@
-"""`zabmc check --liveness`: the run, its console and JSON report, and the lasso files.
+"""`zabmc check --liveness`: the lasso files, the console and JSON report of a liveness run.
 
-The search itself is `zabmc.explore.liveness`; this module only prints and saves."""
+The search itself is `zabmc.explore.liveness.Liveness`; `zabmc.cli.results.report` runs the flow
+(save, show, exit code) with this module's `save` and `show`."""
 
 from __future__ import annotations
 
 import json
 import os
-import sys
 
 import click
 
-from zabmc.cli import EXIT_OK, EXIT_VIOLATION
+from zabmc.cli.results import trace_path, write_html
+from zabmc.explore.outcome import StopReason
+from zabmc.report.console import print_trace
 
 SCOPE = {
-    "exhausted": "every reachable state and every fault-free continuation was explored",
-    "depth-bound": "explored to the depth bound {depth}: partial, {left:,} states there were not "
-                   "expanded",
-    "state-cap": "stopped at --max-states {cap:,}: partial, {left:,} states not expanded",
-    "time-limit": "time limit reached: partial, {left:,} states not expanded",
-    "interrupted": "interrupted by {signal}: partial",
+    StopReason.EXHAUSTED: "every reachable state and every fault-free continuation was explored",
+    StopReason.DEPTH_BOUND: "explored to the depth bound {depth}: partial, {left:,} states there "
+                            "were not expanded",
+    StopReason.STATE_CAP: "stopped at --max-states {cap:,}: partial, {left:,} states not expanded",
+    StopReason.TIME_LIMIT: "time limit reached: partial, {left:,} states not expanded",
+    StopReason.INTERRUPTED: "interrupted by {signal}: partial",
+    StopReason.OUT_OF_MEMORY: "out of memory: partial",
 }
 
 
-def run(env, names, max_states, trace_out, as_json, html_out, quiet, time_limit, console,
-        observer) -> tuple:
-    """The liveness run, printed and saved: (exit code, the `LivenessResult`)."""
-    from zabmc.cli.check import _trace_path, write_html
-    from zabmc.explore.liveness import check_liveness, to_trace
-    from zabmc.explore.memory import peak_rss
-    from zabmc.report.console import print_trace
+def save(spec, res, env):
+    """Each lasso's file: (the traces, property -> path, the files replaced)."""
+    from zabmc.explore.trace import to_trace
 
-    res = check_liveness(env, names, max_states=max_states, observer=observer,
-                         time_limit=time_limit)
-    observer.on_finish(None)
     paths, replaced = {}, set()
     traces = []
     for lasso in res.lassos:
         trace = to_trace(env, lasso)
-        path = _trace_path(trace_out, env.model.name, lasso.property, len(res.lassos) > 1,
-                           "lasso")
+        path = trace_path(spec.trace_out, res.model, lasso.property, len(res.lassos) > 1,
+                          "lasso")
         if os.path.exists(path):
             replaced.add(path)
         trace.save(path)
         paths[lasso.property] = path
         traces.append(trace)
-    try:
-        for trace in traces:
-            print_trace(console, trace)
-            if html_out:
-                out = _trace_path(html_out, env.model.name, trace.lasso["property"],
-                                  len(traces) > 1, "lasso", ".html")
-                write_html(out, trace)
-                console.print(f"picture of the {trace.lasso['property']} lasso written to {out}",
-                              highlight=False)
-        if as_json:
-            click.echo(json.dumps(result_json(res, paths, max_states, peak_rss()), indent=2))
-        else:
-            if traces:
-                console.print()
-            _summary(console, res, paths, replaced, max_states)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    if res.stop_reason == "interrupted":
-        return (143 if res.signal == "SIGTERM" else 130), res
-    return (EXIT_VIOLATION if res.lassos else EXIT_OK), res
+    return traces, paths, replaced
 
 
-def _scope(res, max_states) -> str:
-    return SCOPE[res.stop_reason].format(depth=res.env.config.depth, left=res.unexpanded,
-                                         cap=max_states, signal=res.signal)
+def show(spec, res, saved, console) -> None:
+    """Print and draw the lassos, then the summary or the JSON document."""
+    traces, paths, replaced = saved
+    for trace in traces:
+        print_trace(console, trace)
+        if spec.html_out:
+            out = trace_path(spec.html_out, res.model, trace.lasso["property"], len(traces) > 1,
+                             "lasso", ".html")
+            write_html(out, trace)
+            console.print(f"picture of the {trace.lasso['property']} lasso written to {out}",
+                          highlight=False)
+    if spec.as_json:
+        click.echo(json.dumps(result_json(res, paths), indent=2))
+    else:
+        if traces:
+            console.print()
+        _summary(console, res, paths, replaced)
 
 
-def _summary(console, res, paths, replaced, max_states) -> None:
+def _scope(res) -> str:
+    return SCOPE[res.stop_reason].format(depth=res.config.depth, left=res.unexpanded,
+                                         cap=res.max_states, signal=res.signal)
+
+
+def _summary(console, res, paths, replaced) -> None:
     from rich.table import Table
 
     if res.lassos:
@@ -83,7 +77,7 @@ def _summary(console, res, paths, replaced, max_states) -> None:
     else:
         verdict = ("[bold yellow]NO LIVELOCK FOUND[/] within the bounds: " +
                    ", ".join(res.properties))
-    console.print(f"{verdict} ({_scope(res, max_states)})")
+    console.print(f"{verdict} ({_scope(res)})")
     t = Table(box=None, show_header=False)
     t.add_column(justify="left", style="dim")
     t.add_column(justify="right")
@@ -104,16 +98,16 @@ def _summary(console, res, paths, replaced, max_states) -> None:
                       f"(replay: zabmc replay {path})", highlight=False)
 
 
-def result_json(res, paths, max_states, rss) -> dict:
+def result_json(res, paths) -> dict:
     return {
         "verdict": res.verdict,
         "liveness": True,
         "stop_reason": res.stop_reason,
         "complete": res.complete,
-        "model": res.env.model.name,
-        "config": res.env.config.to_json(),
+        "model": res.model,
+        "config": res.config.to_json(),
         "properties": list(res.properties),
-        "max_states": max_states,
+        "max_states": res.max_states,
         "prefix_states": res.prefix_states,
         "suffix_states": res.suffix_states,
         "distinct_states": res.distinct,
@@ -122,7 +116,7 @@ def result_json(res, paths, max_states, rss) -> dict:
         "depth_reached": res.depth_reached,
         "frontier_left": res.unexpanded,
         "elapsed_seconds": round(res.elapsed, 3),
-        "peak_rss_bytes": rss,
+        "peak_rss_bytes": res.extra["peak_rss_bytes"],
         "fair_components": res.fair_components,
         "violations": [
             {"property": x.property, "kind": x.kind, "message": x.message,

@@ -1,8 +1,12 @@
-"""Option parsing shared by several commands: node lists, partitions, seeds."""
+"""Option parsing shared by several commands: partitions, and the option groups of the commands
+that build a `zabmc.spec.CheckSpec` (check, graph)."""
 
 from __future__ import annotations
 
+import click
+
 from zabmc.errors import UsageError
+from zabmc.spec import ENGINES, REDUCTIONS, STRATEGY_NAMES, CheckSpec
 
 
 def parse_partition(text: str | None) -> frozenset:
@@ -19,3 +23,193 @@ def parse_partition(text: str | None) -> frozenset:
     if any(i < 0 for i in ids):
         raise UsageError(f"--partition ids must not be negative, got {text!r}")
     return frozenset(zip(ids[0::2], ids[1::2]))
+
+
+# --- the option groups of the commands that build a `zabmc.spec.CheckSpec` ------------------------
+# Each flag is declared once, here, with its default taken from `CheckSpec` (one default per
+# option); a command stacks the groups it takes and hands click's parameters to `CheckSpec`.
+_D = CheckSpec()
+
+
+def _stack(*decorators):
+    def apply(f):
+        for d in reversed(decorators):
+            f = d(f)
+        return f
+
+    return apply
+
+
+def model_option(default: str = _D.model, help: str = "Protocol model."):
+    return click.option("--model", "model", default=default, show_default=True, help=help)
+
+
+def bounds_options(nodes: int = _D.nodes):
+    """--nodes, --depth, --network and the budgets. `zabmc graph` passes its own --nodes default
+    (2: a graph of the whole space is for small bounds)."""
+    return _stack(
+        click.option("--nodes", type=int, default=nodes, show_default=True, help="Cluster size."),
+        click.option("--depth", type=int, default=_D.depth, show_default=True,
+                     help="Bound on events per path."),
+        click.option("--network", type=click.Choice(["bag", "fifo"]), default=_D.network,
+                     show_default=True,
+                     help="bag: any in-flight message may arrive next (the simulator's 1-3 tick "
+                          "delays); fifo: per-link order (TCP)."),
+        click.option("--max-drops", type=int, default=_D.max_drops, show_default=True,
+                     help="Message drops budget."),
+        click.option("--max-timeouts", type=int, default=_D.max_timeouts, show_default=True,
+                     help="Election timeouts budget (shared by all nodes)."),
+        click.option("--max-heartbeats", type=int, default=_D.max_heartbeats, show_default=True,
+                     help="Heartbeats budget."),
+        click.option("--proposals", type=int, default=_D.proposals, show_default=True,
+                     help="Client proposals budget."),
+        click.option("--max-crashes", type=int, default=_D.max_crashes, show_default=True,
+                     help="Crashes budget (shared by all nodes): a crash keeps only the node's "
+                          "durable fields; restarts are unbudgeted."),
+    )
+
+
+def property_options():
+    """--invariant and --no-invariants."""
+    return _stack(
+        click.option("--invariant", "invariants", multiple=True, metavar="NAME",
+                     help="Check only this property (repeatable); see `zabmc invariants`."),
+        click.option("--no-invariants", is_flag=True,
+                     help="Check nothing and keep no ghost state: the distinct-state count is "
+                          "then the protocol's own (docs/semantics.md, E6)."),
+    )
+
+
+def strategy_options():
+    """--strategy and its options, --all, --reduction."""
+    return _stack(
+        click.option("--strategy", type=click.Choice(list(STRATEGY_NAMES)), default=_D.strategy,
+                     show_default=True,
+                     help="bfs: shortest counterexamples; dfs: memory = the path; random: seeded "
+                          "walks."),
+        click.option("--seed", type=int, default=_D.seed, show_default=True,
+                     help="Seed for --strategy random."),
+        click.option("--walks", type=int, default=_D.walks, show_default=True,
+                     help="Walks for --strategy random."),
+        click.option("--no-shorten", is_flag=True,
+                     help="Keep dfs/random counterexamples as found (default: shorten them by "
+                          "replay)."),
+        click.option("--all", "find_all", is_flag=True,
+                     help="Do not stop at the first violation; report each violated property "
+                          "once."),
+    )
+
+
+def output_options():
+    """--trace-out, --json, --html, -q."""
+    return _stack(
+        click.option("--trace-out", type=click.Path(dir_okay=False), default=None,
+                     help="Counterexample trace file [default: "
+                          "zabmc-<model>-<property>.trace.json]; with --all, "
+                          "FILE-<property>.json per property."),
+        click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary."),
+        click.option("--html", "html_out", default=None, metavar="FILE",
+                     help="Draw the counterexample as a sequence chart in one self-contained HTML "
+                          "file (with --all, FILE-<property>.html per run of events)."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress display."),
+    )
+
+
+def engine_options():
+    """--time-limit, --engine and Spark's options."""
+    return _stack(
+        click.option("--time-limit", type=float, default=None, metavar="SECONDS",
+                     help="Stop after this long and report the partial result."),
+        click.option("--engine", type=click.Choice(ENGINES), default=_D.engine,
+                     show_default=True),
+        click.option("--master", default=_D.master, show_default=True, help="Spark master URL."),
+        click.option("--partitions", type=int, default=None,
+                     help="Spark partitions [default: cores]."),
+        click.option("--verbose", is_flag=True, help="Show engine logs (Spark start-up output)."),
+    )
+
+
+_CHECKPOINT_HELP = (
+    "bfs: write checkpoints into DIR (atomically; the last good one survives a kill at any "
+    "instant), at level boundaries only, at most every --checkpoint-every seconds, and a last one "
+    "when the search ends or is interrupted; --resume DIR continues from there. With --engine "
+    "spark, DIR serves both losses: Spark's reliable checkpoints cut the lineage every 10 levels "
+    "(a lost executor's work is rebuilt from there), and every task writes its partition's part "
+    "of a level snapshot at most every --checkpoint-every seconds, sealed by a manifest once the "
+    "level is done (a lost driver loses only the levels since). DIR must be storage the driver "
+    "and every executor see at the same path (on a cluster, a shared file system; a URL such as "
+    "hdfs://... gets the lineage cuts only).")
+
+
+def long_run_options():
+    """Checkpoints, resume, levels on disk."""
+    return _stack(
+        click.option("--checkpoint", "checkpoint_dir", type=click.Path(file_okay=False),
+                     default=None, metavar="DIR", help=_CHECKPOINT_HELP),
+        click.option("--checkpoint-every", type=float, default=_D.checkpoint_every,
+                     show_default=True, metavar="SECONDS",
+                     help="Seconds between two checkpoints (taken at the first level boundary "
+                          "after; 0: at every level boundary)."),
+        click.option("--resume", "resume_dir", type=click.Path(file_okay=False), default=None,
+                     metavar="DIR",
+                     help="bfs: continue the search checkpointed in DIR; the other flags must be "
+                          "the ones it was started with (the engine and --partitions may differ). "
+                          "Keeps checkpointing into DIR unless --checkpoint names another "
+                          "directory. --engine spark resumes a checkpoint of either engine; the "
+                          "in-process engine resumes only its own (a Spark snapshot has no parent "
+                          "table)."),
+        click.option("--spill-dir", default=None, metavar="DIR",
+                     help="bfs: where levels that do not fit go [default: $TMPDIR]; directories "
+                          "left there by runs killed with SIGKILL are removed."),
+        click.option("--memory-limit", default=None, metavar="SIZE",
+                     help="bfs: memory the search may count on (e.g. 800M, 2G; 'none': keep every "
+                          "level in memory) [default: half of MemAvailable]. A level whose states "
+                          "would take more than a quarter of it, and at most 256 MiB, goes to disk "
+                          "(compressed segment files in $TMPDIR) and is read back when it is "
+                          "expanded; the visited set stays in memory (22 bytes a state)."),
+    )
+
+
+def check_options():
+    """Every flag of `zabmc check`, in the order `--help` has always listed them."""
+    return _stack(
+        model_option(), bounds_options(), strategy_options(), property_options(),
+        output_options(), engine_options(), long_run_options(),
+        click.option("--liveness", is_flag=True,
+                     help="Check liveness instead of safety: once faults stop, a leader is "
+                          "elected (eventually-leader) and its transactions are delivered "
+                          "(eventually-commit); --invariant picks one. Counterexamples are lassos "
+                          "(docs/liveness.md)."),
+        click.option("--require-complete", is_flag=True,
+                     help="Exit 4 when the search ends without exhausting its state space (the "
+                          "depth bound, --max-states or --time-limit stopped it) and found no "
+                          "violation: for a CI gate whose runs are meant to exhaust, a change "
+                          "that makes the space grow without end (a counter that never settles) "
+                          "fails instead of passing partially."),
+        click.option("--reduction", type=click.Choice(list(REDUCTIONS)), default=_D.reduction,
+                     show_default=True,
+                     help="por: partial-order reduction. Expand at each state only the events of "
+                          "a set of nodes that nothing outside it can interfere with (a stubborn "
+                          "set), on FIFO links, breadth-first, in-process. Exhausting the reduced "
+                          "space gives the verdict and violated properties of the full one with "
+                          "fewer states; counterexamples may be longer, and a run stopped by "
+                          "--depth covers less than every path of that length "
+                          "(docs/reduction.md)."),
+        click.option("--max-states", type=int, default=None, metavar="N",
+                     help="--liveness: stop exploring after N states (the graph is kept in "
+                          "memory) [default: 1,000,000]; the verdict is then partial. --strategy "
+                          "dfs: stop at the first distinct state beyond N [default: no cap]; the "
+                          "successors' order is fixed, so a capped search covers the same N "
+                          "states on every run."),
+    )
+
+
+def spec_of(params: dict, **fixed) -> CheckSpec:
+    """The `CheckSpec` of a command's click parameters (tuples for repeated flags)."""
+    kw = {k: v for k, v in params.items() if k in _FIELDS}
+    if "invariants" in kw:
+        kw["invariants"] = tuple(kw["invariants"])
+    return CheckSpec(**kw, **fixed)
+
+
+_FIELDS = {f for f in CheckSpec.__dataclass_fields__}

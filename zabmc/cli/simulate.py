@@ -80,11 +80,7 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
     result = Simulator(model, cfg, observer=observer, checker=checker, link_cut=link_cut,
                        node_events=node_events).run()
     if dump_path:
-        try:
-            with open(dump_path, "wb") as f:
-                f.write(result.dump)
-        except OSError as e:
-            raise UsageError(f"cannot write --dump {dump_path}: {e.strerror}") from None
+        _write_dump(dump_path, result.dump)
     if as_json:
         out = {
             "model": model.name,
@@ -115,3 +111,11 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
                        err=True)
         return EXIT_VIOLATION
     return EXIT_OK
+
+
+def _write_dump(path: str, dump: bytes) -> None:
+    try:
+        with open(path, "wb") as f:
+            f.write(dump)
+    except OSError as e:
+        raise UsageError(f"cannot write --dump {path}: {e.strerror}") from None

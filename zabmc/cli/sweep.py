@@ -115,6 +115,15 @@ def sweep(ctx, nodes, rounds, proposals, partitions_cut, seeds, model_name, inva
         if live is not None:
             live.stop()
 
+    _print_sweep(result, configs, names, model_name, as_json)
+    sys.stdout.flush()
+    return EXIT_VIOLATION if result.violating else EXIT_OK
+
+
+def _print_sweep(result, configs, names, model_name, as_json) -> None:
+    """A finished sweep: its JSON document, or the summary table and the replay commands."""
+    from rich.console import Console
+
     if as_json:
         click.echo(json.dumps({
             "output": result.out,
@@ -137,8 +146,6 @@ def sweep(ctx, nodes, rounds, proposals, partitions_cut, seeds, model_name, inva
         console.print(f"table: {result.out} ({result.runs:,} rows); {result.elapsed:.1f}s, "
                       f"{result.spark['runs_per_second']:,.0f} runs/s", soft_wrap=True)
         _print_replay(console, rows, result.summary)
-    sys.stdout.flush()
-    return EXIT_VIOLATION if result.violating else EXIT_OK
 
 
 def _report(ctx, path, engine, master, as_json, verbose) -> int:

@@ -73,9 +73,40 @@ class BFS(Search):
     _ck_written_at = None
 
     def search(self) -> None:
-        env, out, cfg = self.env, self.out, self.config
-        self.seen = seen = SortedRunSet()
-        self.table = table = ParentTable()
+        cfg, out = self.config, self.out
+        frontier, depth = self._start()
+        self._measure_frontier(frontier)
+        ck = self.options.get("checkpoint")
+        spill = self.options.get("spill")
+        blobs, keeping_fingerprint = self._keeping_fingerprint(spill)
+        plain_fingerprint = self.env.fingerprint
+        while frontier and depth < cfg.depth:
+            self._boundary = (depth, out.generated, frontier, time.perf_counter())
+            self._boundary_prev = frontier
+            self._level_done = False
+            fingerprint = plain_fingerprint
+            if blobs is not None:  # keep encodings once levels go to disk (they grow)
+                fingerprint = keeping_fingerprint if spill.spilled_levels else plain_fingerprint
+            self._expand_level(frontier, depth, fingerprint, blobs)
+            frontier, depth = self.frontier, self.depth
+            if not self._level_done:  # pragma: no cover - the finally clause re-raised
+                break
+            if spill is not None:
+                frontier.finish()
+                old = self._boundary_prev
+                if isinstance(old, Level):
+                    old.drop()  # expanded, and no checkpoint can need it any more
+                self._boundary_prev = frontier
+            self._measure_frontier(frontier)
+            if ck is not None and frontier and depth < cfg.depth and ck.due():
+                self._write_checkpoint()
+
+    def _start(self) -> tuple:
+        """The search's state at its start: the initial state, or the checkpoint it resumes
+        from; (frontier, depth)."""
+        env, out = self.env, self.out
+        self.seen = SortedRunSet()
+        self.table = ParentTable()
         self.depth = depth = 0
         self.frontier = frontier = []
         self._boundary = None
@@ -86,11 +117,9 @@ class BFS(Search):
         self.frontier_sample_bytes = 0.0
         ck = self.options.get("checkpoint")
         snap = self.options.get("resume")
-        spill = self.options.get("spill")
-
         if snap is None:
             init, v0 = env.initial()
-            seen.add_batch([env.fingerprint(init)])
+            self.seen.add_batch([env.fingerprint(init)])
             out.generated = 1
             out.per_depth.append(1)
             self.frontier = frontier = [init]
@@ -103,160 +132,80 @@ class BFS(Search):
             self._boundary = (depth, out.generated, frontier, time.perf_counter())
             if ck is not None and os.path.realpath(ck.dir) == os.path.realpath(snap.directory):
                 self._ck_written_at = depth  # that checkpoint is this state
-        self._measure_frontier(frontier)
-        fingerprint = plain_fingerprint = env.fingerprint
-        blobs = None
+        return frontier, depth
+
+    def _keeping_fingerprint(self, spill) -> tuple:
+        """(blobs, fingerprint) where the canonical encoding is what the fingerprint hashes and
+        levels may go to disk: keep each candidate's bytes for the chunk, so that a new state going
+        to disk is not encoded a second time; (None, None) otherwise."""
+        env = self.env
         codec = self.options.get("codec")
-        if spill is not None and codec is not None and codec.encode == env.encode:
-            # the canonical encoding is what the fingerprint hashes: keep each candidate's bytes
-            # for the chunk, so that a new state going to disk is not encoded a second time
-            blobs = {}
-            encode = env.encode
+        if spill is None or codec is None or codec.encode != env.encode:
+            return None, None
+        blobs: dict = {}
+        encode = env.encode
 
-            def keeping_fingerprint(s, _h=xxh3_128_digest, _blobs=blobs):
-                b = encode(s)
-                fp = _h(b)
-                _blobs[fp] = b
-                return fp
-        successors = env.successors
-        record = self.record
+        def keeping_fingerprint(s, _h=xxh3_128_digest, _blobs=blobs):
+            b = encode(s)
+            fp = _h(b)
+            _blobs[fp] = b
+            return fp
+
+        return blobs, keeping_fingerprint
+
+    def _expand_level(self, frontier, depth: int, fingerprint, blobs) -> None:
+        """Expand one level into the next, chunk by chunk; whatever ends it (also a signal or the
+        time limit in its middle), keep what it found so far in `self.frontier`, `self.depth`."""
+        out = self.out
+        lt = time.perf_counter()
+        spill = self.options.get("spill")
         por = self.options.get("reduction")  # a `por.Stubborn`, or None: every event expanded
-        proviso = None
-        while frontier and depth < cfg.depth:
-            lt = time.perf_counter()
-            self._boundary = (depth, out.generated, frontier, time.perf_counter())
-            self._boundary_prev = frontier
-            self._level_done = False
-            table.new_level()
-            nxt = Level(spill) if spill is not None else []
-            if blobs is not None:  # keep encodings once levels go to disk (they grow)
-                fingerprint = keeping_fingerprint if spill.spilled_levels else plain_fingerprint
-            cand: dict = {}  # fp -> (state, parent index, event index), this chunk only
-
-            def flush() -> list:
-                """Merge the chunk's candidates into the visited set and the level; with a
-                reduction, the states of the chunk that must now be expanded fully (the proviso)."""
-                fps = list(cand)
-                new = seen.add_batch(fps, distinct=True)  # a dict's keys: no duplicates
-                add_state = nxt.append
-                add_parent, add_event = table.parents[-1].append, table.events[-1].append
-                for fp, is_new in zip(fps, new.tolist()):
-                    if is_new:
-                        s2, pi, ei = cand[fp]
-                        if blobs is None:
-                            add_state(s2)
-                        else:
-                            add_state(s2, blobs.get(fp))
-                        add_parent(pi)  # table.add(pi, ei)
-                        add_event(ei)
-                cand.clear()
-                if blobs is not None:
-                    blobs.clear()
-                return proviso(fps, new) if por is not None else ()
-
-            if por is not None:
-                level_seen = SortedRunSet()  # the states this level has found so far
-                edges: list = []  # (parent index, fingerprint) of every event a stubborn set kept
-                reduced: dict = {}  # parent index -> (successors, kept indices), this chunk only
-
-                def proviso(fps, new) -> list:
-                    """The chunk's states whose stubborn set leads to a state of this level or
-                    an earlier one (not new, and not found earlier in this level): those are
-                    expanded fully, so that every cycle of the reduced graph has a fully
-                    expanded state."""
-                    old = set()
-                    if edges:  # only the ends of kept events can send a state back
-                        ends = {fp for _, fp in edges}
-                        again = [fp for fp, is_new in zip(fps, new.tolist())
-                                 if not is_new and fp in ends]
-                        if again:
-                            here = level_seen.contains_batch(again).tolist()
-                            old = {fp for fp, h in zip(again, here) if not h}
-                    level_seen.add_batch(as_array(fps)[new], distinct=True)
-                    redo = sorted({pi for pi, fp in edges if fp in old})
-                    edges.clear()
-                    pending = [(pi,) + reduced[pi] for pi in redo]
-                    reduced.clear()
-                    return pending
-
-                def expand_rest(pending) -> None:
-                    """Expand the events the stubborn sets of `pending` left out."""
-                    for pi, succ, keep in pending:
-                        kept = set(keep)
-                        offer(pi, [(ei, x) for ei, x in enumerate(succ) if ei not in kept])
-                        por.reduced -= 1
+        self.table.new_level()
+        nxt = Level(spill) if spill is not None else []
+        chunk = _Chunk(self, depth, nxt, fingerprint, blobs, por)
+        successors = self.env.successors
+        try:
+            for pi, s in enumerate(frontier):
+                succ = successors(s)
+                keep = por.choose(s, succ) if por is not None else None
+                if keep is None:
+                    chunk.offer(pi, enumerate(succ))
+                    if por is not None:
                         por.full += 1
-
-            def offer(pi: int, items, track: bool = False) -> None:
-                """Offer state `pi`'s successors `items`, `(event index, (event, state,
-                violation))` pairs, to the chunk: record their violations, keep each new
-                fingerprint's first parent; with `track`, note the edges for the proviso."""
-                before = out.generated  # counted once per state; exact whenever it is read
-                k = 0
-                for k, (ei, (ev, s2, v)) in enumerate(items, 1):
-                    if v is not None:
-                        out.generated = before + k
-                        record(v, depth + 1, table.path(depth, pi) + (ei,))
-                    fp = fingerprint(s2)
-                    if fp not in cand:
-                        cand[fp] = (s2, pi, ei)
-                    if track:
-                        edges.append((pi, fp))
-                out.generated = before + k
-
-            try:
-                for pi, s in enumerate(frontier):
-                    succ = successors(s)
-                    keep = por.choose(s, succ) if por is not None else None
-                    if keep is None:
-                        offer(pi, enumerate(succ))
-                        if por is not None:
-                            por.full += 1
-                    else:
-                        offer(pi, [(ei, succ[ei]) for ei in keep], True)
-                        reduced[pi] = (succ, keep)  # the proviso may want the rest
-                        por.reduced += 1
-                    if len(cand) >= CHUNK:
-                        pending = flush()
-                        if pending:
-                            expand_rest(pending)
-                    if time.perf_counter() >= self.next_progress:
-                        # only what is known: the candidates of the chunk not yet merged may be
-                        # states seen before, so neither count includes them
-                        self.progress(depth + 1, len(seen), len(frontier) - pi - 1 + len(nxt))
-                while por is not None and cand:  # the proviso's full expansions, to the end
-                    pending = flush()
-                    if pending:
-                        expand_rest(pending)
-                self._level_done = True
-            except MemoryError:
-                cand.clear()  # free what can be freed; the level's count stays what was merged
-                raise
-            finally:
-                # keep what the level found so far, also when the search stops in its middle
-                if cand:
-                    flush()
-                if nxt:
-                    depth += 1
-                    out.per_depth.append(len(nxt))
-                if self._level_done:  # the next level boundary, before anything else can stop us
-                    self._boundary = (depth, out.generated, nxt, time.perf_counter())
                 else:
-                    self.partial = nxt
-                self.observer.on_level(depth, len(frontier), len(nxt), time.perf_counter() - lt)
-                self.frontier = frontier = nxt
-                self.depth = depth
-            if not self._level_done:  # pragma: no cover - the finally clause re-raised
-                break
-            if spill is not None:
-                nxt.finish()
-                old = self._boundary_prev
-                if isinstance(old, Level):
-                    old.drop()  # expanded, and no checkpoint can need it any more
-                self._boundary_prev = nxt
-            self._measure_frontier(frontier)
-            if ck is not None and frontier and depth < cfg.depth and ck.due():
-                self._write_checkpoint()
+                    chunk.offer(pi, [(ei, succ[ei]) for ei in keep], True)
+                    chunk.reduced[pi] = (succ, keep)  # the proviso may want the rest
+                    por.reduced += 1
+                if len(chunk.cand) >= CHUNK:
+                    pending = chunk.flush()
+                    if pending:
+                        chunk.expand_rest(pending)
+                if time.perf_counter() >= self.next_progress:
+                    # only what is known: the candidates of the chunk not yet merged may be
+                    # states seen before, so neither count includes them
+                    self.progress(depth + 1, len(self.seen), len(frontier) - pi - 1 + len(nxt))
+            while por is not None and chunk.cand:  # the proviso's full expansions, to the end
+                pending = chunk.flush()
+                if pending:
+                    chunk.expand_rest(pending)
+            self._level_done = True
+        except MemoryError:
+            chunk.cand.clear()  # free what can be freed; the level's count stays what was merged
+            raise
+        finally:
+            # keep what the level found so far, also when the search stops in its middle
+            if chunk.cand:
+                chunk.flush()
+            if nxt:
+                depth += 1
+                out.per_depth.append(len(nxt))
+            if self._level_done:  # the next level boundary, before anything else can stop us
+                self._boundary = (depth, out.generated, nxt, time.perf_counter())
+            else:
+                self.partial = nxt
+            self.observer.on_level(depth, len(frontier), len(nxt), time.perf_counter() - lt)
+            self.frontier = nxt
+            self.depth = depth
 
     # --- figures -----------------------------------------------------------------------------------
     def _measure_frontier(self, frontier: list) -> None:
@@ -375,3 +324,96 @@ class BFS(Search):
 def bfs(env: Env, **kw) -> Outcome:
     """Breadth-first search of `env` (see `Search` for the keyword arguments)."""
     return BFS(env, **kw).run()
+
+
+class _Chunk:
+    """One level's candidates, merged into the visited set and the next level a chunk at a time:
+    each new fingerprint's first (state, parent index, event index); with a reduction, what the
+    proviso needs (the edges the stubborn sets kept, the states reduced in this chunk)."""
+
+    def __init__(self, bfs: BFS, depth: int, nxt, fingerprint, blobs, por):
+        self.bfs = bfs
+        self.out = bfs.out
+        self.seen = bfs.seen
+        self.table = bfs.table
+        self.record = bfs.record
+        self.depth = depth
+        self.nxt = nxt
+        self.fingerprint = fingerprint
+        self.blobs = blobs
+        self.por = por
+        self.cand: dict = {}  # fp -> (state, parent index, event index), this chunk only
+        if por is not None:
+            self.level_seen = SortedRunSet()  # the states this level has found so far
+            self.edges: list = []  # (parent index, fingerprint) of every event a stubborn set kept
+            self.reduced: dict = {}  # parent index -> (successors, kept indices), this chunk only
+
+    def flush(self) -> list:
+        """Merge the chunk's candidates into the visited set and the level; with a reduction, the
+        states of the chunk that must now be expanded fully (the proviso)."""
+        cand, blobs, table = self.cand, self.blobs, self.table
+        fps = list(cand)
+        new = self.seen.add_batch(fps, distinct=True)  # a dict's keys: no duplicates
+        add_state = self.nxt.append
+        add_parent, add_event = table.parents[-1].append, table.events[-1].append
+        for fp, is_new in zip(fps, new.tolist()):
+            if is_new:
+                s2, pi, ei = cand[fp]
+                if blobs is None:
+                    add_state(s2)
+                else:
+                    add_state(s2, blobs.get(fp))
+                add_parent(pi)  # table.add(pi, ei)
+                add_event(ei)
+        cand.clear()
+        if blobs is not None:
+            blobs.clear()
+        return self.proviso(fps, new) if self.por is not None else ()
+
+    def proviso(self, fps, new) -> list:
+        """The chunk's states whose stubborn set leads to a state of this level or an earlier one
+        (not new, and not found earlier in this level): those are expanded fully, so that every
+        cycle of the reduced graph has a fully expanded state."""
+        edges, level_seen = self.edges, self.level_seen
+        old = set()
+        if edges:  # only the ends of kept events can send a state back
+            ends = {fp for _, fp in edges}
+            again = [fp for fp, is_new in zip(fps, new.tolist()) if not is_new and fp in ends]
+            if again:
+                here = level_seen.contains_batch(again).tolist()
+                old = {fp for fp, h in zip(again, here) if not h}
+        level_seen.add_batch(as_array(fps)[new], distinct=True)
+        redo = sorted({pi for pi, fp in edges if fp in old})
+        edges.clear()
+        pending = [(pi,) + self.reduced[pi] for pi in redo]
+        self.reduced.clear()
+        return pending
+
+    def expand_rest(self, pending) -> None:
+        """Expand the events the stubborn sets of `pending` left out."""
+        por = self.por
+        for pi, succ, keep in pending:
+            kept = set(keep)
+            self.offer(pi, [(ei, x) for ei, x in enumerate(succ) if ei not in kept])
+            por.reduced -= 1
+            por.full += 1
+
+    def offer(self, pi: int, items, track: bool = False) -> None:
+        """Offer state `pi`'s successors `items`, `(event index, (event, state, violation))`
+        pairs, to the chunk: record their violations, keep each new fingerprint's first parent;
+        with `track`, note the edges for the proviso."""
+        out, cand, fingerprint = self.out, self.cand, self.fingerprint
+        edges = self.edges if track else None
+        depth = self.depth
+        before = out.generated  # counted once per state; exact whenever it is read
+        k = 0
+        for k, (ei, (ev, s2, v)) in enumerate(items, 1):
+            if v is not None:
+                out.generated = before + k
+                self.record(v, depth + 1, self.table.path(depth, pi) + (ei,))
+            fp = fingerprint(s2)
+            if fp not in cand:
+                cand[fp] = (s2, pi, ei)
+            if track:
+                edges.append((pi, fp))
+        out.generated = before + k

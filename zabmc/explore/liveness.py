@@ -26,24 +26,18 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
 
 from zabmc.errors import UsageError
+from zabmc.properties import EVENTUALLY, of_kind
 
 from . import events as E
 from .env import Env, State
-from .outcome import NULL_OBSERVER, Progress
-from .search import PROGRESS_EVERY, Terminated
+from .outcome import (DEPTH_BOUND, EXHAUSTED, NULL_OBSERVER, STATE_CAP, TIME_LIMIT, Outcome,
+                      StopReason)
+from .search import Search
 
 SWITCH = -1  # the parent "event" of a phase-1 copy: faults stop here
 DEFAULT_MAX_STATES = 1_000_000
-
-
-class LiveProperty(NamedTuple):
-    name: str
-    statement: str
-    source: str
-    goal: Callable  # goal(env, state) -> bool
 
 
 def quorum(n: int) -> int:
@@ -62,11 +56,11 @@ def leader(env: Env, s: State):
     return None
 
 
-def _goal_leader(env: Env, s: State) -> bool:
+def goal_leader(env: Env, s: State) -> bool:
     return leader(env, s) is not None
 
 
-def _goal_commit(env: Env, s: State) -> bool:
+def goal_commit(env: Env, s: State) -> bool:
     L = leader(env, s)
     if L is None:
         return True  # nothing to deliver for: eventually-leader covers the election
@@ -80,22 +74,9 @@ def _goal_commit(env: Env, s: State) -> bool:
                if not down >> i & 1 and leader_of(nodes[i]) == L)
 
 
-PROPERTIES = {
-    p.name: p for p in (
-        LiveProperty(
-            "eventually-leader",
-            "once faults stop (no drop, timeout budget or crash; every message delivered, every "
-            "down node restarted), some node becomes an established leader followed by a quorum",
-            "DSN 2011 §III (liveness, under a quorum up and eventually reliable links); "
-            "ZOOKEEPER-1419", _goal_leader),
-        LiveProperty(
-            "eventually-commit",
-            "once faults stop, whenever a leader is established, every transaction of its "
-            "history is eventually delivered by every up node that follows it",
-            "DSN 2011 §III (liveness: a proposal of an established leader is delivered)",
-            _goal_commit),
-    )
-}
+#: the liveness properties: the `eventually` ones of the one registry (`zabmc.properties`), whose
+#: goals are `goal_leader` and `goal_commit`
+PROPERTIES = of_kind(EVENTUALLY)
 
 
 def resolve(names) -> tuple:
@@ -212,32 +193,36 @@ class Lasso:
 
 
 @dataclass
-class LivenessResult:
-    env: Env
-    properties: tuple
-    stop_reason: str = ""  # exhausted, depth-bound, state-cap, interrupted
-    prefix_states: int = 0
-    suffix_states: int = 0
-    transitions: int = 0
+class LivenessOutcome(Outcome):
+    """A liveness search's `Outcome`: its findings (`violations`) are `Lasso`es; `generated`
+    counts the transitions taken, `distinct` the states of both phases."""
+
+    prefix_states: int = 0  # phase 0: faults possible
+    suffix_states: int = 0  # phase 1: fault-free
     suffix_edges: int = 0
     unexpanded: int = 0  # states at the depth bound or the cap, not expanded
-    depth_reached: int = 0
-    elapsed: float = 0.0
-    lassos: list = field(default_factory=list)
     fair_components: dict = field(default_factory=dict)  # property -> number found
-    signal: str | None = None
+    max_states: int = DEFAULT_MAX_STATES
 
     @property
-    def distinct(self) -> int:
-        return self.prefix_states + self.suffix_states
+    def lassos(self) -> list:
+        return self.violations
 
     @property
-    def complete(self) -> bool:
-        return self.stop_reason == "exhausted"
+    def properties(self) -> tuple:
+        return self.invariants
+
+    @property
+    def transitions(self) -> int:
+        return self.generated
+
+    @property
+    def signal(self) -> str | None:
+        return self.extra.get("signal")
 
     @property
     def verdict(self) -> str:
-        if self.lassos:
+        if self.violations:
             return "violation"
         return "ok" if self.complete else "ok-within-bounds"
 
@@ -283,112 +268,131 @@ class _Graph:
         return k
 
 
-def check_liveness(env: Env, names=(), *, max_states: int = DEFAULT_MAX_STATES,
-                   observer=NULL_OBSERVER, time_limit: float | None = None,
-                   timers: bool = True, pressure: bool = True) -> LivenessResult:
+class Liveness(Search):
     """Explore the two-phase graph breadth-first to `env.config.depth` events (the switch is not
     an event) or exhaustion, then look for fair non-goal cycles and dead ends of each property.
+    The frame (`Search`) owns the time limit, interruption and the outcome; the analysis runs
+    however the exploration ended (`finish`), on the graph explored so far.
 
     `timers` and `pressure` exist to show what the timer rules are for (tests/test_liveness.py):
     without suffix timers a lost message leaves a dead end that a real election timeout would
     resolve; without timer pressure an endless exchange of votes counts as a livelock although
     real time would fire a timer during it. Neither is a user option."""
-    if not supports(env.model):
-        raise UsageError(f"model {env.model.name} does not say who leads whom (leader_of, "
-                         "established), which --liveness needs")
-    if env.checker.active:
-        raise UsageError("--liveness checks liveness only: run the safety properties without it")
-    props = resolve(names)
-    goals = [PROPERTIES[p].goal for p in props]
-    res = LivenessResult(env, props)
-    g = _Graph()
-    fp = env.fingerprint
-    bound = env.config.depth
-    t0 = time.perf_counter()
-    next_progress = t0 + PROGRESS_EVERY
 
-    def add_suffix(s1: State, parent: int, index: int, depth: int, nxt: list):
-        i, new = g.add(fp(s1) + b"\x01", parent, index, depth, 1)
+    name = "liveness"
+
+    def __init__(self, env: Env, names=(), *, max_states: int = DEFAULT_MAX_STATES,
+                 observer=NULL_OBSERVER, time_limit: float | None = None,
+                 timers: bool = True, pressure: bool = True):
+        if not supports(env.model):
+            raise UsageError(f"model {env.model.name} does not say who leads whom (leader_of, "
+                             "established), which --liveness needs")
+        if env.checker.active:
+            raise UsageError("--liveness checks liveness only: run the safety properties "
+                             "without it")
+        super().__init__(env, stop_at_first=False, observer=observer, time_limit=time_limit)
+        self.props = resolve(names)
+        self.out = LivenessOutcome(strategy=self.name, engine=self.engine, model=env.model.name,
+                                   config=env.config, invariants=self.props,
+                                   max_states=max_states)
+        self.goals = [PROPERTIES[p].goal for p in self.props]
+        self.max_states = max_states
+        self.timers, self.pressure = timers, pressure
+        self.g = _Graph()
+        self.level: list = []
+        self.nxt: list = []
+        self.stop: StopReason | None = None
+
+    def _add_suffix(self, s1: State, parent: int, index: int, depth: int, nxt: list) -> int:
+        """Add a phase-1 state (with its goal bits and timer pressure) if it is new; its id."""
+        env, g = self.env, self.g
+        i, new = g.add(env.fingerprint(s1) + b"\x01", parent, index, depth, 1)
         if new:
             bits = 0
-            for k, goal in enumerate(goals):
+            for k, goal in enumerate(self.goals):
                 if goal(env, s1):
                     bits |= 1 << k
             g.goals[i] = bits
-            p = tuple(g.class_id(c) for c in timer_pressure(env, s1)) if pressure else ()
+            p = (tuple(g.class_id(c) for c in timer_pressure(env, s1)) if self.pressure
+                 else ())
             if p:
                 g.pressure[i] = g._pressure_sets.setdefault(p, p)
             nxt.append((i, s1))
         return i
 
-    s0, _ = env.initial()
-    level: list = []
-    i0, _ = g.add(fp(s0) + b"\x00", -1, -1, 0, 0)
-    level.append((i0, s0))
-    add_suffix(suffix_start(s0), i0, SWITCH, 0, level)
-    depth = 0
-    stop = None
-    try:
-        while level:
-            res.depth_reached = depth
-            if depth >= bound:
-                res.unexpanded = len(level)
-                stop = "depth-bound"
-                break
-            nxt: list = []
-            for i, s in level:
-                if len(g.keys) >= max_states:
-                    stop = "state-cap"
-                    break
-                if g.phase[i] == 0:
-                    succ = env.successors(s)
-                    res.transitions += len(succ)
-                    for k, (ev, s2, _) in enumerate(succ):
-                        j, new = g.add(fp(s2) + b"\x00", i, k, depth + 1, 0)
-                        if new:
-                            nxt.append((j, s2))
-                            add_suffix(suffix_start(s2), j, SWITCH, depth + 1, nxt)
-                else:
-                    succ = suffix_successors(env, s, timers)
-                    res.transitions += len(succ)
-                    g.expanded.add(i)
-                    for k, (ev, s2, _) in enumerate(succ):
-                        j = add_suffix(s2, i, k, depth + 1, nxt)
-                        c = fairness_class(env, ev)
-                        g.edges.append((i, j, -1 if c is None else g.class_id(c)))
-                if time.perf_counter() >= next_progress:
-                    now = time.perf_counter()
-                    next_progress = now + PROGRESS_EVERY
-                    observer.on_progress(Progress(depth, res.transitions, len(g.keys),
-                                                  len(level) + len(nxt), now - t0))
-                    if time_limit is not None and now - t0 >= time_limit:
-                        stop = "time-limit"
-                        break
-            if stop:
-                res.unexpanded = sum(1 for i, _ in level if g.phase[i] == 0 or i not in g.expanded)
-                res.unexpanded += len(nxt)
-                break
-            level = nxt
+    def search(self) -> None:
+        env, g, out = self.env, self.g, self.out
+        s0, _ = env.initial()
+        i0, _ = g.add(env.fingerprint(s0) + b"\x00", -1, -1, 0, 0)
+        self.level = [(i0, s0)]
+        self._add_suffix(suffix_start(s0), i0, SWITCH, 0, self.level)
+        depth = 0
+        while self.level:
+            out.depth_reached = depth
+            if depth >= env.config.depth:
+                out.unexpanded = len(self.level)
+                self.stop = DEPTH_BOUND
+                return
+            self.nxt = []
+            if not self._expand_level(depth):
+                self.stop = STATE_CAP
+                return
+            self.level = self.nxt
             depth += 1
-        else:
-            stop = "exhausted"
-    except (KeyboardInterrupt, Terminated) as e:
-        import signal
 
-        stop = "interrupted"
-        res.signal = ("SIGINT" if isinstance(e, KeyboardInterrupt)
-                      else signal.Signals(e.signum).name)
-    res.stop_reason = stop
-    res.prefix_states = len(g.phase) - len(g.goals)
-    res.suffix_states = len(g.goals)
-    res.suffix_edges = len(g.edges)
-    for k, name in enumerate(props):
-        lasso, count = _analyse(env, g, k, name)
-        res.fair_components[name] = count
-        if lasso is not None:
-            res.lassos.append(lasso)
-    res.elapsed = time.perf_counter() - t0
-    return res
+    def _expand_level(self, depth: int) -> bool:
+        """Expand the states of one level into `self.nxt`; False at the state cap."""
+        env, g, nxt, out = self.env, self.g, self.nxt, self.out
+        fp = env.fingerprint
+        for i, s in self.level:
+            if len(g.keys) >= self.max_states:
+                return False
+            if g.phase[i] == 0:
+                succ = env.successors(s)
+                out.generated += len(succ)
+                for k, (ev, s2, _) in enumerate(succ):
+                    j, new = g.add(fp(s2) + b"\x00", i, k, depth + 1, 0)
+                    if new:
+                        nxt.append((j, s2))
+                        self._add_suffix(suffix_start(s2), j, SWITCH, depth + 1, nxt)
+            else:
+                succ = suffix_successors(env, s, self.timers)
+                out.generated += len(succ)
+                g.expanded.add(i)
+                for k, (ev, s2, _) in enumerate(succ):
+                    j = self._add_suffix(s2, i, k, depth + 1, nxt)
+                    c = fairness_class(env, ev)
+                    g.edges.append((i, j, -1 if c is None else g.class_id(c)))
+            if time.perf_counter() >= self.next_progress:
+                self.progress(depth, len(g.keys), len(self.level) + len(nxt))
+        return True
+
+    def natural_stop(self) -> StopReason:
+        return self.stop or EXHAUSTED
+
+    def finish(self) -> None:
+        """The states left unexpanded, the figures, and each property's analysis."""
+        out, g = self.out, self.g
+        if self.stop == STATE_CAP or out.stop_reason == TIME_LIMIT:
+            out.unexpanded = sum(1 for i, _ in self.level
+                                 if g.phase[i] == 0 or i not in g.expanded) + len(self.nxt)
+        out.prefix_states = len(g.phase) - len(g.goals)
+        out.suffix_states = len(g.goals)
+        out.distinct = len(g.phase)
+        out.suffix_edges = len(g.edges)
+        for k, name in enumerate(self.props):
+            lasso, count = _analyse(self.env, g, k, name)
+            out.fair_components[name] = count
+            if lasso is not None:
+                out.violations.append(lasso)
+
+
+def check_liveness(env: Env, names=(), *, max_states: int = DEFAULT_MAX_STATES,
+                   observer=NULL_OBSERVER, time_limit: float | None = None,
+                   timers: bool = True, pressure: bool = True) -> LivenessOutcome:
+    """The `Liveness` search of `env` (see it for the arguments)."""
+    return Liveness(env, names, max_states=max_states, observer=observer, time_limit=time_limit,
+                    timers=timers, pressure=pressure).run()
 
 
 # --- the analysis -----------------------------------------------------------------------------------
@@ -559,13 +563,3 @@ def _take(env: Env, g: _Graph, s: State, v: int, c: int, events: list, states: l
             states.append(s2)
             return s2
     raise AssertionError("the suffix edge is not enabled on replay")
-
-
-def to_trace(env: Env, lasso: Lasso):
-    """The lasso as a `Trace` (format version 3), for saving, printing, drawing and replay."""
-    from .trace import Trace
-
-    return Trace(env, list(lasso.events), list(lasso.states), None, None,
-                 {"property": lasso.property, "kind": lasso.kind,
-                  "faults_stop": lasso.faults_stop, "loop_start": lasso.loop_start,
-                  "message": lasso.message})

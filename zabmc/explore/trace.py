@@ -340,3 +340,12 @@ def shorten(env: Env, path: tuple, prop: str) -> tuple:
                 s = s2
                 break
     return tuple(out)
+
+
+def to_trace(env: Env, lasso) -> Trace:
+    """A `zabmc.explore.liveness.Lasso` as a `Trace` (format version 3), for saving, printing,
+    drawing and replay."""
+    return Trace(env, list(lasso.events), list(lasso.states), None, None,
+                 {"property": lasso.property, "kind": lasso.kind,
+                  "faults_stop": lasso.faults_stop, "loop_start": lasso.loop_start,
+                  "message": lasso.message})

@@ -1,7 +1,7 @@
 """The safety properties of ZAB (docs/semantics.md, "Properties"), evaluated in one place.
 
 The simulator (`--check`), every explorer strategy and the Spark engine call the same `Checker`.
-Properties are named data (`PROPERTIES`); the checker keeps only the ghost state the enabled
+Properties are named data (`PROPERTIES`, the `always` ones of `zabmc.properties`); the checker keeps only the ghost state the enabled
 properties read (E6: none at all when no property is enabled), and evaluates them incrementally after
 each kernel step, over the node the step changed and the step's effects.
 
@@ -21,41 +21,11 @@ from typing import NamedTuple, Sequence
 
 from zabmc.errors import UsageError
 from zabmc.model import LEADING, PROPOSED, SYNCED, TIMER
+from zabmc.properties import ALWAYS, Property, of_kind
 
 
-class Property(NamedTuple):
-    name: str
-    statement: str
-    source: str
-    default: bool
-    needs: frozenset  # ghost parts read: "logs", "broadcast", "established", "prospective"
-
-
-PROPERTIES: dict[str, Property] = {
-    p.name: p
-    for p in (
-        Property("integrity", "every delivered transaction was broadcast by some primary",
-                 "DSN 2011 §III-A", True, frozenset({"logs", "broadcast"})),
-        Property("total-order", "if a node delivers a before b, every node that delivers b "
-                 "delivers a before b", "DSN 2011 §III-A", True, frozenset({"logs"})),
-        Property("agreement", "any two nodes' delivery logs are prefix-related",
-                 "DSN 2011 §III-A", True, frozenset({"logs"})),
-        Property("prefix", "nothing delivered is ever retracted or reordered in a node's "
-                 "delivered sequence", "LADIS 2008 §2", True, frozenset({"logs"})),
-        Property("local-primary-order", "within one epoch, deliveries follow proposal order "
-                 "with no gap", "DSN 2011 §III-A", True, frozenset({"logs", "broadcast"})),
-        Property("global-primary-order", "no node delivers an epoch-e transaction after one of "
-                 "a later epoch", "DSN 2011 §III-A", True, frozenset({"logs"})),
-        Property("primary-integrity", "a proposing leader of epoch e holds every delivered "
-                 "transaction of earlier epochs", "DSN 2011 §III-A", True, frozenset({"logs"})),
-        Property("leadership", "at most one node becomes an established leader of any epoch",
-                 "DSN 2011 §V-A", True, frozenset({"established"})),
-        Property("single-prospective-leader", "at most one node becomes a prospective leader "
-                 "of any epoch", "DSN 2011 §V-A", False, frozenset({"prospective"})),
-        Property("sane-history", "history zxids strictly increase and last_committed <= "
-                 "last_zxid()", "db-19 model", True, frozenset()),
-    )
-}
+#: the safety properties: the `always` ones of the one registry (`zabmc.properties`)
+PROPERTIES: dict[str, Property] = of_kind(ALWAYS)
 
 DEFAULT_PROPERTIES = tuple(p.name for p in PROPERTIES.values() if p.default)
 

@@ -25,7 +25,9 @@ import sys
 import types
 from dataclasses import dataclass
 
+from zabmc import gate as _gate
 from zabmc.errors import UsageError
+from zabmc.explore.outcome import StopReason
 
 _SWAPS = {
     ast.Lt: (ast.LtE, ast.Gt), ast.LtE: (ast.Lt, ast.GtE), ast.Gt: (ast.GtE, ast.Lt),
@@ -365,68 +367,16 @@ def _clone(node):
     return copy.deepcopy(node)
 
 
-#: the CI invariant gate (the Makefile's GATE, run for run; tests/test_mutate.py keeps them equal),
-#: cheapest first so that a broken model fails fast
-GATE = (
-    "--model zab --network fifo --nodes 3 --proposals 2 --depth 100",
-    "--model zab --network fifo --nodes 2 --proposals 2 --depth 80 --liveness --require-complete",
-    "--model zab --network fifo --nodes 3 --proposals 2 --depth 80 --liveness --require-complete",
-    "--model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 1 --max-drops 1 "
-    "--max-heartbeats 1 --max-crashes 2 --depth 100",
-    "--model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 3 --max-drops 2 "
-    "--max-heartbeats 2 --depth 100",
-    "--model zab --network fifo --nodes 3 --proposals 2 --max-crashes 1 --depth 24",
-    "--model zab --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --depth 23",
-    "--model zab --network fifo --nodes 3 --proposals 2 --max-timeouts 2 --max-drops 1 "
-    "--max-heartbeats 1 --max-crashes 1 --depth 60 --strategy random --seed 1 --walks 10000",
-    # exhaustive under partial-order reduction (docs/reduction.md): every state of three nodes with
-    # a proposal and a timeout, where stale-epoch-proposal breaks sane-history 27 events deep
-    "--model zab --network fifo --nodes 3 --proposals 1 --max-timeouts 1 --depth 200 "
-    "--reduction por --require-complete",
-)
-
-#: the gate's run on `zab-omega` (votes ordered by node id only, so that Phase 1 must recover what
-#: the elected node lacks): the same exhaustive reduced search, where skip-history-selection
-#: breaks sane-history (with zab's own election no bounded search of three nodes can tell)
-OMEGA_GATE = (
-    "--model zab-omega --network fifo --nodes 3 --proposals 1 --max-timeouts 1 --depth 200 "
-    "--reduction por --require-complete",
-)
-
-#: the gate of the ZooKeeper implementation model's fixed variant (models/zk, `zk-fixed`; issue #23
-#: point 5), the Makefile's GATE after zab's runs: safety only (the zk models have no liveness
-#: properties), cheapest first. Runs 1, 2 and 5 exhaust their spaces (--require-complete: a mutant
-#: that makes one grow without end fails); 3 and 4 cover every path of up to 24 events with a
-#: timeout and of up to 30 with a crash; 6 takes seeded random walks with every kind of fault; 7 is
-#: a depth-first search of the bounds where ZOOKEEPER-3911 and -4646 lie (29 events, a timeout and
-#: a crash), capped at its first 800,000 distinct states: its successors' order is fixed, so it
-#: covers the same states on every run, and `zk` and `zk-pre3911` fail it (their bugs lie within
-#: the first 723,978 and 538,595) where the complete search of zk-fixed takes some 14 CPU minutes.
-#: 8 and 9 (a few seconds) cover every path of up to 26 events with a lost message, and of up to 10
-#: with a lost message and two timeouts: the mutation campaign's wider random search found three
-#: mutants (a lost message that does not stall its connection, a follower taking the leader's
-#: path after one) that runs 1-7 miss and these catch, 26 and 10 events deep
-ZK_FIXED_GATE = (
-    "--model zk-fixed --network fifo --nodes 2 --proposals 2 --max-timeouts 1 --max-crashes 1 "
-    "--depth 100 --require-complete",
-    "--model zk-fixed --network fifo --nodes 3 --proposals 2 --depth 100 --require-complete",
-    "--model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --depth 24",
-    "--model zk-fixed --network fifo --nodes 3 --proposals 2 --max-crashes 1 --depth 30",
-    "--model zk-fixed --network fifo --nodes 2 --proposals 2 --max-timeouts 2 --max-drops 1 "
-    "--max-crashes 2 --depth 100 --require-complete",
-    "--model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 2 --max-drops 1 "
-    "--max-heartbeats 1 --max-crashes 2 --depth 60 --strategy random --seed 1 --walks 10000",
-    "--model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1 "
-    "--depth 30 --strategy dfs --max-states 800000",
-    "--model zk-fixed --network fifo --nodes 3 --proposals 2 --max-drops 1 --depth 26",
-    "--model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 2 --max-drops 1 "
-    "--depth 10",
-)
+#: the CI invariant gate's runs (`zabmc.gate`, which `zabmc gate` and `make gate` run), by model:
+#: zab's, zab-omega's and zk-fixed's; each model's mutants are scored against `GATES`
+GATE = _gate.ZAB
+OMEGA_GATE = _gate.ZAB_OMEGA
+ZK_FIXED_GATE = _gate.ZK_FIXED
 
 #: the models that have a gate, and its searches; a mutant of another model can be listed, but
 #: there is no gate to run it against. zab's includes the zab-omega run: the two models share the
 #: handler module, so `make gate` judges a mutant of it by both
-GATES = {"zab": GATE + OMEGA_GATE, "zab-omega": OMEGA_GATE, "zk-fixed": ZK_FIXED_GATE}
+GATES = _gate.MUTATION_GATES
 
 
 def gate_for(model_name: str) -> tuple:
@@ -447,32 +397,28 @@ WIDE = (
 )
 
 
-def _opts(run: str) -> dict:
-    """`--flag value` pairs; a flag with no value (`--liveness`) maps to True."""
-    words, out = run.split(), {}
-    while words:
-        flag = words.pop(0)
-        out[flag] = words.pop(0) if words and not words[0].startswith("--") else True
-    return out
+def _spec(run: str, model_name: str | None = None, **fields):
+    """The `CheckSpec` of one search's `zabmc check` flags (`model_name` when they name none),
+    with levels kept in memory, as the campaign has always run them."""
+    from zabmc.spec import CheckSpec
+
+    spec = CheckSpec.from_args(run, **fields)
+    if model_name is not None and "--model" not in run.split():
+        spec = spec.replace(model=model_name)
+    if spec.strategy == "bfs" and spec.engine == "in-process" and not spec.liveness:
+        spec = spec.replace(memory_limit="none")
+    return spec
 
 
 def run_model(run: str, default: str) -> str:
     """The model a search's flags name (`default` when they name none): zab's gate has a run on
     zab-omega, which shares its handler module."""
-    return _opts(run).get("--model", default)
+    return _spec(run, default).model
 
 
 def gate_config(run: str):
     """The `ExploreConfig` of one search's flags."""
-    from zabmc.explore.env import ExploreConfig
-
-    opts = _opts(run)
-    return ExploreConfig(
-        nodes=int(opts["--nodes"]), network=opts["--network"],
-        max_drops=int(opts.get("--max-drops", 0)), max_timeouts=int(opts.get("--max-timeouts", 0)),
-        max_heartbeats=int(opts.get("--max-heartbeats", 0)),
-        proposals=int(opts.get("--proposals", 2)), depth=int(opts["--depth"]),
-        max_crashes=int(opts.get("--max-crashes", 0)))
+    return _spec(run).config()
 
 
 def run_search(model_name: str, mutant: Mutant | None, run: str, model=None,
@@ -481,63 +427,44 @@ def run_search(model_name: str, mutant: Mutant | None, run: str, model=None,
     `--walks`) on the mutant: caught (the property and depth of the shortest violation found; a
     kernel that raises counts as caught, with the error) or not, with the distinct states seen and
     whether the search completed its bounds."""
-    from zabmc.explore.env import Env
-    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-    from zabmc.strategies import get_strategy
-
-    opts = _opts(run)
-    model_name = run_model(run, model_name)
-    model = model if model is not None else build(model_name, mutant)
-    if opts.get("--liveness"):
-        from zabmc.explore.liveness import DEFAULT_MAX_STATES, check_liveness
-
-        env = Env(model, gate_config(run), Checker(()))
-        try:  # the state cap `zabmc check --liveness` has: reaching it is incomplete too
-            res = check_liveness(env, max_states=int(opts.get("--max-states", DEFAULT_MAX_STATES)),
-                                 time_limit=time_limit)
-        except UsageError:  # the search's flags do not fit the model: not the mutant's doing
-            raise
-        except Exception as e:  # noqa: BLE001
-            return {"caught": True, "property": None, "error": f"{type(e).__name__}: {e}"}
-        r = {"distinct": res.distinct, "stop": res.stop_reason,
-             "complete": res.stop_reason in ("exhausted", "depth-bound")}
-        if res.lassos:
-            lasso = res.lassos[0]
-            return {"caught": True, "property": lasso.property, "depth": len(lasso.events),
-                    "kind": lasso.kind} | r
-        return _incomplete(opts, res.stop_reason, res.depth_reached) | r
-    env = Env(model, gate_config(run), Checker(DEFAULT_PROPERTIES))
-    kw = {}
-    if opts.get("--strategy") == "random":
-        kw = {"seed": int(opts.get("--seed", 0)), "walks": int(opts.get("--walks", 1000))}
-    elif opts.get("--strategy") == "dfs" and "--max-states" in opts:
-        kw = {"max_states": int(opts["--max-states"])}
-    if opts.get("--reduction", "none") != "none":
-        from zabmc.explore.por import Stubborn
-
-        kw["reduction"] = Stubborn(env)
+    spec = _spec(run, model_name, time_limit=time_limit)
+    model = model if model is not None else build(spec.model, mutant)
+    # the search's flags must fit the model (a UsageError is not the mutant's doing)
+    prepared = spec.replace(model_override=model).validate().prepare()
     try:
-        out = get_strategy(opts.get("--strategy", "bfs"))(env, time_limit=time_limit, **kw).run()
-    except UsageError:  # the search's flags do not fit the model: not the mutant's doing
+        out = prepared.run()
+    except UsageError:
         raise
     except Exception as e:  # noqa: BLE001  (a mutant may break the kernel's own assumptions)
         return {"caught": True, "property": None, "error": f"{type(e).__name__}: {e}"}
+    if spec.liveness:  # the state cap `zabmc check --liveness` has: reaching it is incomplete too
+        r = {"distinct": out.distinct, "stop": str(out.stop_reason),
+             "complete": out.stop_reason in (StopReason.EXHAUSTED, StopReason.DEPTH_BOUND)}
+        if out.lassos:
+            lasso = out.lassos[0]
+            return {"caught": True, "property": lasso.property, "depth": len(lasso.events),
+                    "kind": lasso.kind} | r
+        return _incomplete(spec, out.stop_reason, out.depth_reached) | r
     # complete: the search covered its bounds (every state, every state to the depth bound, every
     # walk, or a depth-first search's first --max-states states), rather than stopping at the time
     # limit or a signal
     r = {"distinct": out.distinct, "stop": str(out.stop_reason),
-         "complete": str(out.stop_reason) in ("exhausted", "depth-bound", "walks-done",
-                                              "state-cap")}
+         "complete": out.stop_reason in COVERED}
     if out.violations:
         f = out.violations[0]
         return {"caught": True, "property": f.violation.property, "depth": f.depth} | r
-    return _incomplete(opts, str(out.stop_reason), out.depth_reached) | r
+    return _incomplete(spec, str(out.stop_reason), out.depth_reached) | r
 
 
-def _incomplete(opts: dict, stop: str, depth: int) -> dict:
+#: the stop reasons of a search that covered its bounds
+COVERED = (StopReason.EXHAUSTED, StopReason.DEPTH_BOUND, StopReason.WALKS_DONE,
+           StopReason.STATE_CAP)
+
+
+def _incomplete(spec, stop: str, depth: int) -> dict:
     """A clean search: caught all the same under `--require-complete` (exit 4) when it stopped
     short of exhausting its space."""
-    if opts.get("--require-complete") and stop in ("depth-bound", "state-cap"):
+    if spec.require_complete and stop in (StopReason.DEPTH_BOUND, StopReason.STATE_CAP):
         return {"caught": True, "property": f"incomplete ({stop})", "depth": depth}
     return {"caught": False}
 
@@ -590,9 +517,9 @@ def gate_verdicts(model_name: str, chosen: list, runs=None):
 def _exhaustive(run: str) -> bool:
     """A breadth-first search of every state within its bounds (no reduction, no cap): one whose
     reachable set two models can be compared on."""
-    opts = _opts(run)
-    return (opts.get("--strategy", "bfs") == "bfs" and opts.get("--reduction", "none") == "none"
-            and not opts.get("--liveness") and "--max-states" not in opts)
+    spec = _spec(run)
+    return (spec.strategy == "bfs" and spec.reduction == "none" and not spec.liveness
+            and spec.max_states is None)
 
 
 def reachable(model_name: str, mutant: Mutant | None, run: str, within=None):
@@ -603,14 +530,11 @@ def reachable(model_name: str, mutant: Mutant | None, run: str, within=None):
     the mutant then reaches something the original does not; so does a mutant whose kernel
     raises (the search counts that as caught). Every state counts, whatever the properties say
     of it: the comparison is of graphs, not of verdicts."""
-    from zabmc.explore.env import Env
-    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-
     if not _exhaustive(run):
         raise UsageError(f"not an exhaustive breadth-first search: {run}")
-    name = run_model(run, model_name)
+    spec = _spec(run, model_name)
     # the properties' ghost is part of the state: compare with the same checker as the search
-    env = Env(build(name, mutant), gate_config(run), Checker(DEFAULT_PROPERTIES))
+    env = spec.replace(model_override=build(spec.model, mutant)).env()
     if within is None:
         return _reach(env, None)
     try:

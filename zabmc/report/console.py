@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from zabmc.explore.events import DOWN
-from zabmc.explore.outcome import Found, Observer, Outcome, Progress
+from zabmc.explore.outcome import Found, Observer, Outcome, Progress, StopReason
 
 from .simtrace import ROLE, _changes, _zx
 
@@ -122,18 +122,21 @@ def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=()) 
     verdict = ("[bold green]OK[/]: no property violated" if ok else
                f"[bold red]VIOLATION[/]: {', '.join(f.violation.property for f in o.violations)}")
     scope = {
-        "exhausted": "the whole bounded state space was explored",
-        "depth-bound": f"explored to the depth bound {o.config.depth} (states there not expanded)",
-        "violation": "stopped at the first violation",
-        "interrupted": f"interrupted by {o.extra.get('signal', 'a signal')}: partial result",
-        "out-of-memory": "out of memory: partial result",
-        "time-limit": "time limit reached: partial result",
-        "walks-done": f"random walks: {o.extra.get('walks', 0)} walks of up to {o.config.depth} steps",
-        "state-cap": f"stopped at --max-states {o.distinct:,}: the first distinct states in "
-                     "depth-first order, partial result",
+        StopReason.EXHAUSTED: "the whole bounded state space was explored",
+        StopReason.DEPTH_BOUND: f"explored to the depth bound {o.config.depth} (states there not "
+                                "expanded)",
+        StopReason.VIOLATION: "stopped at the first violation",
+        StopReason.INTERRUPTED: f"interrupted by {o.extra.get('signal', 'a signal')}: partial "
+                                "result",
+        StopReason.OUT_OF_MEMORY: "out of memory: partial result",
+        StopReason.TIME_LIMIT: "time limit reached: partial result",
+        StopReason.WALKS_DONE: f"random walks: {o.extra.get('walks', 0)} walks of up to "
+                               f"{o.config.depth} steps",
+        StopReason.STATE_CAP: f"stopped at --max-states {o.distinct:,}: the first distinct states "
+                              "in depth-first order, partial result",
     }[o.stop_reason]
     red = o.extra.get("reduction")
-    if red and o.stop_reason == "depth-bound":
+    if red and o.stop_reason == StopReason.DEPTH_BOUND:
         scope += ("; partial-order reduction: the reduced space to that depth, not every path of "
                   "that length (exhaust it for the full verdict)")
     console.print(f"{verdict} ({scope})")

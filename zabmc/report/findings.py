@@ -18,10 +18,8 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 
-from zabmc.explore import Env, ExploreConfig, bfs, random_walks
 from zabmc.explore.trace import rebuild, shorten
-from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-from zabmc.model import get_model
+from zabmc.invariants import DEFAULT_PROPERTIES
 from zabmc.report.console import print_trace
 
 
@@ -236,14 +234,21 @@ CRASH_RUNS = [
 ]
 
 
+def finding_spec(f: Finding, time_limit: float | None = None):
+    """The check that finds `f`: its bounds, properties and search, on db19, levels in memory."""
+    from zabmc.spec import CheckSpec
+
+    search = ({"strategy": "bfs", "memory_limit": "none"} if f.strategy == "bfs" else
+              {"strategy": "random", "seed": f.seed, "walks": f.walks})
+    return CheckSpec(model="db19", **f.config, invariants=tuple(f.invariants),
+                     no_invariants=not f.invariants, time_limit=time_limit, **search)
+
+
 def run_finding(f: Finding, time_limit: float | None = None):
-    model = get_model("db19")
-    env = Env(model, ExploreConfig(**f.config), Checker(f.invariants))
+    prepared = finding_spec(f, time_limit).validate().prepare()
+    env = prepared.env
     t0 = time.perf_counter()
-    if f.strategy == "bfs":
-        o = bfs(env, time_limit=time_limit)
-    else:
-        o = random_walks(env, seed=f.seed, walks=f.walks, time_limit=time_limit)
+    o = prepared.run()
     found = next((x for x in o.violations if x.violation.property == f.prop), None)
     if found is None:
         raise RuntimeError(f"{f.id}: {f.prop} not found")

@@ -1,0 +1,71 @@
+"""`zabmc.spec.CheckSpec` (issue #35 point 1): one value for a check, built from flags by click or
+from a gate run's words, validated once, run to an `Outcome`."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from zabmc.errors import UsageError
+from zabmc.spec import CheckSpec
+
+
+def test_the_flags_defaults_are_the_specs(cli):
+    """click declares each flag once with CheckSpec's default: a spec of no flags is CheckSpec()."""
+    from zabmc.cli.check import check
+
+    ctx = check.make_context("check", [])
+    from zabmc.cli.options import spec_of
+
+    assert spec_of(ctx.params) == CheckSpec()
+
+
+def test_from_args_reads_every_gate_run():
+    from zabmc.gate import RUNS
+
+    for run in RUNS:
+        spec = CheckSpec.from_args(run)
+        assert spec.validate() is spec
+        assert f"--model {spec.model} " in run and f"--depth {spec.depth}" in run
+    s = CheckSpec.from_args("--model zk-fixed --nodes 3 --max-timeouts 1 --depth 30 "
+                            "--strategy dfs --max-states 800000 --invariant prefix -q")
+    assert (s.model, s.nodes, s.max_timeouts, s.depth, s.strategy, s.max_states, s.invariants,
+            s.quiet) == ("zk-fixed", 3, 1, 30, "dfs", 800_000, ("prefix",), True)
+    with pytest.raises(UsageError, match="no such option: --bogus"):
+        CheckSpec.from_args("--bogus 1")
+
+
+def test_validate_gives_the_command_lines_errors():
+    cases = [
+        (dict(require_complete=True, strategy="random"), "--require-complete needs an exhaustive"),
+        (dict(liveness=True, find_all=True), "--all does not work with --liveness"),
+        (dict(max_states=5), "--max-states works with --liveness or --strategy dfs"),
+        (dict(walks=0), "--walks must be at least 1, got 0"),
+        (dict(model="zab", network="bag"), "model zab assumes FIFO links (the paper's TCP)"),
+        (dict(model="zab", network="bag", purpose="graph", max_states=10),
+         "model zab assumes FIFO links: use --network fifo"),
+        (dict(strategy="dfs", memory_limit="1G"), "--memory-limit and --spill-dir work with"),
+    ]
+    for fields, message in cases:
+        with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            CheckSpec(**fields).validate()
+
+
+def test_a_spec_runs_to_an_outcome_and_is_a_value():
+    spec = CheckSpec(model="zab", nodes=2, proposals=1, depth=100)
+    out = spec.run()
+    assert (out.distinct, out.stop_reason, out.violations) == (19, "exhausted", [])
+    assert spec == dataclasses.replace(spec) and hash(spec) == hash(CheckSpec.from_args(
+        "--model zab --nodes 2 --proposals 1 --depth 100"))
+    live = spec.replace(liveness=True, depth=60).run()
+    assert live.complete and live.lassos == [] and live.properties == (
+        "eventually-leader", "eventually-commit")
+
+
+def test_the_specs_choices_are_the_registries():
+    from zabmc.explore.por import REDUCTIONS
+    from zabmc.spec import REDUCTIONS as SPEC_REDUCTIONS, STRATEGY_NAMES
+    from zabmc.strategies import STRATEGIES
+
+    assert SPEC_REDUCTIONS == REDUCTIONS and STRATEGY_NAMES == tuple(STRATEGIES)

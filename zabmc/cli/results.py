@@ -1,0 +1,246 @@
+"""What `zabmc check` does with a finished search: counterexamples shortened, saved, printed and
+drawn, the summary or the JSON document, and the exit code. Shared by the safety and the
+liveness runs (`zabmc.cli.liveness`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from contextlib import contextmanager
+
+import click
+
+from zabmc.cli import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION
+from zabmc.errors import UsageError
+from zabmc.explore.outcome import StopReason
+
+
+def trace_path(base: str | None, model: str, prop: str, many: bool, kind: str = "trace",
+               default_ext: str = ".json") -> str:
+    """Where the counterexample of `prop` goes: `zabmc-<model>-<prop>.<kind>.json` by default;
+    `base` itself, or `base-<prop>.ext` when a run writes several."""
+    if base is None:
+        return f"zabmc-{model}-{prop}.{kind}.json"
+    if not many:
+        return base
+    stem, ext = os.path.splitext(base)
+    return f"{stem}-{prop}{ext or default_ext}"
+
+
+def write_html(path: str, trace, others=()) -> None:
+    """Draw `trace` into `path` (one self-contained HTML file); a one-line error if it cannot."""
+    from zabmc.report.html import render
+
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(render(trace, others))
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+
+
+@contextmanager
+def terminate_as_exception():
+    """While a search runs, SIGTERM (what `timeout`, CI runners and Kubernetes send) stops it like
+    Ctrl-C does: cleanly, keeping and reporting the partial result."""
+    from zabmc.explore.search import Terminated
+
+    def handler(signum, frame):
+        raise Terminated(signum)
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (an embedding program): leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+@contextmanager
+def quiet_broken_pipe():
+    """A reader that goes away (`| head`) ends the printing quietly; the exit code is still the
+    verdict's."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def interrupted_code(stop_reason, signal_name) -> int | None:
+    """An interrupted search never exits 0: 128 + the signal's number, as a shell says."""
+    if stop_reason == StopReason.INTERRUPTED:
+        return 143 if signal_name == "SIGTERM" else 130
+    return None
+
+
+def completeness(code: int, required: bool, complete: bool, stop_reason: StopReason) -> int:
+    """--require-complete: a clean run that did not exhaust its space exits 4, saying why."""
+    if code != EXIT_OK or not required or complete:
+        return code
+    click.echo(f"zabmc: incomplete: the search stopped at the {stop_reason.replace('-', ' ')} "
+               "before exhausting the state space, and --require-complete was given", err=True)
+    return EXIT_INCOMPLETE
+
+
+# --- the one flow of a finished search ---------------------------------------------------------------
+def report(spec, outcome, env, console, kind=None) -> int:
+    """Save and print what the search found, then the summary or the JSON document; the exit
+    code. `kind` saves and shows the findings: this module's safety counterexamples by default,
+    `zabmc.cli.liveness`'s lassos for a liveness run."""
+    from zabmc.explore.memory import peak_rss
+
+    kind = kind or _SAFETY
+    outcome.extra.setdefault("peak_rss_bytes", peak_rss())
+    saved = kind.save(spec, outcome, env)
+    with quiet_broken_pipe():
+        kind.show(spec, outcome, saved, console)
+    return exit_code(outcome)
+
+
+def exit_code(outcome) -> int:
+    """10 a violation, 0 none; 130 or 143 interrupted, whatever was found; 1 out of memory."""
+    code = interrupted_code(outcome.stop_reason, outcome.extra.get("signal"))
+    if code is not None:
+        return code
+    if outcome.stop_reason == StopReason.OUT_OF_MEMORY:
+        click.echo("zabmc: error: out of memory; the partial result above is kept. Give the search "
+                   "less to hold: smaller bounds (--depth, budgets), --strategy dfs (memory is the "
+                   "path), or a machine with more memory", err=True)
+        return EXIT_INTERNAL
+    return EXIT_VIOLATION if outcome.violations else EXIT_OK
+
+
+# --- safety counterexamples ----------------------------------------------------------------------------
+class _Safety:
+    """Safety counterexamples: shortened (dfs, random), saved as trace files, printed, drawn."""
+
+    @staticmethod
+    def save(spec, outcome, env):
+        if spec.strategy != "bfs" and outcome.violations and not spec.no_shorten:
+            _shorten(outcome, env)
+        return _save(spec, outcome, env)
+
+    @staticmethod
+    def show(spec, outcome, saved, console):
+        _print(spec, outcome, *saved, console)
+
+
+_SAFETY = _Safety()
+
+
+def _shorten(outcome, env) -> None:
+    """dfs and random counterexamples, shortened by replay."""
+    from zabmc.explore import Found
+    from zabmc.explore.trace import rebuild, shorten
+
+    shortened = []
+    for found in outcome.violations:
+        path = shorten(env, found.path, found.violation.property)
+        v = rebuild(env, path, found.violation.property).violation
+        shortened.append(Found(v, len(path), path))
+        outcome.extra.setdefault("shortened", {})[v.property] = [found.depth, len(path)]
+    outcome.violations = shortened
+
+
+def _save(spec, outcome, env):
+    """Each counterexample's trace file: (traces, property -> path, the files replaced)."""
+    from zabmc.explore.trace import rebuild
+
+    trace_paths = {}
+    replaced: set = set()  # trace files that were there before this run
+    traces = []
+    many = spec.find_all or len(outcome.violations) > 1
+    for found in outcome.violations:
+        trace = rebuild(env, found.path, found.violation.property)
+        path = trace_path(spec.trace_out, env.model.name, found.violation.property, many)
+        if os.path.exists(path):
+            replaced.add(path)
+        trace.save(path)
+        trace_paths[found.violation.property] = path
+        traces.append(trace)
+    return traces, trace_paths, replaced
+
+
+def _print(spec, outcome, traces, trace_paths, replaced, console) -> None:
+    """Each counterexample (to stderr with --json, so that a CI log shows it while stdout stays
+    one JSON document), its pictures, and the summary or the JSON document."""
+    from zabmc.report.console import print_summary, print_trace
+
+    pictures: list = []  # (property, HTML file) per printed counterexample
+    groups: dict = {}  # one printing per run of events, naming every property it breaks
+    for found, trace in zip(outcome.violations, traces):
+        groups.setdefault(tuple(found.path), []).append(trace)
+    for first, *others in groups.values():
+        print_trace(console, first, others)
+    if spec.html_out:
+        for first, *others in groups.values():
+            path = trace_path(spec.html_out, spec.model_obj.name, first.violation.property,
+                              len(groups) > 1)
+            write_html(path, first, others)
+            pictures.append((first.violation.property, path))
+    if spec.as_json:
+        click.echo(json.dumps(outcome_json(outcome, trace_paths), indent=2))
+    else:
+        if traces:
+            console.print()
+        print_summary(console, outcome, trace_paths, replaced)
+    for prop, path in pictures:
+        console.print(f"picture of the {prop} counterexample written to {path}", highlight=False)
+def outcome_json(o, trace_paths: dict) -> dict:
+    out = {
+        "verdict": o.verdict,
+        "stop_reason": o.stop_reason,
+        "complete": o.complete,
+        "model": o.model,
+        "strategy": o.strategy,
+        "engine": o.engine,
+        "config": o.config.to_json(),
+        "invariants": list(o.invariants),
+        "states": o.generated,
+        "distinct_states": o.distinct,
+        "depth_reached": o.depth_reached,
+        "per_depth": list(o.per_depth),
+        "elapsed_seconds": round(o.elapsed, 3),
+        "elapsed_seconds_before_resume": round(o.extra.get("elapsed_before_resume", 0.0), 3),
+        "states_per_second": round(o.states_per_second, 1),
+        "collision_probability": o.collision_probability,
+        "violations": [
+            dict(f.violation.to_json(), depth=f.depth,
+                 trace=trace_paths.get(f.violation.property))
+            for f in o.violations
+        ],
+    }
+    out.update(memory_json(o))
+    if "checkpoint" in o.extra:
+        out["checkpoint"] = {"dir": o.extra["checkpoint"], "level": o.extra.get("checkpoint_level")}
+    if "signal" in o.extra:  # the signal that interrupted the search
+        out["signal"] = o.extra["signal"]
+    out["reduction"] = o.extra.get("reduction", {"method": "none"})
+    if "spark" in o.extra:  # the Spark engine's run statistics (zabmc.spark.engine)
+        out["spark"] = o.extra["spark"]
+    return out
+
+
+def memory_json(o) -> dict:
+    """The run's memory figures: `frontier_left` (states at the depth bound left unexpanded, TLC's
+    "states left on queue") and `memory`: the process's peak RSS, and per distinct state that peak,
+    the visited set's bytes (fingerprints and parent pointers), and for BFS the largest level held
+    (`frontier_peak_states`) and its states' mean encoded size (sampled: the size on disk or in a
+    checkpoint; in memory a state's objects take more, shared between states)."""
+    n = max(o.distinct, 1)
+    rss = o.extra.get("peak_rss_bytes", 0)
+    mem = {"peak_rss_bytes": rss, "peak_rss_bytes_per_state": round(rss / n, 1),
+           "visited_bytes": o.seen_bytes, "visited_bytes_per_state": round(o.seen_bytes / n, 1)}
+    for k in ("frontier_peak_states", "frontier_encoded_bytes_per_state", "frontier_disk_bytes",
+              "spilled_levels", "memory_limit", "stale_spill_dirs_removed"):
+        if k in o.extra:
+            mem[k] = o.extra[k]
+    return {"frontier_left": o.extra.get("frontier_left", 0), "memory": mem}
+
+

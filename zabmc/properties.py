@@ -1,0 +1,105 @@
+"""The one registry of the properties zabmc checks, safety and liveness, each with its kind, as
+Stateright's `Property::always` and `Property::eventually`:
+
+- `always` (safety): holds in every reachable state; evaluated after every step by
+  `zabmc.invariants.Checker`, which keeps only the ghost state (`needs`) the enabled ones read;
+  a counterexample is a path (`zabmc check`);
+- `eventually` (liveness): once faults stop, every fair run reaches the property's goal, a
+  predicate on states (`goal`, "module:function", loaded when first used, as models and
+  strategies are); a counterexample is a lasso (`zabmc check --liveness`).
+
+`zabmc invariants` lists the `always` properties; `--invariant NAME` picks among those of the
+run's kind. This module is a leaf: it imports nothing of zabmc, so the checker and the explorer
+can both read it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Kind(StrEnum):
+    ALWAYS = "always"
+    EVENTUALLY = "eventually"
+
+
+ALWAYS, EVENTUALLY = Kind
+
+
+@dataclass(frozen=True)
+class Property:
+    """One property: its name, kind, statement and source; `default`: checked when no
+    `--invariant` is given; `needs`: the ghost parts an `always` property reads ("logs",
+    "broadcast", "established", "prospective"); `goal`: where an `eventually` property's
+    goal(env, state) -> bool is."""
+
+    name: str
+    kind: Kind
+    statement: str
+    source: str
+    default: bool = True
+    needs: frozenset = frozenset()
+    goal_ref: str | None = None
+
+    @property
+    def goal(self):
+        """The goal predicate of an `eventually` property (None for `always`)."""
+        if self.goal_ref is None:
+            return None
+        module, attr = self.goal_ref.split(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+def always(name: str, statement: str, source: str, default: bool = True,
+           needs=()) -> Property:
+    return Property(name, ALWAYS, statement, source, default, frozenset(needs))
+
+
+def eventually(name: str, statement: str, source: str, goal: str) -> Property:
+    return Property(name, EVENTUALLY, statement, source, True, frozenset(), goal)
+
+
+REGISTRY: dict[str, Property] = {
+    p.name: p
+    for p in (
+        always("integrity", "every delivered transaction was broadcast by some primary",
+               "DSN 2011 §III-A", needs={"logs", "broadcast"}),
+        always("total-order", "if a node delivers a before b, every node that delivers b "
+               "delivers a before b", "DSN 2011 §III-A", needs={"logs"}),
+        always("agreement", "any two nodes' delivery logs are prefix-related",
+               "DSN 2011 §III-A", needs={"logs"}),
+        always("prefix", "nothing delivered is ever retracted or reordered in a node's "
+               "delivered sequence", "LADIS 2008 §2", needs={"logs"}),
+        always("local-primary-order", "within one epoch, deliveries follow proposal order "
+               "with no gap", "DSN 2011 §III-A", needs={"logs", "broadcast"}),
+        always("global-primary-order", "no node delivers an epoch-e transaction after one of "
+               "a later epoch", "DSN 2011 §III-A", needs={"logs"}),
+        always("primary-integrity", "a proposing leader of epoch e holds every delivered "
+               "transaction of earlier epochs", "DSN 2011 §III-A", needs={"logs"}),
+        always("leadership", "at most one node becomes an established leader of any epoch",
+               "DSN 2011 §V-A", needs={"established"}),
+        always("single-prospective-leader", "at most one node becomes a prospective leader "
+               "of any epoch", "DSN 2011 §V-A", default=False, needs={"prospective"}),
+        always("sane-history", "history zxids strictly increase and last_committed <= "
+               "last_zxid()", "db-19 model"),
+        eventually(
+            "eventually-leader",
+            "once faults stop (no drop, timeout budget or crash; every message delivered, every "
+            "down node restarted), some node becomes an established leader followed by a quorum",
+            "DSN 2011 §III (liveness, under a quorum up and eventually reliable links); "
+            "ZOOKEEPER-1419", "zabmc.explore.liveness:goal_leader"),
+        eventually(
+            "eventually-commit",
+            "once faults stop, whenever a leader is established, every transaction of its "
+            "history is eventually delivered by every up node that follows it",
+            "DSN 2011 §III (liveness: a proposal of an established leader is delivered)",
+            "zabmc.explore.liveness:goal_commit"),
+    )
+}
+
+
+def of_kind(kind: Kind) -> dict[str, Property]:
+    """The registered properties of one kind, in registration order."""
+    return {name: p for name, p in REGISTRY.items() if p.kind == kind}
