@@ -51,7 +51,6 @@ def export_cmd(trace_file, fmt, output, max_runs, seeds, max_rounds, no_shrink, 
 
     from zabmc.export import (Budget, NotFound, json_document, read_trace, script_comments,
                               simulate_command)
-    from zabmc.export.search import search
 
     for name, val, low in (("--max-runs", max_runs, 1), ("--seeds", seeds, 1),
                            ("--max-rounds", max_rounds, 12)):
@@ -63,28 +62,7 @@ def export_cmd(trace_file, fmt, output, max_runs, seeds, max_rounds, no_shrink, 
     facts = read_trace(trace_file)
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    show = err.is_terminal and not quiet
-    if show:
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeElapsedColumn)
-
-        from rich.table import Column
-
-        bar = Progress(TextColumn("[bold]export[/] {task.description}"), BarColumn(bar_width=20),
-                       MofNCompleteColumn(), TimeElapsedColumn(),
-                       TextColumn("[dim]{task.fields[detail]}",
-                                  table_column=Column(no_wrap=True, overflow="ellipsis")),
-                       console=err, transient=True)
-        task = bar.add_task(facts.property, total=max_runs, detail="")
-
-        def progress(k, cfg, plan):
-            bar.update(task, completed=k, detail=f"seed {cfg.seed} {cfg.rounds}t "
-                       f"{cfg.proposals}p {plan.name}")
-
-        with bar:
-            result = search(facts, budget, progress)
-    else:
-        result = search(facts, budget)
+    result = _search(facts, budget, err, max_runs, quiet)
 
     status = err if output is None else Console(highlight=False, soft_wrap=True)
     if isinstance(result, NotFound):
@@ -105,21 +83,7 @@ def export_cmd(trace_file, fmt, output, max_runs, seeds, max_rounds, no_shrink, 
         text = json.dumps(json_document(facts, result, command), indent=2) + "\n"
     else:
         text = result.script.to_text(script_comments(facts, result, command))
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        tmp = f"{output}.tmp{os.getpid()}"
-        try:
-            with open(tmp, "w") as f:
-                f.write(text)
-            os.replace(tmp, output)
-        except OSError as e:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise UsageError(f"cannot write {output}: {e.strerror}") from None
+    _write(text, output)
     v = result.violation
     status.print(f"verified: the simulator reproduces {v.property} at tick {result.tick} "
                  f"(trace step {facts.step}) with {len(result.script.directives)} cut "
@@ -129,6 +93,50 @@ def export_cmd(trace_file, fmt, output, max_runs, seeds, max_rounds, no_shrink, 
     if output is not None:
         status.print(f"wrote {output}", markup=False)
     return EXIT_OK
+
+
+def _search(facts, budget, err, max_runs: int, quiet: bool):
+    """The bounded search, with a progress bar on a terminal."""
+    from zabmc.export.search import search
+
+    if not (err.is_terminal and not quiet):
+        return search(facts, budget)
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn)
+    from rich.table import Column
+
+    bar = Progress(TextColumn("[bold]export[/] {task.description}"), BarColumn(bar_width=20),
+                   MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("[dim]{task.fields[detail]}",
+                              table_column=Column(no_wrap=True, overflow="ellipsis")),
+                   console=err, transient=True)
+    task = bar.add_task(facts.property, total=max_runs, detail="")
+
+    def progress(k, cfg, plan):
+        bar.update(task, completed=k, detail=f"seed {cfg.seed} {cfg.rounds}t "
+                   f"{cfg.proposals}p {plan.name}")
+
+    with bar:
+        return search(facts, budget, progress)
+
+
+def _write(text: str, output: str | None) -> None:
+    """Standard output, or the file, written whole (a temporary file renamed over it)."""
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    tmp = f"{output}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, output)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise UsageError(f"cannot write {output}: {e.strerror}") from None
 
 
 def _export_zookeeper(trace_file: str, output: str | None) -> int:
