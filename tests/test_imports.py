@@ -91,3 +91,17 @@ def test_no_import_circle_in_zabmc_and_models():
 @pytest.mark.parametrize("circle", KNOWN, ids=lambda c: " <-> ".join(sorted(c)))
 def test_known_circle_is_gone(circle):
     assert not any(circle <= c for c in circles())
+
+
+def test_no_function_over_80_lines_in_cli_and_explore():
+    """Issue #35: the command line and the search engines stay readable, function by function
+    (decorators excluded, docstrings included)."""
+    long = []
+    for sub in ("cli", "explore"):
+        for path in sorted((pathlib.Path(__file__).resolve().parent.parent / "zabmc" / sub).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    n = node.end_lineno - node.lineno + 1
+                    if n > 80:
+                        long.append(f"{path.name}:{node.lineno} {node.name} ({n} lines)")
+    assert long == []
