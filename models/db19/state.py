@@ -9,10 +9,17 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-LOOKING, FOLLOWING, LEADING = 0, 1, 2
-ROLE_NAMES = ("Looking", "Following", "Leading")
-
-ZERO = (0, 0)
+from models.common.state import (  # noqa: F401  (re-exported)
+    FOLLOWING,
+    LEADING,
+    LOOKING,
+    ROLE_NAMES,
+    ZERO,
+    Txn,
+    bits,
+    last_zxid,
+    quorum,
+)
 
 # RPC kinds, in the seed document's order.
 LFL, VOTE, NEWEPOCH, ACKEPOCH, NEWLEADER, ACKLEADER, PROPOSE, ACK, COMMIT = range(9)
@@ -39,14 +46,6 @@ MSG_FIELDS = (
     ("zxid",),
     ("zxid",),
 )
-
-
-def Txn(zxid: tuple, payload: bytes) -> tuple:
-    """A transaction: the plain tuple `(zxid, payload)`.
-
-    Plain tuples (not named tuples) so that states marshal into canonical bytes at C speed
-    (see `zabmc.explore.env`); read them with `t[0]` (zxid) and `t[1]` (payload)."""
-    return (zxid, payload)
 
 
 class Node(NamedTuple):
@@ -95,24 +94,3 @@ def fresh_node(node_id: int, n: int) -> Node:
         ack_set=(),
     )
 
-
-def last_zxid(node: Node) -> tuple:
-    """The zxid of the last history element (C26), or (0, 0) for an empty history."""
-    h = node.history
-    return h[-1][0] if h else ZERO
-
-
-def quorum(n: int) -> int:
-    return n // 2 + 1
-
-
-def bits(mask: int) -> list[int]:
-    """The node ids in a bit set, ascending."""
-    out = []
-    i = 0
-    while mask:
-        if mask & 1:
-            out.append(i)
-        mask >>= 1
-        i += 1
-    return out

@@ -14,12 +14,19 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-# A transaction is db-19's: the plain tuple `(zxid, payload)` (plain, so states marshal canonically).
-from models.db19.state import ROLE_NAMES, Txn, bits, quorum  # noqa: F401  (re-exported)
-
-LOOKING, FOLLOWING, LEADING = 0, 1, 2
-
-ZERO = (0, 0)
+# A transaction is the plain tuple `(zxid, payload)` (plain, so states marshal canonically).
+from models.common.state import (  # noqa: F401  (re-exported)
+    FOLLOWING,
+    LEADING,
+    LOOKING,
+    ROLE_NAMES,
+    ZERO,
+    Txn,
+    bits,
+    history_last,
+    last_zxid,
+    quorum,
+)
 
 # Message kinds, in protocol order.
 (LFL, VOTE, CEPOCH, NEWEPOCH, ACKEPOCH, NEWLEADER, ACKLEADER, COMMITLEADER, PROPOSE, ACK,
@@ -122,12 +129,3 @@ LEADER_RESET = dict(
     best_history=(), leader_acks=0, next_counter=0, ack_set=(),
 )
 
-
-def last_zxid(node) -> tuple:
-    """The zxid of the last history element, or (0, 0) for an empty history."""
-    h = node.history
-    return h[-1][0] if h else ZERO
-
-
-def history_last(history: tuple) -> tuple:
-    return history[-1][0] if history else ZERO
