@@ -15,11 +15,24 @@ from zabmc.model import Step
 class RulesModel:
     """`zabmc.model.Model` for a kernel `handlers` that takes `self.rules` as its last argument.
 
-    Subclasses set `handlers` and `codec` (modules), and their own name and description."""
+    Subclasses set `handlers` and `codec` (modules), and their own name and description;
+    `can_propose`, `is_leading` and the views `dump`, `msg_json`, `node_json` and `describe_msg`
+    are those modules' functions, bound when the subclass is made."""
 
     network_assumption = "fifo"
     handlers = None  # the kernel module
     codec = None  # the views module
+
+    #: bound, as they are, from `handlers` (the two that take no rules) and from `codec`
+    KERNEL_FUNCTIONS = ("can_propose", "is_leading")
+    VIEWS = ("dump", "msg_json", "node_json", "describe_msg")
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        for name in cls.KERNEL_FUNCTIONS:
+            setattr(cls, name, staticmethod(getattr(cls.handlers, name)))
+        for name in cls.VIEWS:
+            setattr(cls, name, staticmethod(getattr(cls.codec, name)))
 
     def __init__(self, rules):
         self.rules = rules
@@ -44,22 +57,3 @@ class RulesModel:
 
     def propose(self, node, payload: bytes, n: int) -> Step:
         return self.handlers.propose(node, payload, n, self.rules)
-
-    def can_propose(self, node) -> bool:
-        return self.handlers.can_propose(node)
-
-    def is_leading(self, node) -> bool:
-        return self.handlers.is_leading(node)
-
-    # --- views -------------------------------------------------------------------------------------
-    def dump(self, nodes) -> bytes:
-        return self.codec.dump(nodes)
-
-    def msg_json(self, msg) -> dict:
-        return self.codec.msg_json(msg)
-
-    def node_json(self, node) -> dict:
-        return self.codec.node_json(node)
-
-    def describe_msg(self, msg) -> str:
-        return self.codec.describe_msg(msg)

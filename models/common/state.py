@@ -22,6 +22,15 @@ def Txn(zxid: tuple, payload: bytes) -> tuple:
     return (zxid, payload)
 
 
+def election_fresh(node_id: int, n: int) -> dict:
+    """The fields db19 and zab nodes share (the first ten of their `Node`s: identity, epochs, log,
+    role and db-19's FastLeaderElection variables), as a node holds them before start-up:
+    everything zero or empty, voting for itself. Each model's `fresh_node` adds its own."""
+    return dict(id=node_id, current_epoch=0, accepted_epoch=0, history=(), last_committed=ZERO,
+                role=LOOKING, leader_id=None, vote_target_id=node_id, vote_target_zxid=ZERO,
+                vote_view=(None,) * n)
+
+
 def history_last(history: tuple) -> tuple:
     """The zxid of a history's last transaction, or (0, 0) for an empty history."""
     return history[-1][0] if history else ZERO
@@ -53,7 +62,8 @@ _PEERS: dict[tuple[int, int], tuple[int, ...]] = {}
 
 
 def peers(node_id: int, n: int) -> tuple[int, ...]:
-    """Every other node, ascending (C1)."""
+    """Every other node, ascending (C1). models/zab/handlers.py keeps a copy of its own, on
+    purpose: `zabmc mutate` mutates it there (the note at zab's `_Ctx`)."""
     key = (node_id, n)
     p = _PEERS.get(key)
     if p is None:

@@ -55,6 +55,8 @@ def _enter_looking(c: _Ctx) -> None:
     _check_election(c)
 
 
+# `_check_election` and `_become_following` are zab's too (models/zab/handlers.py): zab's Phase 0
+# is db-19's FastLeaderElection, and stays written out there, where `zabmc mutate` mutates it.
 def _check_election(c: _Ctx) -> None:
     node = c.node
     target = node.vote_target_id

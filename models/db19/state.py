@@ -17,6 +17,7 @@ from models.common.state import (  # noqa: F401  (re-exported)
     ZERO,
     Txn,
     bits,
+    election_fresh,
     last_zxid,
     quorum,
 )
@@ -51,6 +52,9 @@ MSG_FIELDS = (
 class Node(NamedTuple):
     """One server's state, minus the simulator's timer ticks (those live in the simulator)."""
 
+    # The first ten fields are zab's too (models/common/state.py's `election_fresh` and
+    # codec.py's `election_json` read them); a NamedTuple cannot inherit fields, so both models
+    # spell them.
     id: int
     # persistent
     current_epoch: int
@@ -76,16 +80,7 @@ class Node(NamedTuple):
 def fresh_node(node_id: int, n: int) -> Node:
     """A node before start-up: everything zero or empty, voting for itself."""
     return Node(
-        id=node_id,
-        current_epoch=0,
-        accepted_epoch=0,
-        history=(),
-        last_committed=ZERO,
-        role=LOOKING,
-        leader_id=None,
-        vote_target_id=node_id,
-        vote_target_zxid=ZERO,
-        vote_view=(None,) * n,
+        **election_fresh(node_id, n),
         pending_new_epoch=0,
         epoch_acks=0,
         leader_acks=0,

@@ -443,7 +443,7 @@ def _on_ack(c: _Ctx, src: int, zxid: tuple) -> None:
     _try_commit(c, zxid)
 
 
-def _on_commit(c: _Ctx, src: int, e: int, zxid: tuple) -> None:
+def _on_commit(c: _Ctx, src: int, e: int, zxid: tuple) -> None:  # f.2.2's code, mutated apart
     """f.3.3: deliver up to zxid; only from our epoch's leader (the epoch names it, D10, D12)."""
     node = c.node
     if node.role != FOLLOWING or e != node.current_epoch:

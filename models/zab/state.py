@@ -23,12 +23,15 @@ from models.common.state import (  # noqa: F401  (re-exported)
     ZERO,
     Txn,
     bits,
+    election_fresh,
     history_last,
     last_zxid,
     quorum,
 )
 
-# Message kinds, in protocol order.
+# Message kinds, in protocol order. The names and fields of the messages zab shares with db-19
+# (the election's, NEWEPOCH to ACK-LD, PROPOSE to COMMIT) are db-19's on purpose, as in the paper's
+# mapping to db-19's spelling (models/zab/README.md); each model lists its own whole vocabulary.
 (LFL, VOTE, CEPOCH, NEWEPOCH, ACKEPOCH, NEWLEADER, ACKLEADER, COMMITLEADER, PROPOSE, ACK,
  COMMIT) = range(11)
 MSG_NAMES = (
@@ -71,6 +74,9 @@ PHASE_NAMES = ("-", "discovery/cepoch", "discovery/ack-e", "synchronization", "b
 class Node(NamedTuple):
     """One server's state (the simulator's timer ticks live in the simulator)."""
 
+    # The first ten fields are db19's too (models/common/state.py's `election_fresh` and
+    # codec.py's `election_json` read them); a NamedTuple cannot inherit fields, so both models
+    # spell them.
     id: int
     # persistent (DSN 2011 Table I)
     current_epoch: int  # f.a
@@ -100,16 +106,7 @@ class Node(NamedTuple):
 def fresh_node(node_id: int, n: int) -> Node:
     """A node before start-up: everything zero or empty, voting for itself."""
     return Node(
-        id=node_id,
-        current_epoch=0,
-        accepted_epoch=0,
-        history=(),
-        last_committed=ZERO,
-        role=LOOKING,
-        leader_id=None,
-        vote_target_id=node_id,
-        vote_target_zxid=ZERO,
-        vote_view=(None,) * n,
+        **election_fresh(node_id, n),
         phase=NOT_LEADING,
         pending_new_epoch=0,
         cepochs=0,

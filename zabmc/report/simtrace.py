@@ -5,9 +5,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
+from zabmc.model import ROLE_NAMES
 from zabmc.sim.simulator import SimObserver
 
-ROLE = {0: "Looking", 1: "Following", 2: "Leading"}
+ROLE = dict(enumerate(ROLE_NAMES))  # `Node.role`, as the contract (zabmc/model.py) names it
 ROLE_STYLE = {0: "yellow", 1: "cyan", 2: "bold green"}
 
 
