@@ -154,4 +154,6 @@ def test_mutation_finds_the_kernel_and_adapter_where_the_contract_says(name):
     assert importlib.util.find_spec(f"models.{pkg}.handlers") is not None
     assert importlib.util.find_spec(f"models.{pkg}.model") is not None
     control = build(name, None)
-    assert control.name == name and type(control).__name__ == type(get_model(name)).__name__
+    model = get_model(name)
+    assert control.name == name and type(control).__name__ == type(model).__name__
+    assert [control.start(control.fresh(i, 3), 3) for i in range(3)] == initial_steps(model, 3)

@@ -44,7 +44,8 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
 - **Mutation** (`zabmc mutate`): a model registered as `models.<pkg>:<attr>` has its kernel in
   `models/<pkg>/handlers.py` and its adapter in `models/<pkg>/model.py`, which reaches the kernel
   through `from . import handlers` (so that a mutant kernel can be swapped in) and binds it when
-  the module runs; `durable` tuples there are data, not guards.
+  the module runs; `durable` tuples there are data, not guards, and a quorum threshold is found
+  where it is read as an attribute `q` (a handler context's `c.q`) or called as `quorum(...)`.
 
 `MEMBERS`, `OPTIONAL_MEMBERS`, `NODE_FIELDS` and `OPTIONAL_NODE_FIELDS` list these names.
 """
