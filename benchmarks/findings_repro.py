@@ -18,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def main() -> int:
     sys.path.insert(0, ROOT)
-    from zabmc.export.findings import render, reproduce_all, update_report
+    from zabmc.report.repro import render, reproduce_all, update_report
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", default=os.path.join(ROOT, "reports", "db19-findings.md"))

@@ -105,7 +105,7 @@ def profile(cfg: SimConfig, top: int):
                        if func == "_vote_reply" and filename.endswith("handlers.py"))
     dump_hash = sum(
         tt for (filename, _, func), (_, _, tt, _, _) in st.stats.items()
-        if func in ("dump", "dump_node", "_txns") and filename.endswith("codec.py")
+        if func in ("dump", "dump_node", "txns") and filename.endswith("codec.py")
         or "sha256" in func or func in ("hexdigest", "digest")
     )
     return total, rows[:top], dump_hash, vote_replies / result.stats.events

@@ -54,7 +54,7 @@ EXPECTED = {
 }
 FAST = {"bag-reordered-propose", "fifo-follower-timeout-gap", "fifo-crash-follower-gap"}  # the others take > 5 s
 
-# Findings the simulator cannot show (zabmc.export.findings.WHY_NOT says why): the exporter must say
+# Findings the simulator cannot show (zabmc.report.repro.WHY_NOT says why): the exporter must say
 # so, exit 3 and write nothing.
 UNREPRODUCIBLE = {"bag-stale-newleader-retracts": "prefix"}
 
@@ -337,7 +337,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
 def _repro_rows():
-    from zabmc.export.findings import SECTION
+    from zabmc.report.findings import SECTION
 
     text = (REPO / "reports" / "db19-findings.md").read_text()
     assert SECTION + "\n" in text, "run: python benchmarks/findings_repro.py"

@@ -8,11 +8,20 @@ import pytest
 
 from zabmc.explore import Env, ExploreConfig
 from zabmc.invariants import Checker
-from zabmc.model import EFFECT_TAGS, MODELS, Step, crashed, get_model, initial_steps, payload
-
-MEMBERS = ("name", "description", "network_assumption", "durable", "fresh", "start", "deliver",
-           "timeout", "heartbeat", "can_propose", "is_leading", "propose", "dump", "msg_json",
-           "node_json", "describe_msg")
+from zabmc.model import (
+    EFFECT_TAGS,
+    MEMBERS,
+    MODELS,
+    NODE_FIELDS,
+    OPTIONAL_MEMBERS,
+    OPTIONAL_NODE_FIELDS,
+    ROLE_NAMES,
+    Step,
+    crashed,
+    get_model,
+    initial_steps,
+    payload,
+)
 
 
 def _steps_of(model, n=3, limit=400):
@@ -46,8 +55,8 @@ def test_nodes_are_named_tuples_of_marshalable_values_with_the_read_fields(name)
     model = get_model(name)
     node = model.fresh(1, 3)
     assert isinstance(node, tuple) and hasattr(node, "_replace") and hasattr(node, "_fields")
-    for f in ("id", "history", "last_committed"):
-        assert f in node._fields
+    for f in NODE_FIELDS:
+        assert f in node._fields, f"{name}'s nodes lack {f}"
     assert node.id == 1
     assert set(model.durable) <= set(node._fields) and "id" not in model.durable
     for s in _steps_of(model):
@@ -91,3 +100,60 @@ def test_a_crash_keeps_exactly_the_durable_fields(name):
 
 def test_payload_is_spelled_once():
     assert payload(0) == b"zab-0" and payload(12) == b"zab-12"
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_fields_reports_read_have_the_contracts_types(name):
+    """`role` indexes ROLE_NAMES, epochs are ints, `history` holds `(zxid, payload)` and the
+    optional fields, where a model has them, are what the reports print; `node_json` names the
+    role and the epoch the state graph reads."""
+    model = get_model(name)
+    for s in _steps_of(model, limit=150):
+        for x in s.nodes:
+            assert type(x.role) is int and 0 <= x.role < len(ROLE_NAMES)
+            assert type(x.current_epoch) is int and type(x.accepted_epoch) is int
+            assert type(x.last_committed) is tuple and len(x.last_committed) == 2
+            for t in x.history:
+                assert type(t[0]) is tuple and len(t[0]) == 2 and type(t[1]) is bytes
+            if "synced" in x._fields:
+                assert type(x.synced) is bool
+            if "next_counter" in x._fields:
+                assert type(x.next_counter) is int
+            j = model.node_json(x)
+            assert j["role"] == ROLE_NAMES[x.role] and j["current_epoch"] == x.current_epoch
+    assert set(OPTIONAL_NODE_FIELDS).isdisjoint(NODE_FIELDS)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_optional_members_come_in_their_groups(name):
+    """A model has all of a group of optional members or none: actions with act and
+    describe_action, and both liveness hooks; each one it has is callable."""
+    model = get_model(name)
+    have = {m for m in OPTIONAL_MEMBERS if getattr(model, m, None) is not None}
+    for group in (("actions", "act", "describe_action"), ("leader_of", "established")):
+        assert set(group) <= have or not set(group) & have, (name, group)
+    for m in have:
+        assert callable(getattr(model, m))
+    if {"leader_of", "established"} <= have:
+        for s in _steps_of(model, limit=100):
+            for x in s.nodes:
+                assert model.leader_of(x) is None or 0 <= model.leader_of(x) < len(s.nodes)
+                assert type(model.established(x)) is bool
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_mutation_finds_the_kernel_and_adapter_where_the_contract_says(name):
+    """`zabmc mutate` reads models/<pkg>/handlers.py and re-runs models/<pkg>/model.py against a
+    mutant of it: the registered attribute is made by that adapter from that kernel."""
+    import importlib
+
+    from zabmc.mutate import build
+
+    module, attr = MODELS[name].split(":")
+    pkg = module.split(".")[1]
+    assert importlib.util.find_spec(f"models.{pkg}.handlers") is not None
+    assert importlib.util.find_spec(f"models.{pkg}.model") is not None
+    control = build(name, None)
+    model = get_model(name)
+    assert control.name == name and type(control).__name__ == type(model).__name__
+    assert [control.start(control.fresh(i, 3), 3) for i in range(3)] == initial_steps(model, 3)

@@ -8,9 +8,14 @@ through these functions, so there is exactly one implementation of every handler
 
 What a model must provide (`tests/test_model_contract.py` checks every registered model):
 
-- **Nodes** are immutable named tuples (`_replace`, `_fields`) with an `id` field, a `history`
-  (a tuple of `(zxid, payload)` transactions, zxid an `(epoch, counter)` tuple, payload bytes) and a
-  `last_committed` zxid: the invariant checker reads those three. Every field holds only values
+- **Nodes** are immutable named tuples (`_replace`, `_fields`) with the fields of `NODE_FIELDS`:
+  an `id`, a `role` (an int, index into `ROLE_NAMES`: 0 Looking, 1 Following, 2 Leading), a
+  `current_epoch` and an `accepted_epoch` (ints), a `history` (a tuple of `(zxid, payload)`
+  transactions, zxid an `(epoch, counter)` tuple, payload bytes) and a `last_committed` zxid.
+  The invariant checker and liveness read `id`, `history` and `last_committed`; the reports (the
+  console trace, the simulator's trace, the HTML chart, the state graph's views) read `role`,
+  `current_epoch` and `accepted_epoch` too, and print `synced` and `next_counter` where a model's
+  nodes have them (`OPTIONAL_NODE_FIELDS`). Every field holds only values
   `marshal` writes canonically: ints, bools, None, bytes, str and tuples of them. The explorer's
   fingerprint is the marshal encoding of the whole state, so this is what makes it canonical.
 - **Messages** are plain tuples of the same kinds of values, the first element naming the kind.
@@ -34,7 +39,15 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
 - **Liveness** (optional; `check --liveness` needs them): `leader_of(node)`, the node it follows
   (itself when leading, None while electing), and `established(node)`, whether it is a leader that
   has finished synchronizing a quorum (docs/liveness.md).
-- **Views**: `dump(nodes)` (the canonical `DSEZAB01` dump), `msg_json`, `node_json`, `describe_msg`.
+- **Views**: `dump(nodes)` (the canonical `DSEZAB01` dump), `msg_json`, `node_json` (with a
+  `role` and a `current_epoch` entry: the state graph reads them), `describe_msg`.
+- **Mutation** (`zabmc mutate`): a model registered as `models.<pkg>:<attr>` has its kernel in
+  `models/<pkg>/handlers.py` and its adapter in `models/<pkg>/model.py`, which reaches the kernel
+  through `from . import handlers` (so that a mutant kernel can be swapped in) and binds it when
+  the module runs; `durable` tuples there are data, not guards, and a quorum threshold is found
+  where it is read as an attribute `q` (a handler context's `c.q`) or called as `quorum(...)`.
+
+`MEMBERS`, `OPTIONAL_MEMBERS`, `NODE_FIELDS` and `OPTIONAL_NODE_FIELDS` list these names.
 """
 
 from __future__ import annotations
@@ -51,6 +64,20 @@ SYNCED = "synced"  # ("synced", e): the node became the established leader of ep
 PROPOSED = "proposed"  # ("proposed", txn): the node broadcast a new transaction
 EFFECT_TAGS = (TIMER, LEADING, SYNCED, PROPOSED)
 EFF_TIMER = (TIMER,)
+
+#: `Node.role` as every report prints it: ROLE_NAMES[role]
+ROLE_NAMES = ("Looking", "Following", "Leading")
+
+#: what every model provides
+MEMBERS = ("name", "description", "network_assumption", "durable", "fresh", "start", "deliver",
+           "timeout", "heartbeat", "can_propose", "is_leading", "propose", "dump", "msg_json",
+           "node_json", "describe_msg")
+#: what a model may provide: its own actions, what a drop does, the liveness hooks
+OPTIONAL_MEMBERS = ("actions", "act", "describe_action", "on_drop", "leader_of", "established")
+#: the node fields the engines, invariants and reports read
+NODE_FIELDS = ("id", "role", "current_epoch", "accepted_epoch", "history", "last_committed")
+#: node fields the reports print when a model's nodes have them
+OPTIONAL_NODE_FIELDS = ("synced", "next_counter")
 
 
 def payload(k: int) -> bytes:

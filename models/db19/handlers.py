@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from models.common.ctx import Ctx
+from models.common.state import peers  # noqa: F401  (re-exported: every other node, C1)
 from zabmc.model import EFF_TIMER, LEADING as EFF_LEADING, PROPOSED, SYNCED, Step
 
 from .state import (
@@ -33,39 +35,8 @@ from .state import (
     last_zxid,
 )
 
-_PEERS: dict[tuple[int, int], tuple[int, ...]] = {}
-
-
-def peers(node_id: int, n: int) -> tuple[int, ...]:
-    """Every other node, ascending (C1)."""
-    key = (node_id, n)
-    p = _PEERS.get(key)
-    if p is None:
-        p = _PEERS[key] = tuple(i for i in range(n) if i != node_id)
-    return p
-
-
-class _Ctx:
-    """Scratch space for one handler call: the evolving node, its sends and its effects."""
-
-    __slots__ = ("node", "n", "q", "outs", "effects")
-
-    def __init__(self, node: Node, n: int):
-        self.node = node
-        self.n = n
-        self.q = n // 2 + 1
-        self.outs: list = []
-        self.effects: list = []
-
-    def broadcast(self, msg) -> None:
-        for p in peers(self.node.id, self.n):
-            self.outs.append((p, msg))
-
-    def send(self, dst: int, msg) -> None:
-        self.outs.append((dst, msg))
-
-    def done(self) -> Step:
-        return Step(self.node, tuple(self.outs), tuple(self.effects))
+# The handler context (models/common/ctx.py); its quorum `q` is a majority, n // 2 + 1.
+_Ctx = Ctx
 
 
 # --- FastLeaderElection (Phase 0) ---------------------------------------------------------------
@@ -84,6 +55,8 @@ def _enter_looking(c: _Ctx) -> None:
     _check_election(c)
 
 
+# `_check_election` and `_become_following` are zab's too (models/zab/handlers.py): zab's Phase 0
+# is db-19's FastLeaderElection, and stays written out there, where `zabmc mutate` mutates it.
 def _check_election(c: _Ctx) -> None:
     node = c.node
     target = node.vote_target_id

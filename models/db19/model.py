@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from models.common.state import leader_of
+
 from . import codec, handlers
-from .state import FOLLOWING, LEADING, fresh_node
+from .state import LEADING, fresh_node
 
 
 class Db19Model:
@@ -27,12 +29,8 @@ class Db19Model:
         return node.role == LEADING
 
     # --- liveness (docs/liveness.md) ---------------------------------------------------------------
-    @staticmethod
-    def leader_of(node):
-        """The node this one follows: itself when Leading, None when Looking."""
-        if node.role == LEADING:
-            return node.id
-        return node.leader_id if node.role == FOLLOWING else None
+    #: the node this one follows: itself when Leading, None when Looking
+    leader_of = staticmethod(leader_of)
 
     @staticmethod
     def established(node) -> bool:

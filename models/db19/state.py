@@ -9,10 +9,18 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-LOOKING, FOLLOWING, LEADING = 0, 1, 2
-ROLE_NAMES = ("Looking", "Following", "Leading")
-
-ZERO = (0, 0)
+from models.common.state import (  # noqa: F401  (re-exported)
+    FOLLOWING,
+    LEADING,
+    LOOKING,
+    ROLE_NAMES,
+    ZERO,
+    Txn,
+    bits,
+    election_fresh,
+    last_zxid,
+    quorum,
+)
 
 # RPC kinds, in the seed document's order.
 LFL, VOTE, NEWEPOCH, ACKEPOCH, NEWLEADER, ACKLEADER, PROPOSE, ACK, COMMIT = range(9)
@@ -41,17 +49,12 @@ MSG_FIELDS = (
 )
 
 
-def Txn(zxid: tuple, payload: bytes) -> tuple:
-    """A transaction: the plain tuple `(zxid, payload)`.
-
-    Plain tuples (not named tuples) so that states marshal into canonical bytes at C speed
-    (see `zabmc.explore.env`); read them with `t[0]` (zxid) and `t[1]` (payload)."""
-    return (zxid, payload)
-
-
 class Node(NamedTuple):
     """One server's state, minus the simulator's timer ticks (those live in the simulator)."""
 
+    # The first ten fields are zab's too (models/common/state.py's `election_fresh` and
+    # codec.py's `election_json` read them); a NamedTuple cannot inherit fields, so both models
+    # spell them.
     id: int
     # persistent
     current_epoch: int
@@ -77,16 +80,7 @@ class Node(NamedTuple):
 def fresh_node(node_id: int, n: int) -> Node:
     """A node before start-up: everything zero or empty, voting for itself."""
     return Node(
-        id=node_id,
-        current_epoch=0,
-        accepted_epoch=0,
-        history=(),
-        last_committed=ZERO,
-        role=LOOKING,
-        leader_id=None,
-        vote_target_id=node_id,
-        vote_target_zxid=ZERO,
-        vote_view=(None,) * n,
+        **election_fresh(node_id, n),
         pending_new_epoch=0,
         epoch_acks=0,
         leader_acks=0,
@@ -95,24 +89,3 @@ def fresh_node(node_id: int, n: int) -> Node:
         ack_set=(),
     )
 
-
-def last_zxid(node: Node) -> tuple:
-    """The zxid of the last history element (C26), or (0, 0) for an empty history."""
-    h = node.history
-    return h[-1][0] if h else ZERO
-
-
-def quorum(n: int) -> int:
-    return n // 2 + 1
-
-
-def bits(mask: int) -> list[int]:
-    """The node ids in a bit set, ascending."""
-    out = []
-    i = 0
-    while mask:
-        if mask & 1:
-            out.append(i)
-        mask >>= 1
-        i += 1
-    return out

@@ -18,11 +18,11 @@ Effects: `("timer",)` for reset_election_deadline() (the seeded simulator's only
 
 from __future__ import annotations
 
+from models.common.ctx import Ctx
 from zabmc.model import EFF_TIMER, LEADING as EFF_LEADING, PROPOSED, SYNCED, Step
 
 from .state import (
-    ACK,
-    ACKEPOCH,
+    ACK, ACKEPOCH,
     ACKLEADER,
     CEPOCH,
     COMMIT,
@@ -134,10 +134,10 @@ def members(mask: int, me: int) -> list[int]:
     return out
 
 
-class _Ctx:
-    """Scratch space for one handler call: the evolving node, its sends and its effects."""
-
-    __slots__ = ("node", "n", "q", "r", "outs", "effects")
+class _Ctx(Ctx):
+    """The handler context (models/common/ctx.py) with the rules (`r`) and `multicast`."""
+    __slots__ = ("r",)
+    peers = staticmethod(peers)  # this module's: see the note below
 
     def __init__(self, node: Node, n: int, rules: Rules):
         self.node = node
@@ -147,20 +147,20 @@ class _Ctx:
         self.outs: list = []
         self.effects: list = []
 
-    def broadcast(self, msg) -> None:
-        for p in peers(self.node.id, self.n):
-            self.outs.append((p, msg))
-
     def multicast(self, mask: int, msg) -> None:
         """To every node of a bit set but self, ascending."""
         for p in members(mask, self.node.id):
             self.outs.append((p, msg))
 
-    def send(self, dst: int, msg) -> None:
-        self.outs.append((dst, msg))
 
-    def done(self) -> Step:
-        return Step(self.node, tuple(self.outs), tuple(self.effects))
+# A note on `peers`, `members` and the quorum `q` above. models/common has the same `peers` and
+# quorum (db19 takes them from there); zab keeps its own copies on purpose: `zabmc mutate` mutates
+# this file only, so the guards and thresholds of zab's election and quorums must stand here to be
+# mutated (mutants 24 to 29), and `_Ctx.broadcast` must send through this module's `peers`.
+# The mutants are also named by line and column in this file (tests/test_mutate.py and
+# reports/verification.md cite them): moving the context's `broadcast`, `send` and `done` to
+# models/common left these lines free rather than renumber every mutant below them: this note
+# stands where those methods stood.
 
 
 # --- Phase 0: FastLeaderElection (db-19's, D1-D4) ---------------------------------------------------
@@ -443,7 +443,7 @@ def _on_ack(c: _Ctx, src: int, zxid: tuple) -> None:
     _try_commit(c, zxid)
 
 
-def _on_commit(c: _Ctx, src: int, e: int, zxid: tuple) -> None:
+def _on_commit(c: _Ctx, src: int, e: int, zxid: tuple) -> None:  # f.2.2's code, mutated apart
     """f.3.3: deliver up to zxid; only from our epoch's leader (the epoch names it, D10, D12)."""
     node = c.node
     if node.role != FOLLOWING or e != node.current_epoch:

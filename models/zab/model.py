@@ -10,20 +10,22 @@ a crash keeps (`durable`, read from the rules) and what a restart recovers (`sta
 
 from __future__ import annotations
 
-from zabmc.model import Step
+from models.common.model import RulesModel
+from models.common.state import leader_of
 
 from . import codec, handlers
 from .handlers import OmegaRules, Rules
-from .state import FOLLOWING, LEADING, P_BROADCAST, fresh_node
+from .state import LEADING, P_BROADCAST, fresh_node
 
 
-class ZabModel:
-    network_assumption = "fifo"
+class ZabModel(RulesModel):
+    handlers = handlers
+    codec = codec
     fresh = staticmethod(fresh_node)
 
     def __init__(self, rules: Rules | None = None, name: str | None = None,
                  description: str | None = None):
-        self.rules = rules if rules is not None else Rules()
+        super().__init__(rules if rules is not None else Rules())
         tag = self.rules.tag
         self.name = name or ("zab" if not tag else f"zab-{tag}")
         self.description = description or (
@@ -34,49 +36,18 @@ class ZabModel:
     def __repr__(self) -> str:
         return f"ZabModel({type(self.rules).__name__}(), name={self.name!r})"
 
-    @property
-    def durable(self) -> tuple:
-        """The fields a crash keeps (E7): the rules' (the paper's persistent variables, D19)."""
-        return self.rules.durable
-
-    # --- the kernel --------------------------------------------------------------------------------
-    def start(self, node, n: int) -> Step:
-        """A starting node (start-up, and every restart) recovers its disk and enters Looking (D20)."""
-        return handlers.start(node, n, self.rules)
-
-    def deliver(self, node, src: int, msg, n: int) -> Step:
-        return handlers.deliver(node, src, msg, n, self.rules)
-
-    def timeout(self, node, n: int) -> Step:
-        return handlers.timeout(node, n, self.rules)
-
-    def heartbeat(self, node, n: int) -> Step | None:
-        return handlers.heartbeat(node, n, self.rules)
-
-    def propose(self, node, payload: bytes, n: int) -> Step:
-        return handlers.propose(node, payload, n, self.rules)
-
-    can_propose = staticmethod(handlers.can_propose)
-    is_leading = staticmethod(handlers.is_leading)
+    # The kernel and the views are `RulesModel`'s: `durable` is the rules' (the paper's persistent
+    # variables, D19), and `start`, at start-up and every restart, recovers the disk and enters
+    # Looking (D20).
 
     # --- liveness (docs/liveness.md) ---------------------------------------------------------------
-    @staticmethod
-    def leader_of(node):
-        """The node this one follows: itself when Leading, None when Looking."""
-        if node.role == LEADING:
-            return node.id
-        return node.leader_id if node.role == FOLLOWING else None
+    #: the node this one follows: itself when Leading, None when Looking
+    leader_of = staticmethod(leader_of)
 
     @staticmethod
     def established(node) -> bool:
         """An established leader: in Phase 3 (a quorum acknowledged NEWLEADER)."""
         return node.role == LEADING and node.phase == P_BROADCAST
-
-    # --- encodings and views -----------------------------------------------------------------------
-    dump = staticmethod(codec.dump)
-    msg_json = staticmethod(codec.msg_json)
-    node_json = staticmethod(codec.node_json)
-    describe_msg = staticmethod(codec.describe_msg)
 
 
 class VoteCycleRules(Rules):

@@ -14,14 +14,24 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-# A transaction is db-19's: the plain tuple `(zxid, payload)` (plain, so states marshal canonically).
-from models.db19.state import ROLE_NAMES, Txn, bits, quorum  # noqa: F401  (re-exported)
+# A transaction is the plain tuple `(zxid, payload)` (plain, so states marshal canonically).
+from models.common.state import (  # noqa: F401  (re-exported)
+    FOLLOWING,
+    LEADING,
+    LOOKING,
+    ROLE_NAMES,
+    ZERO,
+    Txn,
+    bits,
+    election_fresh,
+    history_last,
+    last_zxid,
+    quorum,
+)
 
-LOOKING, FOLLOWING, LEADING = 0, 1, 2
-
-ZERO = (0, 0)
-
-# Message kinds, in protocol order.
+# Message kinds, in protocol order. The names and fields of the messages zab shares with db-19
+# (the election's, NEWEPOCH to ACK-LD, PROPOSE to COMMIT) are db-19's on purpose, as in the paper's
+# mapping to db-19's spelling (models/zab/README.md); each model lists its own whole vocabulary.
 (LFL, VOTE, CEPOCH, NEWEPOCH, ACKEPOCH, NEWLEADER, ACKLEADER, COMMITLEADER, PROPOSE, ACK,
  COMMIT) = range(11)
 MSG_NAMES = (
@@ -64,6 +74,9 @@ PHASE_NAMES = ("-", "discovery/cepoch", "discovery/ack-e", "synchronization", "b
 class Node(NamedTuple):
     """One server's state (the simulator's timer ticks live in the simulator)."""
 
+    # The first ten fields are db19's too (models/common/state.py's `election_fresh` and
+    # codec.py's `election_json` read them); a NamedTuple cannot inherit fields, so both models
+    # spell them.
     id: int
     # persistent (DSN 2011 Table I)
     current_epoch: int  # f.a
@@ -93,16 +106,7 @@ class Node(NamedTuple):
 def fresh_node(node_id: int, n: int) -> Node:
     """A node before start-up: everything zero or empty, voting for itself."""
     return Node(
-        id=node_id,
-        current_epoch=0,
-        accepted_epoch=0,
-        history=(),
-        last_committed=ZERO,
-        role=LOOKING,
-        leader_id=None,
-        vote_target_id=node_id,
-        vote_target_zxid=ZERO,
-        vote_view=(None,) * n,
+        **election_fresh(node_id, n),
         phase=NOT_LEADING,
         pending_new_epoch=0,
         cepochs=0,
@@ -122,12 +126,3 @@ LEADER_RESET = dict(
     best_history=(), leader_acks=0, next_counter=0, ack_set=(),
 )
 
-
-def last_zxid(node) -> tuple:
-    """The zxid of the last history element, or (0, 0) for an empty history."""
-    h = node.history
-    return h[-1][0] if h else ZERO
-
-
-def history_last(history: tuple) -> tuple:
-    return history[-1][0] if history else ZERO

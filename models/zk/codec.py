@@ -5,15 +5,10 @@ from __future__ import annotations
 
 from marshal import dumps
 
+from models.common.codec import txn_json
+from models.common.codec import zxid_str as _z
+
 from .state import MODE_NAMES, MSG_FIELDS, MSG_NAMES, PHASE_NAMES, ROLE_NAMES, Node, bits, last_zxid, log_of
-
-
-def txn_json(t) -> dict:
-    return {"zxid": list(t[0]), "payload": t[1].decode("ascii", "backslashreplace")}
-
-
-def _z(z) -> str:
-    return f"{z[0]}.{z[1]}"
 
 
 def msg_json(msg: tuple) -> dict:
@@ -99,21 +94,21 @@ def node_json(node: Node) -> dict:
     return out
 
 
+# What each of the model's actions says of itself (`describe_action`), its label's fields by index.
+_ACTION_TEXT = {
+    "join": "join node {1} to leader {2}",
+    "decide": "decide node {1} (FLE: its vote has a quorum and nothing better came)",
+    "connect": "connect node {1} to leader {2}",
+    "log": "log node {1} (the SyncThread writes its queued transactions)",
+    "lost": "lost node {1}'s connection to node {2}",
+}
+
+
 def describe_action(label: tuple) -> str:
-    kind = label[0]
-    if kind == "elect":
+    if label[0] == "elect":
         return f"elect node {label[1]} (quorum {bits(label[2])})"
-    if kind == "join":
-        return f"join node {label[1]} to leader {label[2]}"
-    if kind == "decide":
-        return f"decide node {label[1]} (FLE: its vote has a quorum and nothing better came)"
-    if kind == "connect":
-        return f"connect node {label[1]} to leader {label[2]}"
-    if kind == "log":
-        return f"log node {label[1]} (the SyncThread writes its queued transactions)"
-    if kind == "lost":
-        return f"lost node {label[1]}'s connection to node {label[2]}"
-    return " ".join(map(str, label))
+    text = _ACTION_TEXT.get(label[0])
+    return text.format(*label) if text is not None else " ".join(map(str, label))
 
 
 def dump(nodes) -> bytes:

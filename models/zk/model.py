@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from zabmc.model import Step
+from models.common.model import RulesModel
 
 from . import codec, handlers
 from .handlers import FixedFleRules, FixedRules, FleRules, Pre3911Rules, Rules
@@ -15,12 +15,13 @@ def fresh_node(node_id: int, n: int) -> Node:
     return Node(node_id)
 
 
-class ZkModel:
-    network_assumption = "fifo"
+class ZkModel(RulesModel):
+    handlers = handlers
+    codec = codec
     fresh = staticmethod(fresh_node)
 
     def __init__(self, rules: Rules | None = None, description: str = ""):
-        self.rules = rules if rules is not None else Rules()
+        super().__init__(rules if rules is not None else Rules())
         tag = self.rules.tag
         self.name = "zk" if not tag else f"zk-{tag}"
         self.description = description
@@ -28,28 +29,7 @@ class ZkModel:
     def __repr__(self) -> str:
         return f"ZkModel({type(self.rules).__name__}())"
 
-    @property
-    def durable(self) -> tuple:
-        return self.rules.durable
-
-    def start(self, node, n: int) -> Step:
-        return handlers.start(node, n, self.rules)
-
-    def deliver(self, node, src: int, msg, n: int) -> Step:
-        return handlers.deliver(node, src, msg, n, self.rules)
-
-    def timeout(self, node, n: int):
-        return handlers.timeout(node, n, self.rules)
-
-    def heartbeat(self, node, n: int):
-        return handlers.heartbeat(node, n, self.rules)
-
-    def propose(self, node, payload: bytes, n: int) -> Step:
-        return handlers.propose(node, payload, n, self.rules)
-
-    can_propose = staticmethod(handlers.can_propose)
-    is_leading = staticmethod(handlers.is_leading)
-
+    # --- the model's own actions, and what a lost message does (D1, D6, D8) -------------------------
     def actions(self, nodes, down: int, n: int) -> list:
         return handlers.actions(nodes, down, n, self.rules)
 
@@ -60,10 +40,6 @@ class ZkModel:
         return handlers.on_drop(nodes, src, dst, msg, n, self.rules)
 
     describe_action = staticmethod(codec.describe_action)
-    dump = staticmethod(codec.dump)
-    msg_json = staticmethod(codec.msg_json)
-    node_json = staticmethod(codec.node_json)
-    describe_msg = staticmethod(codec.describe_msg)
 
 
 MODEL = ZkModel(description="ZooKeeper 3.7.0's ZAB 1.0 (FLE outcome, DIFF/TRUNC sync, "

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from models.db19.state import bits, quorum  # noqa: F401  (re-exported)
-
-LOOKING, FOLLOWING, LEADING = 0, 1, 2
-ROLE_NAMES = ("Looking", "Following", "Leading")
-ZERO = (0, 0)
+from models.common.state import (  # noqa: F401  (re-exported)
+    FOLLOWING,
+    LEADING,
+    LOOKING,
+    ROLE_NAMES,
+    ZERO,
+    bits,
+    quorum,
+)
+from models.common.state import history_last as last_zxid  # zk's takes a history  # noqa: F401
 
 # Phases. A follower: F_DISCOVERY (FOLLOWERINFO sent, waiting for LEADERINFO), F_SYNC (ACKEPOCH
 # sent: the sync packets, NEWLEADER and UPTODATE), F_BROADCAST. A leader: L_INFO (collecting
@@ -85,10 +90,6 @@ class Node(NamedTuple):
     ackld: int = 0  # acknowledgements of NEWLEADER (newLeaderProposal's ack set)
     forwarding: int = 0  # followers that get PROPOSAL and COMMIT (forwardingFollowers)
     acks: tuple = ()  # outstanding proposals: ((zxid, ack bit set), ...)
-
-
-def last_zxid(history: tuple) -> tuple:
-    return history[-1][0] if history else ZERO
 
 
 def log_of(node) -> tuple:

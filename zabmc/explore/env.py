@@ -6,8 +6,9 @@ A `State` is an immutable value `(nodes, net, budgets, ghost)`:
 - `net`: the in-flight messages in canonical order. Under `bag` a sorted tuple of
   `((src, dst, msg), count)` (E5: identical messages are one multiset element); under `fifo` a
   tuple of n*n message queues, the queue of link (src, dst) at index src*n + dst, oldest first;
-- `budgets`: `(drops_left, timeouts_left, heartbeats_left, proposals_made, crashes_left, down)`,
-  `down` the bit set of the nodes that are down (E7);
+- `budgets`: an `events.Budgets` record held as a plain tuple, `(drops_left, timeouts_left,
+  heartbeats_left, proposals_made, crashes_left, down)`, `down` the bit set of the nodes that are
+  down (E7);
 - `ghost`: the invariant checker's ghost state (all `None` parts with invariants off, E6).
 
 Events are the values of `zabmc.explore.events` (deliver, drop, timeout, heartbeat, propose, crash,
@@ -30,7 +31,7 @@ from zabmc.errors import UsageError
 from zabmc.invariants import Checker, Violation
 from zabmc.model import Model, initial_steps, payload
 
-from .events import KINDS
+from .events import DOWN, KINDS, Budgets
 
 NETWORKS = ("bag", "fifo")
 _new = tuple.__new__
@@ -113,7 +114,7 @@ class Env:
             ghost, v = self.checker.step(ghost, i, s.node, s.effects, nodes)
             violation = violation or v
         cfg = self.config
-        budgets = (cfg.max_drops, cfg.max_timeouts, cfg.max_heartbeats, 0, cfg.max_crashes, 0)
+        budgets = Budgets.initial(cfg)
         net = ((),) * (n * n) if self.fifo else ()
         for i, s in enumerate(steps):
             net = self._add(net, i, s.outs)
@@ -226,7 +227,7 @@ class Env:
         if node is not prev:
             nodes = (*nodes[:i], node, *nodes[i + 1:])
         if outs:
-            down = budgets[5]
+            down = budgets[DOWN]
             if down:  # a message to a down node is lost at send (E8)
                 outs = tuple(o for o in outs if not down >> o[0] & 1)
             net = self._add(net, i, outs)
@@ -242,7 +243,7 @@ class Env:
         Each step feeds the checker in turn; the first violation found is the step's, carrying
         the others the action caused."""
         nodes, net, ghost = s.nodes, s.net, s.ghost
-        down = s.budgets[5]
+        down = s.budgets[DOWN]
         found = []
         checker = self.checker
         for i, step in steps:
@@ -303,13 +304,7 @@ class Env:
 
     def fingerprint(self, s: State) -> bytes:
         """xxh3-128 of the canonical encoding: 16 bytes."""
-        get = self._node_bytes.get
-        parts = [self._head]
-        for x in s[0]:
-            e = get(id(x))
-            parts.append(e[1] if e is not None else self._encode_node(x))
-        parts.append(_dumps(s[1:], 2)[5:])
-        return xxh3_128_digest(b"".join(parts))
+        return xxh3_128_digest(self.encode(s))
 
     def _encode_node(self, x) -> bytes:
         """A node's marshal-v2 bytes, memoised by identity (the entry keeps the node alive, so its
@@ -331,10 +326,12 @@ class Env:
         else:
             net = [{"src": src, "dst": dst, "msg": model.msg_json(msg), "count": cnt}
                    for (src, dst, msg), cnt in s.net]
-        d, t, h, p, c, down = s.budgets
-        budgets = {"drops_left": d, "timeouts_left": t, "heartbeats_left": h, "proposals_made": p}
+        b = Budgets.of(s.budgets)
+        budgets = {"drops_left": b.drops, "timeouts_left": b.timeouts,
+                   "heartbeats_left": b.heartbeats, "proposals_made": b.made}
         if self.config.max_crashes:
-            budgets["crashes_left"] = c
+            budgets["crashes_left"] = b.crashes
+        down = b.down
         out: dict[str, Any] = {
             "nodes": [model.node_json(x) for x in s.nodes],
             "network": net,

@@ -6,13 +6,25 @@ An event is an immutable value of one of the classes below. Each class knows, in
   kind enabled in state `s`, in a fixed order; `KINDS` fixes the order of the kinds, so an event's
   index in `Env.successors(s)` identifies it (traces store indices and rebuild states by replay);
 - `possible(env)`: whether the kind can be enabled at all under `env`'s configuration and model
-  (a kind whose budget is zero never is); `Env.successors` skips the others;
+  (a kind whose budget, its `bound`, is zero never is); `Env.successors` skips the others;
 - `step(model, nodes, n)`: the kernel call it makes, as a `Step` of the node that acts (`actor`),
   or None for an event that runs no handler (a drop); replay-side tools (export) use it;
-- `describe(model)` for people and `to_json(model)` / `from_json` for files.
+- `describe(model)` for people (`subject(model)`: what it is about, after its kind) and
+  `to_json(model)` / `from_json` for files;
+- what the consumers of a trace need to know of it, so that none of them tells kinds apart by
+  name: `observable` (whether the seeded simulator can be seen to take it) and `signature()` (what
+  identifies it among the simulator's steps), `fairness(fifo)` (its class under liveness's
+  fairness, None for none), `fate` (for an event that takes an in-flight message off the network:
+  what became of it), `cuts_off` (it loses every message in flight to or from its node, E7),
+  `lifecycle` (it takes its node down or up) and `renamed(ids)` (the same event between other
+  node ids).
+
+The seeded simulator reports its steps as these values too (`zabmc.sim.SimObserver.on_event`),
+with one kind of its own, `Start` (a node's start-up, which the explorer's initial state holds);
+`on_step_args()` gives an event in the simulator's older `on_step` vocabulary.
 
 Adding a kind of event is adding one class here and naming it in `KINDS` (and its budget in
-`ExploreConfig`, when it has one).
+`ExploreConfig` and `Budgets`, when it has one).
 
 Events are named tuples whose last field is the kind's name, so that two events of different kinds
 never compare equal (`Timeout(1) != Crash(1)`) and equal events are equal values; the events of one
@@ -23,16 +35,53 @@ generation builds them with `tuple.__new__`, at C speed.
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import NamedTuple
 
 from zabmc.errors import UsageError
 from zabmc.model import Step, crashed, payload
 
 _new = tuple.__new__
 
-# Positions in `State.budgets`: what is left of each budget, the proposals made, and the set of
-# down nodes (a bit mask, E7). The last one is not a budget, but like the budgets it is a small
-# counter that every event reads and few change.
-DROPS, TIMEOUTS, HEARTBEATS, MADE, CRASHES, DOWN = range(6)
+
+class Budgets(NamedTuple):
+    """The record `State.budgets` holds: what is left of each budget, the proposals made, and the
+    set of down nodes (a bit mask, E7). The last one is not a budget, but like the budgets it is a
+    small counter that every event reads and few change.
+
+    A state holds it as a plain tuple in this order (the fingerprint is the marshal encoding of the
+    state, and marshal writes no named tuple): `Budgets.initial` makes one, `Budgets.of` reads one
+    by name, and events change one with `spend` and `put` at the positions named below."""
+
+    drops: int  # drops left (`max_drops`)
+    timeouts: int  # election timeouts left (`max_timeouts`)
+    heartbeats: int  # heartbeats left (`max_heartbeats`)
+    made: int  # client proposals made so far (up to `proposals`)
+    crashes: int  # crashes left (`max_crashes`)
+    down: int  # the down nodes, a bit set
+
+    @staticmethod
+    def initial(cfg) -> tuple:
+        """A run's budgets at its start (`cfg` an `ExploreConfig`), as a state holds them."""
+        return (cfg.max_drops, cfg.max_timeouts, cfg.max_heartbeats, 0, cfg.max_crashes, 0)
+
+    @classmethod
+    def of(cls, b: tuple) -> "Budgets":
+        """A state's budgets, by name."""
+        return cls._make(b)
+
+
+# Positions in `State.budgets` (the fields of `Budgets`).
+DROPS, TIMEOUTS, HEARTBEATS, MADE, CRASHES, DOWN = range(len(Budgets._fields))
+
+
+def spend(b: tuple, k: int) -> tuple:
+    """Budgets `b` with one unit of budget `k` (DROPS, TIMEOUTS, ...) spent."""
+    return b[:k] + (b[k] - 1,) + b[k + 1:]
+
+
+def put(b: tuple, k: int, value: int) -> tuple:
+    """Budgets `b` with `value` at position `k` (MADE, DOWN, ...)."""
+    return b[:k] + (value,) + b[k + 1:]
 
 
 def _node_arg(d: dict, key: str = "node") -> int:
@@ -49,7 +98,7 @@ def _each_node(env, s, out, budget: int, cls, kind: str, handler, cache: dict) -
     b = s.budgets
     if not b[budget]:
         return
-    b2 = b[:budget] + (b[budget] - 1,) + b[budget + 1:]
+    b2 = spend(b, budget)
     nodes, down, step_of = s.nodes, b[DOWN], env._node_step
     for i, node in enumerate(nodes):
         if down >> i & 1:  # a down node does nothing (E8)
@@ -59,29 +108,90 @@ def _each_node(env, s, out, budget: int, cls, kind: str, handler, cache: dict) -
             out.append(env._apply(_new(cls, (i, kind)), s, i, step, s.net, b2))
 
 
-class _MessageEvent:
+#: what became of an in-flight message that an event takes off the network (`fate`)
+DELIVERED, DROPPED = "delivered", "dropped"
+
+
+class _Event:
+    """What every event says of itself by default: not seen in the simulator, no fairness, takes no
+    message, loses none, leaves its node up or down as it was."""
+
+    __slots__ = ()
+
+    observable = False
+    fate = None
+    cuts_off = False
+    lifecycle = None  # "down" for an event that takes its node down, "up" for one that brings it up
+    bound = None  # the `ExploreConfig` field that bounds the kind (None: nothing does)
+
+    @classmethod
+    def possible(cls, env) -> bool:
+        """Whether the kind can be enabled at all under `env`'s configuration (a kind whose budget
+        is zero never is)."""
+        return cls.bound is None or getattr(env.config, cls.bound) > 0
+
+    def fairness(self, fifo: bool):
+        return None
+
+    def renamed(self, ids):
+        """The same event with its node ids mapped through `ids` (old id -> new id)."""
+        return self
+
+
+class _MessageEvent(_Event):
     """What the events about one in-flight message share: `(src, dst, msg, kind)`."""
 
     __slots__ = ()
 
+    def signature(self) -> tuple:
+        """What identifies the event among the simulator's steps: its message."""
+        return (self.kind, self.src, self.dst, self.msg)
+
+    def renamed(self, ids):
+        return _new(type(self), (ids[self.src], ids[self.dst], self.msg, self.kind))
+
+    def subject(self, model) -> str:
+        """What the event is about, for people: `describe` after the kind (the simulator's trace
+        prints it after its own kind column)."""
+        return f"{self.src}->{self.dst} {model.describe_msg(self.msg)}"
+
     def describe(self, model) -> str:
-        return f"{self.kind} {self.src}->{self.dst} {model.describe_msg(self.msg)}"
+        return f"{self.kind} {self.subject(model)}"
 
     def to_json(self, model) -> dict:
         return {"kind": self.kind, "src": self.src, "dst": self.dst, "msg": model.msg_json(self.msg)}
 
 
-class _NodeEvent:
+class _NodeEvent(_Event):
     """What the events of one node share: `(node, kind)`, the node being the one that acts."""
 
     __slots__ = ()
+    observable = True
+    fair = False  # whether the kind is fair for its node under liveness (its class: kind, node)
+
+    def signature(self) -> tuple:
+        """What identifies the event among the simulator's steps: its kind and node."""
+        return (self.kind, self.node)
+
+    def fairness(self, fifo: bool):
+        return (self.kind, self.node) if self.fair else None
+
+    def renamed(self, ids):
+        return _new(type(self), (ids[self.node], *self[1:]))
+
+    def on_step_args(self, lost=()) -> tuple:
+        """`(kind, node, detail)`: the event as the simulator's `SimObserver.on_step` gets it."""
+        return (self.kind, self.node, None)
 
     @property
     def actor(self) -> int:
         return self.node
 
+    def subject(self, model) -> str:
+        return f"node {self.node}"
+
     def describe(self, model) -> str:
-        return f"{self.kind} node {self.node}"
+        return f"{self.kind} {self.subject(model)}"
 
     def to_json(self, model) -> dict:
         return {"kind": self.kind, "node": self.node}
@@ -97,14 +207,19 @@ class Deliver(_MessageEvent, _fields("Deliver", "src dst msg", "deliver")):
     """The network delivers message `msg` from `src` to `dst` (E4)."""
 
     __slots__ = ()
+    observable = True
+    fate = DELIVERED
 
     @property
     def actor(self) -> int:
         return self.dst
 
-    @staticmethod
-    def possible(env) -> bool:
-        return True
+    def fairness(self, fifo: bool):
+        """Under FIFO links a link's head is one class; otherwise each message is."""
+        return ("deliver", self.src, self.dst) if fifo else ("deliver", self.src, self.dst, self.msg)
+
+    def on_step_args(self, lost=()) -> tuple:
+        return (self.kind, self.dst, (self.src, self.dst, self.msg))
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
@@ -132,17 +247,19 @@ class Drop(_MessageEvent, _fields("Drop", "src dst msg", "drop")):
 
     __slots__ = ()
     actor = None
+    bound = "max_drops"
+    fate = DROPPED  # an explorer drop has no simulator step: the simulator drops at send time
 
-    @staticmethod
-    def possible(env) -> bool:
-        return env.config.max_drops > 0
+    def on_step_args(self, lost=()) -> tuple:
+        """The simulator's drop at send time: reported with its sender."""
+        return (self.kind, self.src, (self.src, self.dst, self.msg))
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
         b = s.budgets
         if not b[DROPS]:
             return
-        b2 = (b[0] - 1,) + b[1:]
+        b2 = spend(b, DROPS)
         take, state = env._take, type(s)
         nodes, net, ghost = s.nodes, s.net, s.ghost
         on_drop = getattr(env.model, "on_drop", None)
@@ -156,42 +273,38 @@ class Drop(_MessageEvent, _fields("Drop", "src dst msg", "drop")):
         return None
 
 
-class Timeout(_NodeEvent, _fields("Timeout", "node", "timeout")):
+class _TimerEvent(_NodeEvent):
+    """A timer of one node: a budgeted step any up node may take when its kernel function (the
+    model's `handler`) gives one; fair for its node."""
+
+    __slots__ = ()
+    fair = True
+    budget: int  # its position in `State.budgets`
+    bound: str  # the `ExploreConfig` field that sets the budget
+    handler: str  # the model's kernel function, `handler(node, n)`
+    cache: str  # the `Env` memo table of that function
+
+    @classmethod
+    def expand(cls, env, s, heads, out) -> None:
+        _each_node(env, s, out, cls.budget, cls, cls._field_defaults["kind"],
+                   getattr(env.model, cls.handler), getattr(env, cls.cache))
+
+    def step(self, model, nodes, n):
+        return getattr(model, self.handler)(nodes[self.node], n)
+
+
+class Timeout(_TimerEvent, _fields("Timeout", "node", "timeout")):
     """Node `node`'s election timeout fires (budget `max_timeouts`, shared by all nodes)."""
 
     __slots__ = ()
-
-    @staticmethod
-    def possible(env) -> bool:
-        return env.config.max_timeouts > 0
-
-    @staticmethod
-    def expand(env, s, heads, out) -> None:
-        _each_node(env, s, out, TIMEOUTS, Timeout, "timeout", env.model.timeout,
-                   env._timeout_cache)
-
-    def step(self, model, nodes, n):
-        return model.timeout(nodes[self.node], n)
+    budget, bound, handler, cache = TIMEOUTS, "max_timeouts", "timeout", "_timeout_cache"
 
 
-
-class Heartbeat(_NodeEvent, _fields("Heartbeat", "node", "heartbeat")):
+class Heartbeat(_TimerEvent, _fields("Heartbeat", "node", "heartbeat")):
     """Leader `node` sends a heartbeat (budget `max_heartbeats`)."""
 
     __slots__ = ()
-
-    @staticmethod
-    def possible(env) -> bool:
-        return env.config.max_heartbeats > 0
-
-    @staticmethod
-    def expand(env, s, heads, out) -> None:
-        _each_node(env, s, out, HEARTBEATS, Heartbeat, "heartbeat", env.model.heartbeat,
-                   env._heartbeat_cache)
-
-    def step(self, model, nodes, n):
-        return model.heartbeat(nodes[self.node], n)
-
+    budget, bound, handler, cache = HEARTBEATS, "max_heartbeats", "heartbeat", "_heartbeat_cache"
 
 
 class Propose(_NodeEvent, _fields("Propose", "node k", "propose")):
@@ -199,10 +312,7 @@ class Propose(_NodeEvent, _fields("Propose", "node k", "propose")):
     it (budget `proposals`)."""
 
     __slots__ = ()
-
-    @staticmethod
-    def possible(env) -> bool:
-        return env.config.proposals > 0
+    bound = "proposals"
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
@@ -216,12 +326,22 @@ class Propose(_NodeEvent, _fields("Propose", "node k", "propose")):
                 continue
             step = propose(node, made)  # None unless the node may take it
             if step is not None:
-                b2 = b[:3] + (made + 1,) + b[4:]
+                b2 = put(b, MADE, made + 1)
                 out.append(env._apply(_new(Propose, (i, made, "propose")), s, i, step, s.net, b2))
                 return
 
     def step(self, model, nodes, n):
         return model.propose(nodes[self.node], payload(self.k), n)
+
+    def signature(self) -> tuple:
+        """A proposal by its number: the simulator proposes payload k to whichever node leads."""
+        return (self.kind, self.k)
+
+    def on_step_args(self, lost=()) -> tuple:
+        return (self.kind, self.node, payload(self.k))
+
+    def subject(self, model) -> str:
+        return f"node {self.node} proposes {payload(self.k).decode()}"
 
     def describe(self, model) -> str:
         return f"propose {payload(self.k).decode()} at node {self.node}"
@@ -235,10 +355,9 @@ class Crash(_NodeEvent, _fields("Crash", "node", "crash")):
     fields, loses the rest and every message in flight to or from it, and is down."""
 
     __slots__ = ()
-
-    @staticmethod
-    def possible(env) -> bool:
-        return env.config.max_crashes > 0
+    bound = "max_crashes"
+    cuts_off = True
+    lifecycle = "down"
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
@@ -249,7 +368,7 @@ class Crash(_NodeEvent, _fields("Crash", "node", "crash")):
         for i in range(n):
             if down >> i & 1:
                 continue
-            b2 = b[:4] + (b[CRASHES] - 1, down | 1 << i)
+            b2 = put(spend(b, CRASHES), DOWN, down | 1 << i)
             node = crashed(model, nodes[i], n)
             nodes2 = nodes if node == nodes[i] else nodes[:i] + (node,) + nodes[i + 1:]
             ghost, v = env.checker.step(s.ghost, i, node, (), nodes2, nodes[i])
@@ -259,6 +378,10 @@ class Crash(_NodeEvent, _fields("Crash", "node", "crash")):
     def step(self, model, nodes, n):
         return Step(crashed(model, nodes[self.node], n), (), ())
 
+    def on_step_args(self, lost=()) -> tuple:
+        """With the messages in flight to or from the node that the crash loses."""
+        return (self.kind, self.node, lost)
+
 
 
 class Restart(_NodeEvent, _fields("Restart", "node", "restart")):
@@ -266,10 +389,9 @@ class Restart(_NodeEvent, _fields("Restart", "node", "restart")):
     itself; what it sends to down nodes is lost."""
 
     __slots__ = ()
-
-    @staticmethod
-    def possible(env) -> bool:
-        return env.config.max_crashes > 0  # only a crash makes a node down
+    bound = "max_crashes"  # only a crash makes a node down
+    lifecycle = "up"
+    fair = True
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
@@ -280,7 +402,7 @@ class Restart(_NodeEvent, _fields("Restart", "node", "restart")):
         model, n, nodes = env.model, env.n, s.nodes
         for i in range(n):
             if down >> i & 1:
-                b2 = b[:5] + (down & ~(1 << i),)
+                b2 = put(b, DOWN, down & ~(1 << i))
                 step = model.start(nodes[i], n)
                 out.append(env._apply(_new(Restart, (i, "restart")), s, i, step, s.net, b2))
 
@@ -289,7 +411,18 @@ class Restart(_NodeEvent, _fields("Restart", "node", "restart")):
 
 
 
-class Action(_fields("Action", "label", "action")):
+class Start(_NodeEvent, _fields("Start", "node", "start")):
+    """Node `node` starts up (C6): the seeded simulator's first step of each node. Not a kind of
+    `KINDS`: the explorer's initial state is the start-up of every node."""
+
+    __slots__ = ()
+    observable = False
+
+    def step(self, model, nodes, n):
+        return model.start(nodes[self.node], n)
+
+
+class Action(_Event, _fields("Action", "label", "action")):
     """A step of the model's own (`Model.actions`): one the explorer's kinds above do not cover,
     such as an election outcome, a write to disk or a lost connection. `label` is the model's
     plain tuple naming it; `Model.act` says which nodes it changes and how. No budget: a model
@@ -318,6 +451,9 @@ class Action(_fields("Action", "label", "action")):
 
     def step(self, model, nodes, n):
         return None
+
+    def fairness(self, fifo: bool):
+        return ("action", self.label)
 
     def describe(self, model) -> str:
         return model.describe_action(self.label)

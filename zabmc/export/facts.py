@@ -15,27 +15,29 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from zabmc.errors import UsageError
-from zabmc.explore.events import DOWN
+from zabmc.explore.events import (  # noqa: F401  (DROPPED: re-exported)
+    DELIVERED,
+    DOWN,
+    DROPPED,
+    Crash,
+    Heartbeat,
+    Propose,
+    Restart,
+    Timeout,
+)
 from zabmc.explore.trace import load, replay
 from zabmc.model import initial_steps
 
-DELIVERED, DROPPED, PENDING = "delivered", "dropped", "pending"
+PENDING = "pending"
 LOST = "lost"  # in flight to or from a node when it crashed (E7)
-
-# The kinds of trace event the simulator can be seen to take (an explorer drop has no simulator
-# step: the simulator only drops at send time).
-OBSERVABLE = ("deliver", "propose", "timeout", "heartbeat", "crash", "restart")
+# An event's `fate` says what became of the message it takes off the network (DELIVERED,
+# DROPPED); the kinds the simulator can be seen to take are `observable`, and `signature()` is
+# what identifies one among the simulator's steps, in trace node ids (zabmc/explore/events.py).
 
 
 def signature(ev) -> tuple:
-    """What identifies a trace event among the simulator's steps, in trace node ids: a delivery
-    by its message, a proposal by its number, the other kinds by their node."""
-    kind = ev.kind
-    if kind == "deliver":
-        return (kind, ev.src, ev.dst, ev.msg)
-    if kind == "propose":
-        return (kind, ev.k)
-    return (kind, ev.node)
+    """What identifies a trace event among the simulator's steps, in trace node ids."""
+    return ev.signature()
 
 
 class NodeEvent(NamedTuple):
@@ -103,23 +105,16 @@ def analyse(trace, path: str = "<trace>") -> TraceFacts:
     sends: list[list] = [[] for _ in range(len(trace.events) + 1)]
     for i, st in enumerate(initial_steps(model, n)):
         sends[0].extend((i, dst, msg) for dst, msg in st.outs)
-    timeouts, heartbeats, crashes, restarts, node_events = [], [], [], [], []
-    proposals = 0
+    by_kind: dict = {}  # event class -> [(step, acting node)] in trace order
+    node_events = []
     seen: dict = {}  # signature -> occurrences so far
     last, last_step = None, 0  # signature and step of the last observable event
     for k, ev in enumerate(trace.events, start=1):
-        kind = ev.kind
-        if kind == "timeout":
-            timeouts.append((k, ev.node))
-        elif kind == "heartbeat":
-            heartbeats.append((k, ev.node))
-        elif kind == "propose":
-            proposals += 1
-        elif kind in ("crash", "restart"):
-            (crashes if kind == "crash" else restarts).append((k, ev.node))
-            node_events.append(NodeEvent(k, kind, ev.node, last, seen.get(last, 0), last_step))
-        if kind in OBSERVABLE:
-            last, last_step = signature(ev), k
+        by_kind.setdefault(type(ev), []).append((k, ev.actor))
+        if ev.lifecycle:
+            node_events.append(NodeEvent(k, ev.kind, ev.node, last, seen.get(last, 0), last_step))
+        if ev.observable:
+            last, last_step = ev.signature(), k
             seen[last] = seen.get(last, 0) + 1
         step = ev.step(model, states[k - 1].nodes, n)
         if step is not None and step.outs:
@@ -133,15 +128,15 @@ def analyse(trace, path: str = "<trace>") -> TraceFacts:
     for k in range(len(trace.events) + 1):
         if k > 0:
             ev = trace.events[k - 1]
-            if ev.kind in ("deliver", "drop"):
+            if ev.fate is not None:  # it takes a message off the network: delivered or dropped
                 key = (ev.src, ev.dst, ev.msg)
                 idx = open_[key].popleft()
-                fates[key][idx] = (DELIVERED if ev.kind == "deliver" else DROPPED, k)
-                if ev.kind == "deliver":
+                fates[key][idx] = (ev.fate, k)
+                if ev.fate == DELIVERED:
                     for x in (ev.src, ev.dst):
                         if first_contact[x] is None:
                             first_contact[x] = k
-            elif ev.kind == "crash":  # its connections close: everything in flight is lost (E7)
+            elif ev.cuts_off:  # its connections close: everything in flight is lost (E7)
                 i = ev.node
                 for key in [key for key in open_ if i in key[:2]]:
                     for idx in open_.pop(key):
@@ -155,7 +150,8 @@ def analyse(trace, path: str = "<trace>") -> TraceFacts:
         path=path, model=model, nodes=n, network=env.config.network,
         invariants=tuple(env.checker.names), property=v.property if v else None,
         message=v.message if v else None, step=trace.violation_step, events=list(trace.events),
-        proposals_used=proposals, proposals_budget=env.config.proposals, timeouts=timeouts,
-        heartbeats=heartbeats, fates=fates, first_contact=first_contact, crashes=crashes,
-        restarts=restarts, node_events=node_events,
+        proposals_used=len(by_kind.get(Propose, ())), proposals_budget=env.config.proposals,
+        timeouts=by_kind.get(Timeout, []), heartbeats=by_kind.get(Heartbeat, []),
+        fates=fates, first_contact=first_contact, crashes=by_kind.get(Crash, []),
+        restarts=by_kind.get(Restart, []), node_events=node_events,
     )

@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 from itertools import permutations
 
-from zabmc.model import payload
+from zabmc.explore.events import BY_NAME, Timeout
 from zabmc.sim.simulator import SimObserver
 
 from .facts import DELIVERED, LOST, TraceFacts
@@ -72,29 +72,18 @@ class Life:
         self.rounds = rounds
         self.applied = 0  # node events applied so far in this pass
         self.seen: dict = {}  # signature (trace ids) -> occurrences so far
-        self.payloads = {payload(k): k for k in range(256)}
 
     @property
     def complete(self) -> bool:
         """Every crash and restart of the trace has happened in this pass."""
         return self.applied == len(self.events)
 
-    def _signature(self, kind, node, detail):
-        inv = self.inv
-        if kind == "deliver":
-            src, dst, msg = detail
-            return (kind, inv[src], inv[dst], msg)
-        if kind == "propose":
-            return (kind, self.payloads.get(detail))
-        if kind in ("timeout", "heartbeat", "crash", "restart"):
-            return (kind, inv[node])
-        return None  # the start-up, and drops at send time
-
-    def observe(self, t, kind, node, detail) -> None:
-        if kind in ("crash", "restart"):
+    def observe(self, t, ev) -> None:
+        """The simulator took event `ev` (simulator node ids) at tick `t`."""
+        if ev.lifecycle:
             self.applied += 1
-        sig = self._signature(kind, node, detail)
-        if sig is not None:
+        if ev.observable:  # not the start-up, nor a drop at send time
+            sig = ev.renamed(self.inv).signature()
             self.seen[sig] = self.seen.get(sig, 0) + 1
         j = self.applied
         if j != len(self.placed) or j >= len(self.events):
@@ -102,10 +91,16 @@ class Life:
         ev = self.events[j]
         if ev.anchor is not None and self.seen.get(ev.anchor, 0) < ev.count:
             return
-        after_node_event = ev.anchor is not None and ev.anchor[0] in ("crash", "restart")
+        after_node_event = _follows_node_event(ev)
         tick = t + (self.gap if after_node_event else 1)
         if tick < self.rounds:
             raise Place(tick, ev.action, self.perm[ev.node])
+
+
+def _follows_node_event(ev) -> bool:
+    """Whether the trace's crash or restart `ev` comes right after another one: its anchor (a
+    signature, whose first element names its kind) is a crash or a restart."""
+    return ev.anchor is not None and bool(BY_NAME[ev.anchor[0]].lifecycle)
 
 
 class Run(SimObserver):
@@ -125,15 +120,16 @@ class Run(SimObserver):
         """True to cut the link for this message (subclasses)."""
         return False
 
-    def on_step(self, t, kind, node, detail, before, step):
+    def on_event(self, t, ev, before, step, lost=()):
         if self.life is not None:
-            if kind == "crash":
-                self.down.add(node)
-            elif kind == "restart":
-                self.down.discard(node)
-            self.life.observe(t, kind, node, detail)
-        if kind == "drop" or not step.outs:
+            if ev.lifecycle == "down":
+                self.down.add(ev.node)
+            elif ev.lifecycle == "up":
+                self.down.discard(ev.node)
+            self.life.observe(t, ev)
+        if step is None or not step.outs:  # a drop at send time, or a step that sends nothing
             return
+        node = ev.actor
         # one answer per destination and tick: a link stays open if any of this step's messages
         # over it should pass, and a (tick, link) answered before keeps its answer
         down = self.down
@@ -148,7 +144,7 @@ class Run(SimObserver):
             decisions.setdefault((t, node, dst), w)
 
     def link_cut(self, t, src, dst) -> bool:
-        """The simulator's hook: every send follows the on_step that decided its link."""
+        """The simulator's hook: every send follows the on_event that decided its link."""
         return self.decisions.setdefault((t, src, dst), False)
 
     def on_violation(self, t, violation):
@@ -197,10 +193,10 @@ class SteerRun(Run):
             for _, i in facts.timeouts:
                 self.starve[perm[i]] = self.starve.get(perm[i], 0) + 1
 
-    def on_step(self, t, kind, node, detail, before, step):
-        if kind == "timeout" and self.starve.get(node):
-            self.starve[node] -= 1
-        super().on_step(t, kind, node, detail, before, step)
+    def on_event(self, t, ev, before, step, lost=()):
+        if isinstance(ev, Timeout) and self.starve.get(ev.node):
+            self.starve[ev.node] -= 1
+        super().on_event(t, ev, before, step, lost)
 
     def want(self, t, src, dst, msg):
         q = self.queues.get((self.inv[src], self.inv[dst], msg))
@@ -288,8 +284,7 @@ def plans_for(facts: TraceFacts, max_rounds: int) -> list[Plan]:
     """The plans derived from a trace, most trace-like first (deterministic). For a trace with a
     crash or restart right after another one, each plan comes once per gap of `GAPS`."""
     out = _cut_plans(facts, max_rounds)
-    if not any(ev.anchor is not None and ev.anchor[0] in ("crash", "restart")
-               for ev in facts.node_events):
+    if not any(_follows_node_event(ev) for ev in facts.node_events):
         return out
     with_gaps = []
     for plan in out:

@@ -278,10 +278,26 @@ def _flags(cfg: dict) -> str:
 LIVENESS_NOTE = ("Liveness: every finding below is a safety violation. Whether db-19 still elects a leader and delivers once faults stop is checked by `zabmc check --liveness` in [liveness.md](liveness.md): with two nodes it does, under a drop, a timeout and a crash; its endless vote answers (C13) are not a livelock, since real time fires the stranded node's timer.")
 
 
+#: the heading of the section `zabmc.report.repro` writes (python benchmarks/findings_repro.py)
+SECTION = "## Reproducing in the simulator"
+
+
+def update_report(path: str, section: str) -> None:
+    """Replace the section (up to the next `## ` heading) or append it."""
+    text = open(path).read() if os.path.exists(path) else "# db-19 findings\n"
+    start = text.find(SECTION + "\n")
+    if start >= 0:
+        nxt = text.find("\n## ", start + len(SECTION))
+        end = len(text) if nxt < 0 else nxt + 1
+        text = text[:start] + section + ("\n" + text[end:] if nxt >= 0 else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def _repro_section(path: str) -> str | None:
     """The "Reproducing in the simulator" section of an existing report, if any."""
-    from zabmc.export.findings import SECTION
-
     try:
         text = open(path).read()
     except FileNotFoundError:
@@ -382,8 +398,6 @@ def main(argv=None) -> None:
     with open(report, "w") as fh:
         fh.write(text)
     if kept:  # the simulator reproductions (python benchmarks/findings_repro.py) stay
-        from zabmc.export.findings import update_report
-
         update_report(report, kept)
     print(json.dumps({f.id: f.prop for f in FINDINGS}, indent=1))
 

@@ -66,7 +66,7 @@ def _arrows(trace):
     for k, (ev, s) in enumerate(zip(trace.events, trace.states[1:]), 1):
         now = _in_flight(env, s.net)
         consumed = Counter()
-        if ev.kind in ("deliver", "drop"):
+        if ev.fate is not None:  # it takes the message off the network: its arrow ends here
             key = (ev.src, ev.dst, ev.msg)
             consumed[key] += 1
             out.append((ev.src, ev.dst, pending[key].pop(0), k, ev.kind))
@@ -169,10 +169,7 @@ def render(trace, others=()) -> str:
     svg.append(f'<text x="{text_x}" y="{_row_y(0) + 4}">initial state</text>')
     for k, (ev, prev, cur) in enumerate(zip(trace.events, trace.states, trace.states[1:]), 1):
         y = _row_y(k)
-        actors = {ev.dst} if ev.kind in ("deliver",) else set()
-        node = getattr(ev, "node", None)
-        if isinstance(node, int):
-            actors.add(node)
+        actors = set() if ev.actor is None else {ev.actor}  # the node that acts, and those changed
         actors |= {i for i, (a, b) in enumerate(zip(prev.nodes, cur.nodes)) if a != b}
         for i in sorted(actors):
             svg.append(f'<circle cx="{_lane_x(i)}" cy="{y}" r="4" fill="#24292f"/>')

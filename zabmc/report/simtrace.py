@@ -5,9 +5,11 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
+from zabmc.explore.events import DELIVERED
+from zabmc.model import ROLE_NAMES
 from zabmc.sim.simulator import SimObserver
 
-ROLE = {0: "Looking", 1: "Following", 2: "Leading"}
+ROLE = dict(enumerate(ROLE_NAMES))  # `Node.role`, as the contract (zabmc/model.py) names it
 ROLE_STYLE = {0: "yellow", 1: "cyan", 2: "bold green"}
 
 
@@ -23,45 +25,38 @@ class TraceObserver(SimObserver):
         self.quiet_votes = quiet_votes
         self.down: set = set()
 
-    def on_step(self, t, kind, node, detail, before, step):
-        if kind == "drop":
-            src, dst, msg = detail
-            why = f"node {dst} down" if dst in self.down else "partition"
-            self.console.print(f"[dim]{t:>6}[/] [red]drop[/]      {src}->{dst} "
-                               f"{escape(self.model.describe_msg(msg))} [dim]({why})[/]")
+    def on_event(self, t, ev, before, step, lost=()):
+        if step is None:  # a send dropped at send time
+            why = f"node {ev.dst} down" if ev.dst in self.down else "partition"
+            self.console.print(f"[dim]{t:>6}[/] [red]drop[/]      {ev.src}->{ev.dst} "
+                               f"{escape(self.model.describe_msg(ev.msg))} [dim]({why})[/]")
             return
-        if kind == "crash":
+        node = ev.node if ev.lifecycle else None
+        if ev.lifecycle == "down":
             self.down.add(node)
             changes = _changes(before, step.node) if before is not None else _initial(step.node)
-            changes.append(f"{len(detail)} in-flight message{'s' if len(detail) != 1 else ''} lost")
+            changes.append(f"{len(lost)} in-flight message{'s' if len(lost) != 1 else ''} lost")
             self.console.print(f"[dim]{t:>6}[/] [bold red]crash[/]     node {node}  [magenta]"
                                + "; ".join(changes) + "[/]")
-            for src, dst, msg in detail:
+            for src, dst, msg in lost:
                 self.console.print(f"[dim]{t:>6}[/] [red]lost[/]      {src}->{dst} "
                                    f"{escape(self.model.describe_msg(msg))} "
                                    f"[dim](node {node} crashed)[/]")
             return
-        if kind == "restart":
+        if ev.lifecycle == "up":
             self.down.discard(node)
-        if kind == "deliver":
-            src, dst, msg = detail
-            what = f"{src}->{dst} {self.model.describe_msg(msg)}"
-        elif kind == "propose":
-            what = f"node {node} proposes {detail.decode()}"
-        else:
-            what = f"node {node}"
         changes = _changes(before, step.node) if before is not None else _initial(step.node)
-        if kind == "restart" and not changes:
+        if ev.lifecycle == "up" and not changes:
             changes = _initial(step.node)
         for eff in step.effects:
             if eff[0] == "leading":
                 changes.append(f"[green]prospective leader of epoch {eff[1]}[/]")
             elif eff[0] == "synced":
                 changes.append(f"[bold green]established leader of epoch {eff[1]}[/]")
-        if self.quiet_votes and not changes and kind == "deliver":
+        if self.quiet_votes and not changes and ev.fate == DELIVERED:
             return
         tail = ("  [magenta]" + "; ".join(changes) + "[/]") if changes else ""
-        self.console.print(f"[dim]{t:>6}[/] {kind:<9} {escape(what)}{tail}")
+        self.console.print(f"[dim]{t:>6}[/] {ev.kind:<9} {escape(ev.subject(self.model))}{tail}")
 
     def on_violation(self, t, v):
         self.console.print(f"[dim]{t:>6}[/] [bold red]VIOLATION {v.property}[/]: {escape(v.message)}")

@@ -21,10 +21,13 @@ from heapq import heapify, heappop, heappush
 from typing import Any, Callable, NamedTuple
 
 from zabmc.errors import UsageError
+from zabmc.explore.events import Crash, Deliver, Drop, Heartbeat, Propose, Restart, Start, Timeout
 from zabmc.invariants import Checker, Violation
 from zabmc.model import Model, Step, TIMER, crashed, payload
 
 from .rng import delivery_delay, election_deadline
+
+_new = tuple.__new__
 
 HEARTBEAT_INTERVAL = 50
 MAX_NODES = 9
@@ -84,18 +87,36 @@ class SimResult(NamedTuple):
 
 
 class SimObserver:
-    """Receives every step the simulator takes. `kind` is one of start, deliver, drop, timeout,
-    heartbeat, propose, crash, restart; `detail` is the message (deliver/drop: `(src, dst, msg)`),
-    the payload (propose), or for a crash the messages in flight to or from the node that it loses,
-    `((src, dst, msg), ...)` in delivery order. A drop is a send dropped at send time: over a cut
-    link, or to a node that is down. A crash's `step` has the crashed node and no messages or
-    effects; a restart's is the node's start-up."""
+    """Receives every step the simulator takes, as the explorer's event values
+    (`zabmc.explore.events`): `on_event(t, ev, before, step, lost)`, `ev` one of `Start`,
+    `Deliver`, `Drop`, `Timeout`, `Heartbeat`, `Propose`, `Crash`, `Restart`. A `Drop` is a send
+    dropped at send time, over a cut link or to a node that is down (its `before` and `step` are
+    None); a `Propose`'s `k` is the proposal's number (payload `zab-<k>`). A crash's `step` has the
+    crashed node and no messages or effects, and `lost` holds the messages in flight to or from
+    the node that it loses, `((src, dst, msg), ...)` in delivery order; a restart's step is the
+    node's start-up.
+
+    `on_step(t, kind, node, detail, before, step)` is the same step in the older vocabulary (what
+    `Event.on_step_args` gives); the default `on_event` calls it, so an observer may override
+    either."""
+
+    def on_event(self, t: int, ev: Any, before: Any, step: Step | None, lost: tuple = ()) -> None:
+        kind, node, detail = ev.on_step_args(lost)
+        self.on_step(t, kind, node, detail, before, step)
 
     def on_step(self, t: int, kind: str, node: int, detail: Any, before: Any, step: Step) -> None:
         pass
 
     def on_violation(self, t: int, violation: Violation) -> None:
         pass
+
+
+class _OnStep(SimObserver):
+    """An observer with only `on_step` (and `on_violation`), not made from `SimObserver`."""
+
+    def __init__(self, inner):
+        self.on_step = inner.on_step
+        self.on_violation = inner.on_violation
 
 
 class Simulator:
@@ -112,6 +133,8 @@ class Simulator:
         self.link_free: dict | None = {} if fifo else None
         self.cfg = cfg.validate()
         self.n = cfg.nodes
+        if observer is not None and not hasattr(observer, "on_event"):
+            observer = _OnStep(observer)
         self.observer = observer
         self.checker = checker if checker is not None and checker.active else None
         # link_cut(t, src, dst) -> bool, on top of the static partition (partition scripts use it)
@@ -145,7 +168,7 @@ class Simulator:
     # --- plumbing ------------------------------------------------------------------------------------
     # `_apply` runs once per event (1.6 million times in the 5-node, 100,000-round benchmark), so
     # the per-message loop works on locals.
-    def _apply(self, t: int, i: int, kind: str, detail, step: Step) -> None:
+    def _apply(self, t: int, i: int, ev, step: Step) -> None:
         node, outs, effects = step
         nodes = self.nodes
         before = nodes[i] if i < len(nodes) else None
@@ -159,7 +182,7 @@ class Simulator:
                 self.deadline[i] = election_deadline(self.cfg.seed, i, t)
         observer = self.observer
         if observer:
-            observer.on_step(t, kind, i, detail, before, step)
+            observer.on_event(t, ev, before, step)
         if outs:  # C8: in send order; a cut link drops at send time and consumes no seq
             seed, heap, part, cut = self.cfg.seed, self.heap, self.cfg.partition, self._send_cut
             seq = self.seq
@@ -168,7 +191,7 @@ class Simulator:
                 if (part and (i, dst) in part) or (cut is not None and cut(t, i, dst)):
                     self.dropped += 1
                     if observer:
-                        observer.on_step(t, "drop", i, (i, dst, msg), None, None)
+                        observer.on_event(t, _new(Drop, (i, dst, msg, "drop")), None, None)
                     continue
                 seq += 1
                 when = t + delivery_delay(seed, i, dst, t)
@@ -215,8 +238,8 @@ class Simulator:
         step = Step(node, (), ())
         if self.observer:
             lost.sort()
-            self.observer.on_step(t, "crash", i, tuple((e[1], e[3], e[4]) for e in lost),
-                                  before, step)
+            self.observer.on_event(t, Crash(i), before, step,
+                                   tuple((e[1], e[3], e[4]) for e in lost))
         if self.checker and self.violation is None:
             self.ghost, v = self.checker.step(self.ghost, i, node, (), self.nodes, before)
             if v is not None:
@@ -229,7 +252,7 @@ class Simulator:
         self._set_down(i, False)
         self.deadline[i] = election_deadline(self.cfg.seed, i, t)
         self.last_hb[i] = 0
-        self._apply(t, i, "restart", None, self.model.start(self.nodes[i], self.n))
+        self._apply(t, i, Restart(i), self.model.start(self.nodes[i], self.n))
 
     def _node_events(self, t: int, events) -> None:
         for action, i in events:
@@ -256,7 +279,7 @@ class Simulator:
             down_nodes[i] = crashed(model, model.fresh(i, n), n)
             self.events += 1
             if self.observer:
-                self.observer.on_step(0, "crash", i, (), None, Step(down_nodes[i], (), ()))
+                self.observer.on_event(0, Crash(i), None, Step(down_nodes[i], (), ()), ())
         start_effects = []
         for i in range(n):  # C6
             if i in down0:
@@ -264,7 +287,7 @@ class Simulator:
                 continue
             step = model.start(model.fresh(i, n), n)
             self.deadline[i] = election_deadline(cfg.seed, i, 0)
-            self._apply(0, i, "start", None, step)
+            self._apply(0, i, Start(i), step)
             start_effects.append((i, step))
         if self.checker:  # fold the start-up into the ghost now that every node exists
             for i, step in start_effects:
@@ -276,7 +299,7 @@ class Simulator:
                         self.violation, self.violation_tick = v, 0
         self._started = True
         schedule = proposal_schedule(cfg.rounds, cfg.proposals)
-        pending: list[bytes] = []
+        pending: list[int] = []  # the numbers of the proposals not yet taken
         k = 0
         heap = self.heap
         nodes = self.nodes
@@ -288,33 +311,34 @@ class Simulator:
             if events and t and t in events:  # E11: crashes and restarts first
                 self._node_events(t, events[t])
             while k < len(schedule) and schedule[k] == t:  # (1)
-                pending.append(payload(k))
+                pending.append(k)
                 k += 1
             if pending:  # (2)
                 for i in up:
                     if model.can_propose(self.nodes[i]):
                         for p in pending:
                             self.proposed += 1
-                            self._apply(t, i, "propose", p, model.propose(self.nodes[i], p, n))
+                            self._apply(t, i, Propose(i, p),
+                                        model.propose(self.nodes[i], payload(p), n))
                         pending.clear()
                         break
             while heap and heap[0][0] <= t:  # (3)
                 _, src, _, dst, msg = heappop(heap)
                 self.delivered += 1
-                apply(t, dst, "deliver", (src, dst, msg) if observed else None,
+                apply(t, dst, _new(Deliver, (src, dst, msg, "deliver")) if observed else None,
                       deliver(nodes[dst], src, msg, n))
             for i in up:  # (4): a down node neither times out nor sends heartbeats (E8)
                 node = self.nodes[i]
                 if not model.is_leading(node):
                     if t >= self.deadline[i]:
                         self.deadline[i] = election_deadline(cfg.seed, i, t)
-                        self._apply(t, i, "timeout", None, model.timeout(node, n))
+                        self._apply(t, i, Timeout(i), model.timeout(node, n))
                 elif t - self.last_hb[i] >= HEARTBEAT_INTERVAL:
                     step = model.heartbeat(node, n)
                     if step is not None:
                         self.last_hb[i] = t
-                        self._apply(t, i, "heartbeat", None, step)
-        pending.extend(payload(j) for j in range(k, len(schedule)))
+                        self._apply(t, i, Heartbeat(i), step)
+        pending.extend(range(k, len(schedule)))
         stats = SimStats(
             sent=self.sent, dropped=self.dropped, delivered=self.delivered,
             in_flight=len(heap), pending_proposals=len(pending), proposed=self.proposed,

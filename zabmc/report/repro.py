@@ -16,10 +16,11 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from .facts import read_trace
-from .search import Budget, NotFound, search
+from zabmc.export import script_comments, simulate_command
+from zabmc.export.facts import read_trace
+from zabmc.export.search import Budget, NotFound, search
 
-SECTION = "## Reproducing in the simulator"
+from .findings import FINDINGS, SECTION, run_finding, update_report  # noqa: F401  (update_report: re-exported)
 
 # Why a finding cannot be reproduced in the simulator, when the exporter's search does not find it
 # (our analysis of the trace; shown only for findings that are not reproduced).
@@ -52,8 +53,6 @@ def _trace_path(root: str, fid: str) -> str:
     path = os.path.join(root, "tests", "corpus", "db19", f"{fid}.trace.json")
     if os.path.exists(path):
         return path
-    from zabmc.report.findings import FINDINGS, run_finding
-
     f = next(f for f in FINDINGS if f.id == fid)
     _, _, _, trace, _, _ = run_finding(f)
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -62,9 +61,6 @@ def _trace_path(root: str, fid: str) -> str:
 
 
 def reproduce_all(root: str, budget: Budget | None = None, log=print) -> list[Row]:
-    from zabmc.export import script_comments, simulate_command
-    from zabmc.report.findings import FINDINGS
-
     budget = budget or Budget()
     rows = []
     os.makedirs(os.path.join(root, "reports", "repro"), exist_ok=True)
@@ -152,16 +148,3 @@ def render(rows: list[Row]) -> str:
         lines.append("Every finding reproduces in the seeded simulator.")
     return "\n".join(lines) + "\n"
 
-
-def update_report(path: str, section: str) -> None:
-    """Replace the section (up to the next `## ` heading) or append it."""
-    text = open(path).read() if os.path.exists(path) else "# db-19 findings\n"
-    start = text.find(SECTION + "\n")
-    if start >= 0:
-        nxt = text.find("\n## ", start + len(SECTION))
-        end = len(text) if nxt < 0 else nxt + 1
-        text = text[:start] + section + ("\n" + text[end:] if nxt >= 0 else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    with open(path, "w") as f:
-        f.write(text)
