@@ -10,17 +10,10 @@ import ast
 import pathlib
 
 import networkx as nx
-import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGES = ("zabmc", "models")
 
-#: circles known and being removed elsewhere: each entry is a circle to fix, not one to keep.
-#: export/findings.py <-> report/findings.py is issue #35 point 5's (branch models-common), which
-#: empties this list when it lands
-KNOWN = [
-    frozenset({"zabmc.export.findings", "zabmc.report.findings"}),
-]
 
 
 def _modules() -> dict:
@@ -83,14 +76,8 @@ def test_the_graph_sees_lazy_and_relative_imports():
 
 
 def test_no_import_circle_in_zabmc_and_models():
-    new = [sorted(c) for c in circles() if c not in KNOWN]
-    assert new == [], f"import circles: {new}"
-
-
-@pytest.mark.xfail(reason="a known circle (KNOWN), being removed on another branch", strict=False)
-@pytest.mark.parametrize("circle", KNOWN, ids=lambda c: " <-> ".join(sorted(c)))
-def test_known_circle_is_gone(circle):
-    assert not any(circle <= c for c in circles())
+    found = [sorted(c) for c in circles()]
+    assert found == [], f"import circles: {found}"
 
 
 def test_no_function_over_80_lines_in_cli_and_explore():
@@ -98,7 +85,7 @@ def test_no_function_over_80_lines_in_cli_and_explore():
     (decorators excluded, docstrings included)."""
     long = []
     for sub in ("cli", "explore"):
-        for path in sorted((pathlib.Path(__file__).resolve().parent.parent / "zabmc" / sub).glob("*.py")):
+        for path in sorted((ROOT / "zabmc" / sub).glob("*.py")):
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     n = node.end_lineno - node.lineno + 1

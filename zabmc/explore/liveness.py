@@ -96,8 +96,9 @@ def supports(model) -> bool:
 def suffix_start(s: State) -> State:
     """A state's phase-1 copy: the fault budgets are gone (no more drops, crashes, budgeted timers);
     the proposals made and the down nodes stay."""
-    b = s.budgets
-    return State(s.nodes, s.net, (0, 0, 0, b[E.MADE], 0, b[E.DOWN]), s.ghost)
+    b = E.Budgets.of(s.budgets)
+    return State(s.nodes, s.net, tuple(E.Budgets(drops=0, timeouts=0, heartbeats=0, made=b.made,
+                                                 crashes=0, down=b.down)), s.ghost)
 
 
 def kept_alive(env: Env, s: State, i: int) -> bool:
@@ -157,14 +158,7 @@ def timer_pressure(env: Env, s: State) -> tuple:
 
 def fairness_class(env: Env, ev):
     """The class of event `ev` under fairness (None: no fairness, a client proposal)."""
-    kind = ev.kind
-    if kind == "deliver":
-        return ("deliver", ev.src, ev.dst) if env.fifo else ("deliver", ev.src, ev.dst, ev.msg)
-    if kind in ("restart", "timeout", "heartbeat"):
-        return (kind, ev.node)
-    if kind == "action":
-        return ("action", ev.label)
-    return None
+    return ev.fairness(env.fifo)
 
 
 # --- the search -------------------------------------------------------------------------------------
