@@ -239,3 +239,14 @@ def test_random_schedules_are_seeded_and_valid():
         assert "kill" in ops or "links" in ops or "hold" in ops
     plain = campaign.generate(3, 0, steps=40, hooks=False)
     assert not any(o["op"] in ("hold", "release") for e in plain["entries"] for o in e["ops"])
+
+
+def test_verdict_names_the_ack_even_when_a_delivery_was_read_first():
+    """Under load the client's answer may be read after a server's tree: both facts are named."""
+    z1, z2 = 0x100000002, 0x300000001
+    ds = [D(1, 31, 2, ((z1, "/zab-1"),)), D(2, 53, 1, ((z2, "/zab-2"),))]
+    w = [verdict.WriteRecord("/zab-1", 3, 27, "acknowledged", z1, seq=2)]
+    v = [x for x in verdict.judge(ds, w, [], 3) if x.property == "acknowledged-durable"]
+    assert [x.message for x in v] == [
+        "the write /zab-1 (zxid 0x100000002), acknowledged to the client by server 3 (written at "
+        "step 27) and delivered by server 2 after step 31, is missing from server 1 afterwards"]

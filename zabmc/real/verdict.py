@@ -89,27 +89,30 @@ def _order(deliveries: list) -> list:
 
 
 def _durable(deliveries: list, writes: list, n: int) -> list:
-    known = {}  # (zxid, path) -> (seq, how)
+    known: dict = {}  # (zxid, path) -> [seq from which it must stay, how we know, ...]
     for w in writes:
         if w.outcome == "acknowledged" and w.zxid is not None:
-            known[(w.zxid, w.path)] = (w.seq if w.seq is not None else -1,
+            known[(w.zxid, w.path)] = [w.seq if w.seq is not None else -1,
                                        f"acknowledged to the client by server {w.server} "
-                                       f"(written at step {w.step})")
+                                       f"(written at step {w.step})"]
     for d in sorted(deliveries, key=lambda d: d.seq):
         for t in d.txns:
-            if t not in known or known[t][0] > d.seq:
-                known[t] = (d.seq, f"delivered by server {d.server} after step {d.step}")
+            if t not in known:
+                known[t] = [d.seq, f"delivered by server {d.server} after step {d.step}"]
+            elif known[t][0] > d.seq:  # delivered before the client's answer was read
+                known[t][0] = d.seq
+                if len(known[t]) == 2:
+                    known[t].append(f"delivered by server {d.server} after step {d.step}")
     out = []
-    for t, (seq, how) in sorted(known.items(), key=lambda kv: kv[0][0]):
-        later = [d for d in deliveries if d.seq > seq]
-        lacking = [d for d in later if t not in d.txns]
+    for t, (seq, *hows) in sorted(known.items(), key=lambda kv: kv[0][0]):
+        lacking = [d for d in deliveries if d.seq > seq and t not in d.txns]
         if not lacking:
             continue
-        # the last observation of each server that lacks it
-        last = {}
+        last = {}  # the last observation of each server that lacks it
         for d in lacking:
             last[d.server] = d
         servers = sorted(last)
+        how = " and ".join(hows)
         ev = [f"{t[1]} (zxid {zx(t[0])}, 0x{t[0]:x}) {how}"]
         ev += [f"server {d.server} after step {d.step}: {d.show()}" for d in last.values()]
         out.append(RealViolation(
