@@ -100,6 +100,22 @@ REGISTRY: dict[str, Property] = {
 }
 
 
+_BY_KIND: dict[Kind, dict[str, Property]] = {
+    k: {name: p for name, p in REGISTRY.items() if p.kind == k} for k in Kind}
+
+
 def of_kind(kind: Kind) -> dict[str, Property]:
-    """The registered properties of one kind, in registration order."""
-    return {name: p for name, p in REGISTRY.items() if p.kind == kind}
+    """The registered properties of one kind, in registration order: one dict per kind, the same
+    object every time, which `register` keeps up to date."""
+    return _BY_KIND[kind]
+
+
+def register(prop: Property) -> Property:
+    """Add a property to the registry (docs/extending.md). An `eventually` property is then
+    checked by `check --liveness --invariant NAME`; an `always` one also needs its check in
+    zabmc.invariants' Checker. Names are unique."""
+    if prop.name in REGISTRY:
+        raise ValueError(f"a property named {prop.name!r} is registered already")
+    REGISTRY[prop.name] = prop
+    _BY_KIND[prop.kind][prop.name] = prop
+    return prop
