@@ -105,9 +105,9 @@ def section(rows, version, runs, again, n, seed, repeat) -> list:
         "| same verdict on rerun |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for name, model, issue, how, verdict, rc, wall, again in rows:
+    for name, model, issue, how, verdict, rc, wall, rerun in rows:
         lines.append(f"| `{name}` | `{model}` | {issue} | {how} | {verdict} | {rc} | "
-                     f"{wall:.1f} | {again} |")
+                     f"{wall:.1f} | {rerun} |")
     lines += [
         "",
         "What the rows say:",
@@ -133,7 +133,7 @@ def section(rows, version, runs, again, n, seed, repeat) -> list:
         "sends a snapshot (LearnerHandler.syncFollower: a learner at zxid 0 is never inside the "
         "committed log, and ZKDatabase.getProposalsFromTxnLog refuses a start zxid the log does "
         "not hold), which the follower writes before it acknowledges NEWLEADER. The model has no "
-        "SNAP (models/zk D3); issue #36 adds it. `zookeeper-4646-acked` was built so that the "
+        "SNAP yet (models/zk D3). `zookeeper-4646-acked` was built so that the "
         "follower's last zxid is inside the leader's log.",
         "- ZOOKEEPER-3911 is fixed in 3.8.0 (its commit, \"Data inconsistency caused by DIFF "
         "sync uncommitted log\", is in the release-3.8.0 tag); the `zk-pre3911` trace is the "
