@@ -15,3 +15,20 @@ class UsageError(ZabmcError):
 
 class NondeterminismError(ZabmcError):
     """Replaying a recorded event path did not reproduce the recorded states."""
+
+
+def read_text(path: str, what: str) -> str:
+    """The UTF-8 text of the file the user named as `what` ("trace file", "partition script"),
+    or a `UsageError` naming what is wrong with it; a file that is not UTF-8 raises
+    UnicodeDecodeError, for the caller to name in its own terms."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise UsageError(f"{what} {path} does not exist") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what} {path} is a directory") from None
+    except UnicodeDecodeError:
+        raise
+    except OSError as e:
+        raise UsageError(f"cannot read {what} {path}: {e.strerror}") from None

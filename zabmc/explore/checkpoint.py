@@ -220,6 +220,25 @@ def identity(*, model: str, config, invariants, strategy: str, stop_at_first: bo
             "stop_at_first": bool(stop_at_first), "codec": codec, "reduction": reduction}
 
 
+def newest_generation(directory: str, name_parts: tuple, formats: dict | None = None) -> int:
+    """The greatest generation number in `directory`: of its files `NAME.GEN[.PART].bin` (with
+    one of `name_parts` dot-separated parts) and of its manifest (of one of `formats`). New
+    generations are numbered above it, so that the files the current manifest names stay
+    untouched until the next manifest replaces it."""
+    gen = 0
+    for name in os.listdir(directory):
+        parts = name.split(".")
+        if len(parts) in name_parts and parts[-1] == "bin" and parts[1].isdigit():
+            gen = max(gen, int(parts[1]))
+    try:
+        old = _read_manifest(directory, missing_ok=True, formats=formats)
+        if old is not None:
+            gen = max(gen, int(old["body"].get("generation", 0)))
+    except (UsageError, ValueError, TypeError):
+        pass
+    return gen
+
+
 class Checkpointer:
     """Writes checkpoints of one search into `directory`: at a level boundary when `every` seconds
     have passed since the last one (0: at every level boundary), and a last one when the search
@@ -231,21 +250,9 @@ class Checkpointer:
         self.every = every
         self.log = log
         self.last = time.monotonic()
-        self.gen = 0
         self.written = 0  # checkpoints written by this process
         os.makedirs(directory, exist_ok=True)
-        # new generations get numbers above every file already there, so that the files the
-        # current manifest (if any) names stay untouched until the next manifest replaces it
-        for name in os.listdir(directory):
-            parts = name.split(".")
-            if len(parts) == 3 and parts[2] == "bin" and parts[1].isdigit():
-                self.gen = max(self.gen, int(parts[1]))
-        try:
-            old = _read_manifest(directory, missing_ok=True)
-            if old is not None:
-                self.gen = max(self.gen, int(old["body"].get("generation", 0)))
-        except (UsageError, ValueError, TypeError):
-            pass
+        self.gen = newest_generation(directory, (3,))
 
     def due(self) -> bool:
         return time.monotonic() - self.last >= self.every

@@ -27,7 +27,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from zabmc.errors import UsageError
+from zabmc.errors import UsageError, read_text
 from zabmc.invariants import Checker, Violation, resolve
 from zabmc.model import get_model
 
@@ -126,14 +126,7 @@ def _need(obj, key, kind, where="trace file"):
 
 def load(path: str) -> dict:
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise UsageError(f"trace file {path} does not exist") from None
-    except IsADirectoryError:
-        raise UsageError(f"trace file {path} is a directory") from None
-    except OSError as e:
-        raise UsageError(f"cannot read trace file {path}: {e.strerror}") from None
+        data = json.loads(read_text(path, "trace file"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UsageError(f"trace file {path} is not valid JSON: {e}") from None
     if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:

@@ -42,7 +42,7 @@ import json
 import re
 from typing import NamedTuple
 
-from zabmc.errors import UsageError
+from zabmc.errors import UsageError, read_text
 
 HEADER_KEYS = ("model", "seed", "nodes", "rounds", "proposals")
 ACTIONS = ("cut", "heal", "isolate", "rejoin", "cut-all", "heal-all", "crash", "restart")
@@ -431,16 +431,9 @@ def loads(text: str, source: str = "<script>") -> Script:
 
 def load(path: str) -> Script:
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise UsageError(f"partition script {path} does not exist") from None
-    except IsADirectoryError:
-        raise UsageError(f"partition script {path} is a directory") from None
+        text = read_text(path, "partition script")
     except UnicodeDecodeError:
         raise UsageError(f"partition script {path} is not UTF-8 text") from None
-    except OSError as e:
-        raise UsageError(f"cannot read partition script {path}: {e.strerror}") from None
     return loads(text, path)
 
 

@@ -211,17 +211,7 @@ class LevelSnapshots:
         self.written = 0
         self.write_seconds = []  # per snapshot: (level, slowest task's write s, manifest s, bytes)
         os.makedirs(directory, exist_ok=True)
-        self.gen = 0
-        for name in os.listdir(directory):
-            parts = name.split(".")
-            if len(parts) in (3, 4) and parts[-1] == "bin" and parts[1].isdigit():
-                self.gen = max(self.gen, int(parts[1]))
-        try:
-            old = ck._read_manifest(directory, missing_ok=True, formats=FORMATS)
-            if old is not None:
-                self.gen = max(self.gen, int(old["body"].get("generation", 0)))
-        except (UsageError, ValueError, TypeError):
-            pass
+        self.gen = ck.newest_generation(directory, (3, 4), FORMATS)
 
     def due(self) -> bool:
         return time.monotonic() - self.last >= self.every
