@@ -17,14 +17,8 @@ EXIT_NOT_REALISED = 3
 
 def _load_source(path: str) -> tuple[dict, str]:
     """A schedule, or a trace translated to one; and what it was."""
-    from zabmc.real.schedule import FORMAT, from_trace, validate
-    try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read(64 << 20))
-    except OSError as e:
-        raise UsageError(f"cannot read {path}: {e.strerror}") from None
-    except (ValueError, RecursionError) as e:
-        raise UsageError(f"{path} is not JSON: {str(e).splitlines()[0][:120]}") from None
+    from zabmc.real.schedule import FORMAT, from_trace, read_json, validate
+    data = read_json(path)
     if isinstance(data, dict) and data.get("format") == FORMAT:
         return validate(data), "schedule"
     from zabmc.explore.trace import TRACE_FORMAT
@@ -70,7 +64,7 @@ def _op_text(op: dict) -> str:
     return f"{k} server {s}"
 
 
-def _report(console, out, what: str) -> None:
+def _report(console, out) -> None:
     if out.mismatch:
         m = out.mismatch
         console.print(f"[bold yellow]not realised[/] {m['text']}", highlight=False)
@@ -202,7 +196,7 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_sched
                              conform=not no_conformance, conform_timeout=conform_timeout))
     if as_json:
         click.echo(json.dumps(dict(out.to_json(), source=source), indent=1))
-    _report(console, out, what)
+    _report(console, out)
     return _exit(out)
 
 

@@ -84,9 +84,6 @@ def _groups(views: list, n: int) -> list:
             if lead and not (prev is not None and prev.up(i) and prev.role(i) == "Leading"
                              and prev.nodes[i]["accepted_epoch"] == v.nodes[i]["accepted_epoch"]):
                 count[i] += 1
-            elif lead and prev is not None and prev.role(i) == "Leading" and \
-                    prev.nodes[i]["accepted_epoch"] != v.nodes[i]["accepted_epoch"]:
-                pass
         gens.append(list(count))
         prev = v
     now = []
@@ -196,8 +193,8 @@ def _expect(view: _View, cut: list, held: set, n: int) -> dict:
 
 
 def _holds(views: list, events: list, n: int) -> dict:
-    """step -> [(server, 'arm'|'release')]: the sync-commit hook armed over the steps where a
-    node queues transactions for its SyncThread that a later crash loses."""
+    """step -> [server, ...]: the sync-commit hook armed from the step where a node starts
+    queueing, for its SyncThread, transactions that a later crash loses."""
     plan: dict = {}
     for c, ev in enumerate(events, start=1):
         if ev.get("kind") != "crash":
@@ -208,7 +205,7 @@ def _holds(views: list, events: list, n: int) -> dict:
         t = c - 1
         while t > 0 and _unwritten(views[t - 1].nodes[i]) and views[t - 1].up(i):
             t -= 1
-        plan.setdefault(t, []).append((server_id(i), "arm"))
+        plan.setdefault(t, []).append(server_id(i))
     return plan
 
 
@@ -270,7 +267,7 @@ def from_trace(data: dict, source: str | None = None) -> dict:
     held_at = [set() for _ in views]
     for t, arms in sorted(_holds(views, events, n).items()):
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
-        for s, _ in arms:
+        for s in arms:
             e["ops"].insert(0, {"op": "hold", "server": s, "point": "sync-commit"})
             k = e["step"]
             while k < len(views) and not (k > 0 and events[k - 1].get("kind") == "crash"
@@ -403,16 +400,19 @@ def _check_expect(exp, where: str, n: int) -> None:
                     _fail(where, f"'{key}' must be a list of [epoch, counter, path]")
 
 
-def load(path: str) -> dict:
+def read_json(path: str):
+    """The JSON document in `path` (a schedule or a trace), or a one-line UsageError."""
     try:
         with open(path, "rb") as f:
-            raw = f.read(64 << 20)
-        data = json.loads(raw)
+            return json.loads(f.read(64 << 20))
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}") from None
     except (ValueError, RecursionError) as e:
         raise UsageError(f"{path} is not JSON: {str(e).splitlines()[0][:120]}") from None
-    return validate(data)
+
+
+def load(path: str) -> dict:
+    return validate(read_json(path))
 
 
 def save(schedule: dict, path: str) -> None:
