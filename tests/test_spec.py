@@ -69,3 +69,13 @@ def test_the_specs_choices_are_the_registries():
     from zabmc.strategies import STRATEGIES
 
     assert SPEC_REDUCTIONS == REDUCTIONS and STRATEGY_NAMES == tuple(STRATEGIES)
+
+
+def test_the_specs_bounds_are_explore_configs_fields_with_its_defaults():
+    # CheckSpec spells ExploreConfig's fields out flat (one field a flag): the two must not drift
+    from zabmc.explore.env import ExploreConfig
+    from zabmc.spec import BOUNDS
+
+    assert BOUNDS == ExploreConfig._fields
+    spec = CheckSpec()
+    assert {k: getattr(spec, k) for k in BOUNDS} == ExploreConfig()._asdict()

@@ -100,18 +100,29 @@ def _checkpoint_options(spec, env, log) -> dict:
 
     directory = spec.checkpoint_dir or spec.resume_dir
     codec_name = choose_codec(env)
-    ident = ck.identity(model=env.model.name, config=env.config, invariants=env.checker.names,
-                        strategy=spec.strategy, stop_at_first=spec.stop_at_first,
-                        codec=codec_name, reduction=spec.reduction)
+    ident = _identity(spec, env, spec.strategy, codec_name, reduction=spec.reduction)
     options = {"codec": make_codec(codec_name, env)}
     if spec.resume_dir:
         options["resume"] = ck.load(spec.resume_dir, ident)
+    options["checkpoint"] = _writer(ck.Checkpointer, directory, ident, spec, log)
+    return options
+
+
+def _writer(cls, directory, ident, spec, log):
+    """A checkpoint writer of class `cls` into `directory`; a one-line error if it cannot be."""
     try:
-        options["checkpoint"] = ck.Checkpointer(directory, ident, every=spec.checkpoint_every,
-                                                log=_logger(spec, log))
+        return cls(directory, ident, every=spec.checkpoint_every, log=_logger(spec, log))
     except OSError as e:
         raise UsageError(f"--checkpoint {directory}: {e.strerror or e}") from None
-    return options
+
+
+def _identity(spec, env, strategy, codec_name, **more) -> dict:
+    """What a checkpoint must match to be resumed by this check (`zabmc.explore.checkpoint`)."""
+    from zabmc.explore import checkpoint as ck
+
+    return ck.identity(model=env.model.name, config=env.config, invariants=env.checker.names,
+                       strategy=strategy, stop_at_first=spec.stop_at_first, codec=codec_name,
+                       **more)
 
 
 def _spark_checkpoint_options(spec, env, log) -> dict:
@@ -126,17 +137,12 @@ def _spark_checkpoint_options(spec, env, log) -> dict:
     options: dict = {"checkpoint_dir": directory}
     if directory is None:
         return options
-    ident = ck.identity(model=env.model.name, config=env.config, invariants=env.checker.names,
-                        strategy="bfs", stop_at_first=spec.stop_at_first, codec=choose_codec(env))
+    ident = _identity(spec, env, "bfs", choose_codec(env))
     if spec.resume_dir:
         options["resume"] = sck.load(spec.resume_dir, ident)
     if sck.is_url(directory):
         return options  # lineage cuts only: level snapshots are written with plain file I/O
-    try:
-        options["snapshots"] = sck.LevelSnapshots(directory, ident, every=spec.checkpoint_every,
-                                                  log=_logger(spec, log))
-    except OSError as e:
-        raise UsageError(f"--checkpoint {directory}: {e.strerror or e}") from None
+    options["snapshots"] = _writer(sck.LevelSnapshots, directory, ident, spec, log)
     return options
 
 

@@ -37,7 +37,9 @@ class CheckSpec:
 
     # the model
     model: str = "db19"
-    # bounds (zabmc.explore.ExploreConfig)
+    # bounds: ExploreConfig's fields again, written out flat (deliberately: one field a flag, so
+    # that click maps flags to fields one to one); tests/test_spec.py checks that the names and
+    # defaults stay ExploreConfig's
     nodes: int = 3
     depth: int = 40
     network: str = "fifo"

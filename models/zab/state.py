@@ -34,6 +34,8 @@ from models.common.state import (  # noqa: F401  (re-exported)
 # mapping to db-19's spelling (models/zab/README.md); each model lists its own whole vocabulary.
 (LFL, VOTE, CEPOCH, NEWEPOCH, ACKEPOCH, NEWLEADER, ACKLEADER, COMMITLEADER, PROPOSE, ACK,
  COMMIT) = range(11)
+# zab's messages are db-19's (models/db19/state.py) with CEpoch and CommitLeader added; the two
+# tables are written out in each model, deliberately, because they are each model's wire format.
 MSG_NAMES = (
     "LookForLeader",
     "Vote",

@@ -220,6 +220,17 @@ def identity(*, model: str, config, invariants, strategy: str, stop_at_first: bo
             "stop_at_first": bool(stop_at_first), "codec": codec, "reduction": reduction}
 
 
+def remove_stale(directory: str, stale) -> None:
+    """Remove the files of `directory` whose dot-separated name parts `stale(parts)` says belong
+    to an older generation (after a new manifest has made them so); one already gone is fine."""
+    for name in os.listdir(directory):
+        if stale(name.split(".")):
+            try:
+                os.remove(os.path.join(directory, name))
+            except OSError:
+                pass
+
+
 def newest_generation(directory: str, name_parts: tuple, formats: dict | None = None) -> int:
     """The greatest generation number in `directory`: of its files `NAME.GEN[.PART].bin` (with
     one of `name_parts` dot-separated parts) and of its manifest (of one of `formats`). New
@@ -239,12 +250,14 @@ def newest_generation(directory: str, name_parts: tuple, formats: dict | None = 
     return gen
 
 
-class Checkpointer:
-    """Writes checkpoints of one search into `directory`: at a level boundary when `every` seconds
-    have passed since the last one (0: at every level boundary), and a last one when the search
-    ends. `log` (optional) is told about each one written."""
+class Writer:
+    """What both checkpoint writers (this module's `Checkpointer`, the Spark engine's
+    `LevelSnapshots`) share: the directory, the identity a resume must match, how often one is
+    due (`every` seconds after the last; 0: at every level boundary), who is told (`log`), and
+    the generation numbers they write under."""
 
-    def __init__(self, directory: str, identity: dict, every: float = 300.0, log=None):
+    def __init__(self, directory: str, identity: dict, every: float, log, name_parts: tuple,
+                 formats: dict | None = None):
         self.dir = directory
         self.identity = identity
         self.every = every
@@ -252,10 +265,18 @@ class Checkpointer:
         self.last = time.monotonic()
         self.written = 0  # checkpoints written by this process
         os.makedirs(directory, exist_ok=True)
-        self.gen = newest_generation(directory, (3,))
+        self.gen = newest_generation(directory, name_parts, formats)
 
     def due(self) -> bool:
         return time.monotonic() - self.last >= self.every
+
+
+class Checkpointer(Writer):
+    """Writes checkpoints of one search into `directory`: at a level boundary when one is due, and
+    a last one when the search ends."""
+
+    def __init__(self, directory: str, identity: dict, every: float = 300.0, log=None):
+        super().__init__(directory, identity, every, log, (3,))
 
     def write(self, *, depth: int, generated: int, per_depth: list, violations: list,
               seen: np.ndarray, parents: list, events: list, frontier_blobs: Iterable[bytes],
@@ -299,14 +320,9 @@ class Checkpointer:
         os.replace(tmp, os.path.join(d, MANIFEST))
         _fsync_dir(d)
         # the new generation is the checkpoint now: the old one's files may go
-        for name in os.listdir(d):
-            parts = name.split(".")
-            if (len(parts) == 3 and parts[2] == "bin" and parts[0] in files
-                    and parts[1].isdigit() and int(parts[1]) != gen):
-                try:
-                    os.remove(os.path.join(d, name))
-                except OSError:
-                    pass
+        remove_stale(d, lambda parts: (len(parts) == 3 and parts[2] == "bin"
+                                       and parts[0] in files and parts[1].isdigit()
+                                       and int(parts[1]) != gen))
         self.gen = gen
         self.written += 1
         self.last = time.monotonic()

@@ -96,23 +96,39 @@ def _pick(v, prop: str | None):
     return next((x for x in v.all() if x.property == prop), None)
 
 
+class _Walk:
+    """A run being replayed: its events, its states and its first violation (of property `prop`,
+    when given), for `rebuild` and `replay`."""
+
+    def __init__(self, env: Env, prop: str | None):
+        s, v = env.initial()
+        self.env, self.prop = env, prop
+        self.states: list[State] = [s]
+        self.events: list = []
+        self.first = _pick(v, prop)
+        self.first_step = 0 if self.first is not None else None
+
+    def add(self, ev, s: State, v) -> None:
+        self.events.append(ev)
+        self.states.append(s)
+        if self.first is None:
+            self.first = _pick(v, self.prop)
+            if self.first is not None:
+                self.first_step = len(self.events)
+
+    def trace(self, lasso=None) -> Trace:
+        return Trace(self.env, self.events, self.states, self.first, self.first_step, lasso)
+
+
 def rebuild(env: Env, path: tuple, prop: str | None = None) -> Trace:
     """Replay event indices from the initial state; record states and the first violation (of
     property `prop`, when given)."""
-    s, v = env.initial()
-    states: list[State] = [s]
-    events = []
-    first = _pick(v, prop)
-    first_step = 0 if first is not None else None
-    for k, idx in enumerate(path, start=1):
+    walk = _Walk(env, prop)
+    s = walk.states[0]
+    for idx in path:
         ev, s, v = env.step_index(s, idx)
-        events.append(ev)
-        states.append(s)
-        if first is None:
-            first = _pick(v, prop)
-            if first is not None:
-                first_step = k
-    return Trace(env, events, states, first, first_step)
+        walk.add(ev, s, v)
+    return walk.trace()
 
 
 def _need(obj, key, kind, where="trace file"):
@@ -176,10 +192,9 @@ def replay(data: dict) -> ReplayResult:
         raise UsageError("malformed trace file: 'violation' must be an object or null")
     want_prop = expected.get("property") if expected else None
     lasso = _lasso_json(data, len(events_json))
-    s, v = env.initial()
-    states, events = [s], []
-    first = _pick(v, want_prop)
-    first_step = 0 if first is not None else None
+    walk = _Walk(env, want_prop)
+    states, events = walk.states, walk.events
+    s = states[0]
     for k, want in enumerate(events_json, start=1):
         if not isinstance(want, dict) or "kind" not in want:
             raise UsageError(f"malformed trace file: event {k} is not an event object")
@@ -194,14 +209,8 @@ def replay(data: dict) -> ReplayResult:
         if item is None:
             raise UsageError(f"trace does not apply: step {k} ({E.brief(want)}) is not enabled "
                              "in the replayed state")
-        ev, s2, v2 = item
-        s = s2
-        events.append(ev)
-        states.append(s)
-        if first is None:
-            first = _pick(v2, want_prop)
-            if first is not None:
-                first_step = k
+        ev, s, v2 = item
+        walk.add(ev, s, v2)
     if lasso is not None and lasso["faults_stop"] == len(events_json):
         states[-1] = suffix_start(s)
     recorded_states = data.get("states")
@@ -215,7 +224,8 @@ def replay(data: dict) -> ReplayResult:
                 raise UsageError(f"trace does not match the model: {what} differs from the one "
                                  "recorded in the file (edited by hand, or written by another "
                                  "version of the model)")
-    trace = Trace(env, events, states, first, first_step, lasso)
+    trace = walk.trace(lasso)
+    first, first_step = walk.first, walk.first_step
     if lasso is not None:
         why = confirm_lasso(env, trace)
         return ReplayResult(trace, None, why is None, why)

@@ -211,21 +211,11 @@ class _Server:
     partial: bytes = b""
     start_line: int = 0  # index in `lines` where the current incarnation's output begins
 
-    @property
-    def data_dir(self) -> Path:
-        return self.dir / "data"
-
-    @property
-    def conf_dir(self) -> Path:
-        return self.dir / "conf"
-
-    @property
-    def cfg(self) -> Path:
-        return self.dir / "zoo.cfg"
-
-    @property
-    def log(self) -> Path:
-        return self.dir / "server.log"
+    # the server's files, all below its own directory
+    data_dir = property(lambda self: self.dir / "data")
+    conf_dir = property(lambda self: self.dir / "conf")
+    cfg = property(lambda self: self.dir / "zoo.cfg")
+    log = property(lambda self: self.dir / "server.log")
 
 
 _LOG4J = """\

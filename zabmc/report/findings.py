@@ -38,6 +38,8 @@ class Finding:
     extra: dict = field(default_factory=dict)
 
 
+# The catalogue: one `Finding` a bug, written out as data (a duplicate-code scan sees its rows as
+# alike; they are rows of one table, deliberately, each with its own bounds and prose).
 FINDINGS = [
     Finding(
         "bag-reordered-propose", "A reordered Propose is committed without its predecessor",

@@ -196,25 +196,14 @@ def is_url(directory: str) -> bool:
     return "://" in directory
 
 
-class LevelSnapshots:
-    """The driver's side of the Spark snapshots in `directory`: when one is due (at the first
-    level boundary `every` seconds after the last; 0: every level), a new generation number for
-    the tasks to write under, and the manifest once they have (`commit`)."""
+class LevelSnapshots(ck.Writer):
+    """The driver's side of the Spark snapshots in `directory`: when one is due, a new generation
+    number for the tasks to write under, and the manifest once they have (`commit`)."""
 
     def __init__(self, directory: str, identity: dict, every: float = 300.0, log=None):
-        self.dir = directory
-        self.identity = identity
-        self.every = every
-        self.log = log
-        self.last = time.monotonic()
+        super().__init__(directory, identity, every, log, (3, 4), FORMATS)
         self.level = None  # the level of the last snapshot committed (or resumed from)
-        self.written = 0
         self.write_seconds = []  # per snapshot: (level, slowest task's write s, manifest s, bytes)
-        os.makedirs(directory, exist_ok=True)
-        self.gen = ck.newest_generation(directory, (3, 4), FORMATS)
-
-    def due(self) -> bool:
-        return time.monotonic() - self.last >= self.every
 
     def begin(self) -> int:
         self.gen += 1
@@ -256,16 +245,10 @@ class LevelSnapshots:
         ck._fsync_dir(d)
         # the new generation is the checkpoint now: older parts, and the data files of an
         # in-process checkpoint this run may have resumed from, may go
-        for name in os.listdir(d):
-            parts = name.split(".")
-            old_part = len(parts) == 4 and parts[0] == "part" and parts[1] != str(gen)
-            old_bfs = (len(parts) == 3 and parts[0] in ("seen", "parents", "frontier")
-                       and parts[2] == "bin")
-            if old_part or old_bfs:
-                try:
-                    os.remove(os.path.join(d, name))
-                except OSError:
-                    pass
+        ck.remove_stale(d, lambda parts: (
+            (len(parts) == 4 and parts[0] == "part" and parts[1] != str(gen))  # older parts
+            or (len(parts) == 3 and parts[0] in ("seen", "parents", "frontier")  # in-process
+                and parts[2] == "bin")))
         self.level = depth
         self.written += 1
         self.last = time.monotonic()
