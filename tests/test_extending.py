@@ -16,7 +16,7 @@ def blocks() -> list[str]:
 
 
 def test_the_page_has_its_examples():
-    assert len(blocks()) == 4  # a check, a model, a property, a strategy
+    assert len(blocks()) == 6  # a check, a model, two properties, a strategy, an event kind
 
 
 def test_the_examples_run(monkeypatch):
@@ -24,14 +24,43 @@ def test_the_examples_run(monkeypatch):
 
     mod = types.ModuleType("extending_example")
     monkeypatch.setitem(sys.modules, "extending_example", mod)
+    from zabmc.explore import events
+
     registry = dict(properties.REGISTRY)
-    live = dict(properties.of_kind(properties.EVENTUALLY))
+    by_kind = {k: dict(properties.of_kind(k)) for k in properties.Kind}
+    kinds = events.KINDS
     try:
         for k, code in enumerate(blocks()):
             exec(compile(code, f"{DOC.name} block {k + 1}", "exec"), mod.__dict__)
         assert "eventually-everyone-delivers" in properties.of_kind(properties.EVENTUALLY)
-    finally:  # the example's property stays out of the rest of the suite
+        assert "epochs-in-order" in properties.of_kind(properties.ALWAYS)
+        assert events.KINDS == kinds and "reboot" not in events.BY_NAME  # the example's cleanup
+    finally:  # the examples' properties and event kind stay out of the rest of the suite
         properties.REGISTRY.clear()
         properties.REGISTRY.update(registry)
-        properties.of_kind(properties.EVENTUALLY).clear()
-        properties.of_kind(properties.EVENTUALLY).update(live)
+        for kind, saved in by_kind.items():
+            properties.of_kind(kind).clear()
+            properties.of_kind(kind).update(saved)
+        for cls in events.KINDS[len(kinds):]:
+            events.unregister_kind(cls)
+
+
+def test_a_node_check_finds_what_it_states(monkeypatch):
+    """The node-check route of `always` is not only quiet: a false statement ("no node ever
+    leaves epoch 0") is found, on the step where a node first accepts epoch 1."""
+    from zabmc import properties
+    from zabmc.spec import CheckSpec
+
+    mod = types.ModuleType("node_check_example")
+    mod.epoch_zero = lambda node: (None if node.accepted_epoch == 0
+                                   else f"node {node.id} accepted epoch {node.accepted_epoch}")
+    monkeypatch.setitem(sys.modules, "node_check_example", mod)
+    prop = properties.always("epoch-zero", "no node leaves epoch 0", "a test", default=False,
+                             check="node_check_example:epoch_zero")
+    monkeypatch.setitem(properties.REGISTRY, prop.name, prop)
+    monkeypatch.setitem(properties.of_kind(properties.ALWAYS), prop.name, prop)
+    out = CheckSpec(model="zab", nodes=2, proposals=0, depth=20,
+                    invariants=("epoch-zero",)).validate().run()
+    [found] = out.violations
+    assert found.violation.property == "epoch-zero" and found.violation.nodes == (1,)
+    assert found.violation.message == "node 1 accepted epoch 1"

@@ -42,19 +42,36 @@ class Property:
     default: bool = True
     needs: frozenset = frozenset()
     goal_ref: str | None = None
+    check_ref: str | None = None
 
     @property
     def goal(self):
         """The goal predicate of an `eventually` property (None for `always`)."""
-        if self.goal_ref is None:
-            return None
-        module, attr = self.goal_ref.split(":")
-        return getattr(importlib.import_module(module), attr)
+        return _load(self.goal_ref)
+
+    @property
+    def check(self):
+        """An `always` property's check of one node, `check(node) -> message or None`, when it
+        is one (None for the built-in ones, which `zabmc.invariants.Checker` evaluates itself)."""
+        return _load(self.check_ref)
+
+
+def _load(ref: str | None):
+    if ref is None:
+        return None
+    module, attr = ref.split(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 def always(name: str, statement: str, source: str, default: bool = True,
-           needs=()) -> Property:
-    return Property(name, ALWAYS, statement, source, default, frozenset(needs))
+           needs=(), check: str | None = None) -> Property:
+    """A safety property. The built-in ones read ghost state (`needs`) and are evaluated by the
+    checker's own code; `check` ("module:function") makes one a predicate on each node instead,
+    evaluated on every node a step changes: `function(node)` returns None when the node is fine,
+    otherwise what is wrong, in words."""
+    if check is not None and needs:
+        raise ValueError("a node check reads the node only: it needs no ghost state")
+    return Property(name, ALWAYS, statement, source, default, frozenset(needs), None, check)
 
 
 def eventually(name: str, statement: str, source: str, goal: str) -> Property:
@@ -111,9 +128,10 @@ def of_kind(kind: Kind) -> dict[str, Property]:
 
 
 def register(prop: Property) -> Property:
-    """Add a property to the registry (docs/extending.md). An `eventually` property is then
-    checked by `check --liveness --invariant NAME`; an `always` one also needs its check in
-    zabmc.invariants' Checker. Names are unique."""
+    """Add a property to the registry (docs/extending.md): `check --invariant NAME` (with
+    `--liveness` for an `eventually` one) then checks it; an `always` one given as a node check
+    needs nothing else, one that reads ghost state also needs its code in zabmc.invariants'
+    Checker. Names are unique."""
     if prop.name in REGISTRY:
         raise ValueError(f"a property named {prop.name!r} is registered already")
     REGISTRY[prop.name] = prop

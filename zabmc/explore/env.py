@@ -31,7 +31,8 @@ from zabmc.errors import UsageError
 from zabmc.invariants import Checker, Violation
 from zabmc.model import Model, initial_steps, payload
 
-from .events import DOWN, KINDS, Budgets
+from . import events as _events
+from .events import DOWN, Budgets
 
 NETWORKS = ("bag", "fifo")
 _new = tuple.__new__
@@ -95,7 +96,7 @@ class Env:
         self._propose_cache: dict = {}
         # the kinds this configuration can ever enable (the others' expanders would only find
         # their budget empty on every state): same events, same order, fewer calls
-        self._expanders = tuple(kind.expand for kind in KINDS if kind.possible(self))
+        self._expanders = tuple(kind.expand for kind in _events.KINDS if kind.possible(self))
         # the encoding's tuple header: marshal version 2, TYPE_TUPLE, n nodes + net, budgets, ghost
         self._head = b"(" + (self.n + 3).to_bytes(4, "little")
         self._node_bytes: dict = {}  # id(node) -> (node, its marshal-v2 bytes)

@@ -24,7 +24,8 @@ with one kind of its own, `Start` (a node's start-up, which the explorer's initi
 `on_step_args()` gives an event in the simulator's older `on_step` vocabulary.
 
 Adding a kind of event is adding one class here and naming it in `KINDS` (and its budget in
-`ExploreConfig` and `Budgets`, when it has one).
+`ExploreConfig` and `Budgets`, when it has one), or, from outside, `register_kind(cls)` for a kind
+that spends an existing budget (docs/extending.md has one).
 
 Events are named tuples whose last field is the kind's name, so that two events of different kinds
 never compare equal (`Timeout(1) != Crash(1)`) and equal events are equal values; the events of one
@@ -466,6 +467,26 @@ class Action(_Event, _fields("Action", "label", "action")):
 #: the indices of the older ones, and every trace made before, stay what they were.
 KINDS = (Deliver, Drop, Timeout, Heartbeat, Propose, Crash, Restart, Action)
 BY_NAME = {k._field_defaults["kind"]: k for k in KINDS}
+
+
+def register_kind(cls) -> type:
+    """Add a kind of event after the others (docs/extending.md): environments made from then on
+    list its events last, and trace files may name it. A process registers it before it builds an
+    `Env` (Spark executors too: from a module they import). Kind names are unique."""
+    global KINDS
+    kind = cls._field_defaults["kind"]
+    if kind in BY_NAME:
+        raise ValueError(f"an event kind named {kind!r} exists already")
+    KINDS = KINDS + (cls,)
+    BY_NAME[kind] = cls
+    return cls
+
+
+def unregister_kind(cls) -> None:
+    """Take a kind `register_kind` added away again (for tests and examples)."""
+    global KINDS
+    KINDS = tuple(k for k in KINDS if k is not cls)
+    BY_NAME.pop(cls._field_defaults["kind"], None)
 
 
 def check_json(d) -> str:

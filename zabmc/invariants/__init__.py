@@ -123,6 +123,9 @@ class Checker:
         self.need_prospective = "prospective" in need
         self.enabled = frozenset(self.names)
         self.active = bool(self.names)
+        # the enabled properties given as a check of one node (`always(..., check=...)`)
+        self.node_checks = tuple((name, PROPERTIES[name].check) for name in self.names
+                                 if PROPERTIES[name].check_ref is not None)
 
     # --- ghost ---------------------------------------------------------------------------------------
     def initial_ghost(self, n: int) -> tuple:
@@ -227,6 +230,11 @@ class Checker:
             for eff in effects:
                 if eff[0] == PROPOSED:
                     found.append(_primary_integrity(i, node, eff[1], logs))
+        if node is not prev:
+            for name, check in self.node_checks:
+                what = check(node)
+                if what is not None:
+                    found.append(Violation(name, what, (i,), ()))
         if "leadership" in en:
             found.append(_one_per_epoch("leadership", "established leaders", effects, SYNCED, est))
         if "single-prospective-leader" in en:
