@@ -231,3 +231,23 @@ def test_smallest_key_rows_on_pairs_of_one_fingerprint_picks_the_smaller_key():
     assert worker.smallest_key_rows(fps, keys).tolist()[:2] == [3, 2]
     got = worker.smallest_key_rows(fps, keys)
     assert [keys[i, 0] for i in got] == [0, 5, 2]
+
+
+@pytest.mark.parametrize("model,invariants", [("db19", None), ("zab", ("prefix",)), ("zk", ())])
+def test_the_executors_env_is_the_drivers(model, invariants):
+    """An executor rebuilds the driver's Env from the EnvSpec (not through CheckSpec, which sits
+    above the engines): the same initial fingerprint and the same successors, event for event."""
+    from zabmc.explore.env import ExploreConfig
+    from zabmc.spark.engine import env_spec
+    from zabmc.spark.worker.context import _CONTEXTS, context
+    from zabmc.spec import CheckSpec
+
+    driver = CheckSpec.from_config(model, ExploreConfig(nodes=3, max_crashes=1, max_timeouts=1),
+                                   invariants).env()
+    _CONTEXTS.clear()
+    worker = context(env_spec(driver)).env
+    assert worker is not driver and worker.checker.names == driver.checker.names
+    s, t = driver.initial()[0], worker.initial()[0]
+    assert driver.fingerprint(s) == worker.fingerprint(t)
+    for a, b in zip(driver.successors(s), worker.successors(t), strict=True):
+        assert a[0] == b[0] and driver.fingerprint(a[1]) == worker.fingerprint(b[1])

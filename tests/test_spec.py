@@ -36,6 +36,38 @@ def test_from_args_reads_every_gate_run():
         CheckSpec.from_args("--bogus 1")
 
 
+def test_from_args_reads_every_flag_of_check_as_click_does(cli):
+    """`from_args` (for the gate's runs and `zabmc mutate`, below the command line) has its own
+    small flag reader; it must read every flag of `zabmc check` as click does, so the two cannot
+    drift: each option, with a value of its type, gives the same spec both ways."""
+    import click
+
+    from zabmc.cli.check import check
+    from zabmc.cli.options import spec_of
+    from zabmc.gate import RUNS
+
+    samples = {int: "7", float: "2.5", str: "x"}
+    flags = 0
+    for p in check.params:
+        if not isinstance(p, click.Option):
+            continue
+        flag = max(p.opts, key=len)
+        if p.is_flag:
+            words = [flag]
+        elif isinstance(p.type, click.Choice):
+            words = [flag, p.type.choices[-1]]
+        else:
+            words = [flag, samples.get(getattr(p.type, "func", None) or
+                                       {"integer": int, "float": float}.get(p.type.name, str),
+                                       "x")]
+        by_click = spec_of(check.make_context("check", list(words)).params)
+        assert CheckSpec.from_args(words) == by_click, words
+        flags += 1
+    assert flags >= 30  # every option of `zabmc check` was tried
+    for run in RUNS:
+        assert CheckSpec.from_args(run) == spec_of(check.make_context("check", run.split()).params)
+
+
 def test_validate_gives_the_command_lines_errors():
     cases = [
         (dict(require_complete=True, strategy="random"), "--require-complete needs an exhaustive"),

@@ -319,7 +319,8 @@ def _field_types() -> dict:
 
 
 _FIELD_TYPES = _field_types()
-#: flags whose field is not the flag's own name
+#: flags whose field is not the flag's own name (tests/test_spec.py checks that `from_args` reads
+#: every flag of `zabmc check` as click does)
 _FLAG_FIELDS = {"--all": "find_all", "--invariant": "invariants", "--json": "as_json",
                 "--html": "html_out", "--checkpoint": "checkpoint_dir", "--resume": "resume_dir",
                 "-q": "quiet"}

@@ -1,6 +1,12 @@
 """The executor-side environment: executors never receive an `Env`, they receive an `EnvSpec`
-(model name, `ExploreConfig`, property names, state codec) and rebuild the very same `Env` with
-`zabmc.model.get_model`, `Env` and `zabmc.invariants.Checker`, once per Python worker process."""
+(model name, `ExploreConfig`, property names, state codec) taken from the driver's `Env` (which
+the check's `CheckSpec.env()` built) and rebuild the very same `Env` with `zabmc.model.get_model`,
+`Env` and `zabmc.invariants.Checker`, once per Python worker process.
+
+Deliberately not through `CheckSpec`: the worker sits below the engines a `CheckSpec` runs
+(spec -> engines -> spark -> worker), so building one here would be an import circle;
+tests/test_spark_worker.py checks that the rebuilt `Env` is the driver's (same initial
+fingerprint, same successors)."""
 
 from __future__ import annotations
 
