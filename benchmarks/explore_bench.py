@@ -53,6 +53,7 @@ from models.db19 import MODEL  # noqa: E402
 from models.db19.codec import encode_msg, encode_node  # noqa: E402
 from zabmc.explore import Env, ExploreConfig, bfs  # noqa: E402
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker  # noqa: E402
+from zabmc.spec import CheckSpec  # noqa: E402
 
 
 class NaiveEnv(Env):
@@ -113,6 +114,23 @@ def _cpu(fn):
     return out, time.process_time() - c0
 
 
+def collector_on(search):
+    """`search` with the cyclic collector left running (the frame, zabmc.explore.search, pauses
+    it while a search runs: the row measures what that gains)."""
+    import contextlib
+
+    import zabmc.explore.search as frame
+
+    def run(env, **kw):
+        paused = frame.collector_paused
+        frame.collector_paused = lambda **_: contextlib.nullcontext()
+        try:
+            return search(env, **kw)
+        finally:
+            frame.collector_paused = paused
+    return run
+
+
 def measure(depth: int, rounds: int):
     """Per properties setting: the naive baseline once, then zabmc with the collector paused (as
     shipped) and left on, `rounds` times each in alternating order; zabmc's times are medians."""
@@ -122,8 +140,11 @@ def measure(depth: int, rounds: int):
         (seen, _generated), base = _cpu(lambda: naive_bfs(NaiveEnv(MODEL, cfg, Checker(inv))))
         paused, on = [], []
         for r in range(rounds):
-            for search, times in ((bfs, paused), (bfs.__wrapped__, on))[::1 if r % 2 == 0 else -1]:
-                o, t = _cpu(lambda: search(Env(MODEL, cfg, Checker(inv)), stop_at_first=False))
+            for search, times in ((bfs, paused), (collector_on(bfs), on))[::1 if r % 2 == 0 else -1]:
+                # the check's own Env (its CheckSpec's); the search called directly, with and
+                # without the collector paused, which is what this row measures
+                o, t = _cpu(lambda: search(CheckSpec.from_config(MODEL, cfg, inv).env(),
+                                           stop_at_first=False))
                 assert o.distinct == len(seen), (o.distinct, len(seen))
                 times.append(t)
         ours, ours_on = statistics.median(paused), statistics.median(on)
