@@ -85,6 +85,22 @@ def payload(k: int) -> bytes:
     return b"zab-%d" % k
 
 
+def txn_json(txn: tuple) -> dict:
+    """A transaction `(zxid, payload)` in files and `--json`: its zxid as a list, its payload as
+    ASCII text (other bytes escaped)."""
+    return {"zxid": list(txn[0]), "payload": txn[1].decode("ascii", "backslashreplace")}
+
+
+def zxid_str(z: tuple) -> str:
+    """A zxid for people: `epoch.counter`."""
+    return f"{z[0]}.{z[1]}"
+
+
+def txn_str(t: tuple) -> str:
+    """A transaction for people: `epoch.counter:payload`."""
+    return f"{t[0][0]}.{t[0][1]}:{t[1].decode('ascii', 'backslashreplace')}"
+
+
 class Step(NamedTuple):
     """What one handler call produced: the node's new state, messages out, observable effects.
 

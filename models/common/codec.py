@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import struct
 
+from zabmc.model import txn_json, txn_str, zxid_str  # noqa: F401  (the transaction views are the contract's; re-exported)
+
 from .state import ROLE_NAMES, Txn, last_zxid
 
 _U32 = struct.Struct("<I")
@@ -76,10 +78,6 @@ def parse_dump(data: bytes) -> list[dict]:
 # --- JSON views -----------------------------------------------------------------------------------
 
 
-def txn_json(txn: tuple) -> dict:
-    return {"zxid": list(txn[0]), "payload": txn[1].decode("ascii", "backslashreplace")}
-
-
 def value_json(name: str, v):
     """A message field's JSON: a transaction (`txn`), a sequence of them (`history`), a zxid or
     other tuple as a list, anything else as it is."""
@@ -119,14 +117,6 @@ def election_json(node) -> dict:
 
 
 # --- one-line views -------------------------------------------------------------------------------
-
-
-def zxid_str(z: tuple) -> str:
-    return f"{z[0]}.{z[1]}"
-
-
-def txn_str(t: tuple) -> str:
-    return f"{t[0][0]}.{t[0][1]}:{t[1].decode('ascii', 'backslashreplace')}"
 
 
 def value_str(name: str, v) -> str:

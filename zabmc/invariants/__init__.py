@@ -20,7 +20,7 @@ import struct
 from typing import NamedTuple, Sequence
 
 from zabmc.errors import UsageError
-from zabmc.model import LEADING, PROPOSED, SYNCED, TIMER
+from zabmc.model import LEADING, PROPOSED, SYNCED, TIMER, txn_json, txn_str
 from zabmc.properties import ALWAYS, Property, of_kind
 
 
@@ -48,16 +48,10 @@ class Violation(NamedTuple):
             "property": self.property,
             "message": self.message,
             "nodes": list(self.nodes),
-            "txns": [_txn_json(t) for t in self.txns],
+            "txns": [txn_json(t) for t in self.txns],
         }
 
 
-def _txn_json(t) -> dict:
-    return {"zxid": list(t[0]), "payload": t[1].decode("ascii", "backslashreplace")}
-
-
-def _fmt_txn(t) -> str:
-    return f"{t[0][0]}.{t[0][1]}:{t[1].decode('ascii', 'backslashreplace')}"
 
 
 def delivered(node) -> tuple:
@@ -156,9 +150,9 @@ class Checker:
         logs, bc, est, pro = ghost
         out = {}
         if logs is not None:
-            out["delivery_logs"] = [[_txn_json(t) for t in log] for log in logs]
+            out["delivery_logs"] = [[txn_json(t) for t in log] for log in logs]
         if bc is not None:
-            out["broadcast"] = [{"txn": _txn_json(t), "by": p} for t, p in bc]
+            out["broadcast"] = [{"txn": txn_json(t), "by": p} for t, p in bc]
         if est is not None:
             out["established"] = [list(x) for x in est]
         if pro is not None:
@@ -251,14 +245,14 @@ class Checker:
             proposed = {t for t, _ in bc}
             for t in log:
                 if t not in proposed:
-                    out.append(Violation("integrity", f"node {i} delivered {_fmt_txn(t)}, which "
+                    out.append(Violation("integrity", f"node {i} delivered {txn_str(t)}, which "
                                          "no primary ever broadcast", (i,), (t,)))
                     break
         if "global-primary-order" in en:
             for a, b in zip(log, log[1:]):
                 if b[0][0] < a[0][0]:
                     out.append(Violation("global-primary-order", f"node {i} delivered "
-                                         f"{_fmt_txn(b)} after {_fmt_txn(a)} of a later epoch",
+                                         f"{txn_str(b)} after {txn_str(a)} of a later epoch",
                                          (i,), (a, b)))
                     break
         if "local-primary-order" in en:
@@ -272,8 +266,8 @@ class Checker:
                 if long_[: len(short)] != short:
                     k = next(x for x in range(len(short)) if short[x] != long_[x])
                     agreement = Violation("agreement", f"nodes {i} and {j} delivered different "
-                                          f"transactions at position {k + 1}: {_fmt_txn(log[k])} "
-                                          f"vs {_fmt_txn(other[k])}", (i, j), (log[k], other[k]))
+                                          f"transactions at position {k + 1}: {txn_str(log[k])} "
+                                          f"vs {txn_str(other[k])}", (i, j), (log[k], other[k]))
             if total is None and "total-order" in en:
                 total = _total_order(i, log, j, other) or _total_order(j, other, i, log)
         out.extend((agreement, total))
@@ -295,15 +289,15 @@ def _prefix(i, dseq, log):
     wit = gone if gone else tuple(t for t in log if t in dseq)
     what = "dropped" if gone else "reordered"
     return Violation("prefix", f"node {i}'s delivered sequence {what} "
-                     f"{', '.join(_fmt_txn(t) for t in wit)} of its delivery log", (i,), wit)
+                     f"{', '.join(txn_str(t) for t in wit)} of its delivery log", (i,), wit)
 
 
 def _sane_history(node):
     h = node.history
     for a, b in zip(h, h[1:]):
         if not a[0] < b[0]:
-            return Violation("sane-history", f"node {node.id}'s history has {_fmt_txn(b)} after "
-                             f"{_fmt_txn(a)}", (node.id,), (a, b))
+            return Violation("sane-history", f"node {node.id}'s history has {txn_str(b)} after "
+                             f"{txn_str(a)}", (node.id,), (a, b))
     lz = h[-1][0] if h else (0, 0)
     if node.last_committed > lz:
         lc = node.last_committed
@@ -326,13 +320,13 @@ def _total_order(i, li, j, lj):
             for a in li[:kb]:
                 pa = pos_j.get(a)
                 if pa is None:
-                    return Violation("total-order", f"node {i} delivered {_fmt_txn(a)} before "
-                                     f"{_fmt_txn(b)}, but node {j} never delivered "
-                                     f"{_fmt_txn(a)}", (i, j), (a, b))
+                    return Violation("total-order", f"node {i} delivered {txn_str(a)} before "
+                                     f"{txn_str(b)}, but node {j} never delivered "
+                                     f"{txn_str(a)}", (i, j), (a, b))
                 if pa > pb:
-                    return Violation("total-order", f"node {i} delivered {_fmt_txn(a)} before "
-                                     f"{_fmt_txn(b)}, but node {j} delivered {_fmt_txn(a)} after "
-                                     f"{_fmt_txn(b)}", (i, j), (a, b))
+                    return Violation("total-order", f"node {i} delivered {txn_str(a)} before "
+                                     f"{txn_str(b)}, but node {j} delivered {txn_str(a)} after "
+                                     f"{txn_str(b)}", (i, j), (a, b))
         if pb is None:
             missing = True
         elif pb > latest:
@@ -349,16 +343,16 @@ def _local_primary_order(i, log, bc):
         for k, t in enumerate(txns, start=1):
             if t[0][1] != k:
                 prev = txns[k - 2] if k > 1 else None
-                return Violation("local-primary-order", f"node {i} delivered {_fmt_txn(t)} as "
+                return Violation("local-primary-order", f"node {i} delivered {txn_str(t)} as "
                                  f"epoch {e}'s transaction number {k}" + (
-                                     f", right after {_fmt_txn(prev)}" if prev else ""),
+                                     f", right after {txn_str(prev)}" if prev else ""),
                                  (i,), (prev, t) if prev else (t,))
         if order is not None:
             for a, b in zip(txns, txns[1:]):
                 oa, ob = order.get(a), order.get(b)
                 if oa is not None and ob is not None and oa > ob:
-                    return Violation("local-primary-order", f"node {i} delivered {_fmt_txn(b)} "
-                                     f"after {_fmt_txn(a)}, which was proposed later", (i,), (a, b))
+                    return Violation("local-primary-order", f"node {i} delivered {txn_str(b)} "
+                                     f"after {txn_str(a)}, which was proposed later", (i,), (a, b))
     return None
 
 
@@ -368,8 +362,8 @@ def _primary_integrity(i, node, txn, logs):
     for j, log in enumerate(logs):
         for t in log:
             if t[0][0] < e and t not in have:
-                return Violation("primary-integrity", f"node {i} proposed {_fmt_txn(txn)} as "
-                                 f"leader of epoch {e} without {_fmt_txn(t)}, which node {j} "
+                return Violation("primary-integrity", f"node {i} proposed {txn_str(txn)} as "
+                                 f"leader of epoch {e} without {txn_str(t)}, which node {j} "
                                  "delivered", (i, j), (txn, t))
     return None
 
