@@ -44,9 +44,10 @@ class Pre3911Rules(Rules):
 
 
 class FixedRules(Rules):
-    """ZooKeeper's later fix (ZOOKEEPER-4646 and ZOOKEEPER-4643, apache/zookeeper PRs #1993 and
-    #2028): at NEWLEADER the follower writes packetsNotCommitted to disk, then currentEpoch, and
-    only then acknowledges."""
+    """The fix of ZOOKEEPER-4785 (apache/zookeeper PR #2111, cherry-picked as #2132 into 3.8.5
+    and #2133 into 3.9.2): at NEWLEADER the follower writes packetsNotCommitted to disk, then
+    currentEpoch, and only then acknowledges. (PRs #1993 and #2028, once proposed for 4646 and
+    4643, were closed unmerged; 3.9.3's fix, #2152 merged as #2188, differs again.)"""
 
     tag = "fixed"
     newleader = "sync"
