@@ -63,9 +63,18 @@ def test_property_names_and_defaults():
     assert list(PROPERTIES) == [
         "integrity", "total-order", "agreement", "prefix", "local-primary-order",
         "global-primary-order", "primary-integrity", "leadership", "single-prospective-leader",
-        "sane-history",
+        "sane-history", "sync-exception",
     ]
-    assert DEFAULT_PROPERTIES == tuple(p for p in PROPERTIES if p != "single-prospective-leader")
+    assert DEFAULT_PROPERTIES == tuple(
+        p for p in PROPERTIES if p not in ("single-prospective-leader", "sync-exception"))
+
+
+def test_a_failed_effect_breaks_the_property_it_names_when_enabled():
+    failed = ("failed", "sync-exception", "node 0 threw")
+    c = only("sync-exception")
+    v = c.step(0, effects=(failed,))
+    assert v == Violation("sync-exception", "node 0 threw", (0,), ())
+    assert Cluster(DEFAULT_PROPERTIES).step(0, effects=(failed,)) is None  # off by default
 
 
 def test_resolve():

@@ -217,3 +217,40 @@ def test_a_lost_message_stalls_its_connection():
     assert s.nodes[0].role == LOOKING and s.nodes[0].cut == 0
     enabled = {shape(x[0].to_json(env.model)) for x in env.successors(s)}
     assert ("action", ("lost", 1, 0)) in enabled
+
+
+# --- failure properties (#36): ZOOKEEPER-4394 ------------------------------------------------------
+def test_zookeeper_4394_a_commit_after_newleader_finds_nothing_to_commit():
+    """3.7.0's Learner.syncWithLeader clears packetsNotCommitted at NEWLEADER; a COMMIT of a
+    proposal that came in the DIFF (the leader's outstanding proposal, sent as PROPOSAL only)
+    arriving before UPTODATE and before any new PROPOSAL reads `peekFirst().hdr` of the empty list
+    and throws. The shortest run (no faults needed): the leader proposes 1.1 while node 1 is
+    still in Discovery, node 1's DIFF carries 1.1 uncommitted, NEWLEADER, then COMMIT 1.1."""
+    from zabmc.spec import CheckSpec
+
+    bounds = dict(nodes=3, proposals=1, depth=100, invariants=("sync-exception",), find_all=True)
+    out = CheckSpec(model="zk", **bounds).validate().run()
+    assert str(out.stop_reason) == "exhausted"
+    [found] = out.violations
+    trace = rebuild(out_env := CheckSpec(model="zk", **bounds).env(), found.path, "sync-exception")
+    v, evs = trace.violation, trace.events
+    assert v.property == "sync-exception" and "NullPointerException" in v.message
+    [victim] = v.nodes
+    model = out_env.model
+    to_victim = [e.describe(model) for e in evs if getattr(e, "dst", None) == victim]
+    kinds = [d.split()[2].split("(")[0] for d in to_victim]
+    # the victim's synchronisation, in order: its DIFF carries the transaction uncommitted,
+    # NEWLEADER, then (last event of the run) the COMMIT of that transaction, nothing in between
+    assert kinds[-3:] == ["SYNC", "NEWLEADER", "COMMIT"], to_victim
+    assert "txns=[1.1], committed=0" in to_victim[-3] and "zxid=1.1" in to_victim[-1]
+    assert evs[-1].describe(model) == to_victim[-1]
+
+
+def test_zookeeper_4394_is_not_in_releases_that_keep_packets_not_committed():
+    """Before ZOOKEEPER-3911's fix (3.6.2), NEWLEADER left packetsNotCommitted alone (it was
+    logged at UPTODATE), so a COMMIT always found its proposal: exhausted, no violation."""
+    from zabmc.spec import CheckSpec
+
+    out = CheckSpec(model="zk-pre3911", nodes=3, proposals=1, depth=100,
+                    invariants=("sync-exception",)).validate().run()
+    assert out.violations == [] and str(out.stop_reason) == "exhausted"

@@ -27,7 +27,9 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   `heartbeat` return None when the node may not take that step. `can_propose` says whether a node
   may take a client proposal, `is_leading` whether it runs no election timer (the simulator's C10).
 - **Effects** a step reports besides its state and messages are tuples whose first element is one
-  of the `EFFECT_TAGS` below.
+  of the `EFFECT_TAGS` below. A `FAILED` effect marks a step where the implementation a model
+  follows fails (a ZooKeeper server that throws in its synchronisation, say): it breaks the
+  failure property it names, and the model's next state says what the model does after it.
 - **Actions** (optional): steps of the model's own that the explorer's kinds do not cover (an
   election outcome, a write to disk, a lost connection). `actions(nodes, down, n)` lists the
   enabled ones as plain tuples (`down` is the bit set of down nodes, which take no part);
@@ -62,7 +64,10 @@ TIMER = "timer"  # ("timer",): reset_election_deadline(); only the seeded simula
 LEADING = "leading"  # ("leading", e): the node became a prospective leader of epoch e
 SYNCED = "synced"  # ("synced", e): the node became the established leader of epoch e
 PROPOSED = "proposed"  # ("proposed", txn): the node broadcast a new transaction
-EFFECT_TAGS = (TIMER, LEADING, SYNCED, PROPOSED)
+#: ("failed", property, what): the step is one where the implementation the model follows fails
+#: (throws, exits, gives up); `property` names the `always` property it breaks (zabmc.properties)
+FAILED = "failed"
+EFFECT_TAGS = (TIMER, LEADING, SYNCED, PROPOSED, FAILED)
 EFF_TIMER = (TIMER,)
 
 #: `Node.role` as every report prints it: ROLE_NAMES[role]

@@ -32,7 +32,8 @@ ALWAYS, EVENTUALLY = Kind
 class Property:
     """One property: its name, kind, statement and source; `default`: checked when no
     `--invariant` is given; `needs`: the ghost parts an `always` property reads ("logs",
-    "broadcast", "established", "prospective"); `goal`: where an `eventually` property's
+    "broadcast", "established", "prospective"; "failures" for one that a model's FAILED effect
+    breaks, which reads none); `goal`: where an `eventually` property's
     goal(env, state) -> bool is."""
 
     name: str
@@ -101,6 +102,12 @@ REGISTRY: dict[str, Property] = {
                "of any epoch", "DSN 2011 §V-A", default=False, needs={"prospective"}),
         always("sane-history", "history zxids strictly increase and last_committed <= "
                "last_zxid()", "db-19 model"),
+        # failures of the implementation a model follows: a step that reports a FAILED effect
+        # naming one of these breaks it (zabmc/model.py); models that follow no implementation
+        # report none. Off by default: a failure is a finding of its own, asked for by name.
+        always("sync-exception", "a follower's synchronisation with its leader never throws",
+               "ZooKeeper 3.7.0-3.9.2 Learner.syncWithLeader (ZOOKEEPER-4394)", default=False,
+               needs={"failures"}),
         eventually(
             "eventually-leader",
             "once faults stop (no drop, timeout budget or crash; every message delivered, every "

@@ -12,7 +12,7 @@ its synchronisation (packetsNotCommitted) when NEWLEADER arrives, before it ackn
 from __future__ import annotations
 
 from zabmc.model import LEADING as EFF_LEADING
-from zabmc.model import PROPOSED, SYNCED, Step
+from zabmc.model import FAILED, PROPOSED, SYNCED, Step
 
 from .state import (ACK, ACKEPOCH, ACKLD, COMMIT, DIFF, ELECTION, F_BROADCAST, F_DISCOVERY, F_SYNC,
                     FOLLOWERINFO, FOLLOWING, L_BROADCAST, L_EPOCH, L_INFO, L_SYNC, LEADERINFO,
@@ -359,7 +359,8 @@ def deliver(node: Node, src: int, msg: tuple, n: int, rules: Rules) -> Step:
             if kind == PROPOSAL:
                 return Step(node._replace(pending=node.pending + (msg[2],)), _NO, _NO)
             if kind == COMMIT:
-                return Step(node._replace(pcommit=max(node.pcommit, msg[2])), _NO, _NO)
+                failed = _NO if node.pending else _sync_npe(node, msg[2])
+                return Step(node._replace(pcommit=max(node.pcommit, msg[2])), _NO, failed)
             if kind == UPTODATE:
                 return Step(_on_uptodate(node), _NO, _NO)
         return Step(node, _NO, _NO)
@@ -513,6 +514,18 @@ def _on_newleader(node: Node, epoch: int, rules: Rules) -> Step:
         else:  # handed to the SyncThread
             node = node._replace(mem=node.mem + node.pending, pending=())
     return Step(settle(node), ((node.leader, (ACKLD, node.conn, epoch)),), _NO)
+
+
+def _sync_npe(node: Node, zxid: tuple) -> tuple:
+    """A COMMIT after NEWLEADER finds packetsNotCommitted empty (NEWLEADER cleared it, and no
+    PROPOSAL came since): `Learner.syncWithLeader` reads `packetsNotCommitted.peekFirst().hdr`
+    and throws a NullPointerException (3.7.0 to 3.9.2; ZOOKEEPER-4394, fixed in 3.9.3 by #2152).
+    The follower would give up this leader; the model goes on as if the COMMIT were recorded
+    (its coarser grain), and reports the failure (the `sync-exception` property)."""
+    return ((FAILED, "sync-exception",
+             f"node {node.id} got COMMIT {zxid[0]}.{zxid[1]} after NEWLEADER with "
+             "packetsNotCommitted empty: Learner.syncWithLeader throws a NullPointerException "
+             "(ZOOKEEPER-4394)"),)
 
 
 def _on_uptodate(node: Node) -> Node:

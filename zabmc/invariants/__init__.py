@@ -20,7 +20,7 @@ import struct
 from typing import NamedTuple, Sequence
 
 from zabmc.errors import UsageError
-from zabmc.model import LEADING, PROPOSED, SYNCED, TIMER, txn_json, txn_str
+from zabmc.model import FAILED, LEADING, PROPOSED, SYNCED, TIMER, txn_json, txn_str
 from zabmc.properties import ALWAYS, Property, of_kind
 
 
@@ -178,9 +178,13 @@ class Checker:
                 return ghost, None
         logs, bc, est, pro = ghost
         en = self.enabled
+        found = []
         for eff in effects:
             tag = eff[0]
-            if tag == PROPOSED:
+            if tag == FAILED:
+                if eff[1] in en:
+                    found.append(Violation(eff[1], eff[2], (i,), ()))
+            elif tag == PROPOSED:
                 if bc is not None:
                     bc = bc + ((eff[1], i),)
             elif tag == SYNCED and est is not None:
@@ -211,7 +215,6 @@ class Checker:
                     log_changed = True
         ghost = (logs, bc, est, pro)
 
-        found = []
         if "sane-history" in en and touched:
             found.append(_sane_history(node))
         if logs is not None and touched:
