@@ -254,3 +254,24 @@ def test_zookeeper_4394_is_not_in_releases_that_keep_packets_not_committed():
     out = CheckSpec(model="zk-pre3911", nodes=3, proposals=1, depth=100,
                     invariants=("sync-exception",)).validate().run()
     assert out.violations == [] and str(out.stop_reason) == "exhausted"
+
+
+def test_a_leader_gives_up_when_a_follower_is_ahead():
+    """Leader.waitForEpochAck throws "Follower is ahead of the leader" when an ACKEPOCH's
+    (currentEpoch, last zxid) beats the leader's own (D9). Without faults FLE elects the greatest
+    vote of every quorum, so it never happens (exhausted); with one election timeout a node that
+    wrote currentEpoch 1 can join a leader elected by the two others at currentEpoch 0."""
+    from zabmc.spec import CheckSpec
+
+    calm = CheckSpec(model="zk", nodes=3, proposals=1, depth=100,
+                     invariants=("leader-gives-up",)).validate().run()
+    assert calm.violations == [] and str(calm.stop_reason) == "exhausted"
+    out = CheckSpec(model="zk", nodes=3, proposals=0, max_timeouts=1, depth=30,
+                    invariants=("leader-gives-up",)).validate().run()
+    [found] = out.violations
+    v = found.violation
+    env = CheckSpec(model="zk", nodes=3, proposals=0, max_timeouts=1, depth=30).env()
+    last = rebuild(env, found.path).events[-1].describe(env.model)
+    [leader] = v.nodes
+    assert last.startswith("deliver ") and f"->{leader} ACKEPOCH(" in last
+    assert "current_epoch=1" in last and "follower" in v.message and "is ahead" in v.message

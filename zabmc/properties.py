@@ -108,6 +108,9 @@ REGISTRY: dict[str, Property] = {
         always("sync-exception", "a follower's synchronisation with its leader never throws",
                "ZooKeeper 3.7.0-3.9.2 Learner.syncWithLeader (ZOOKEEPER-4394)", default=False,
                needs={"failures"}),
+        always("leader-gives-up", "a leader never abandons its epoch because a follower is "
+               "ahead of it", "ZooKeeper 3.7.0 Leader.waitForEpochAck (\"Follower is ahead of "
+               "the leader\")", default=False, needs={"failures"}),
         eventually(
             "eventually-leader",
             "once faults stop (no drop, timeout budget or crash; every message delivered, every "

@@ -403,7 +403,12 @@ def _on_ackepoch(node: Node, j: int, epoch: int, zxid: tuple, n: int, rules: Rul
     if epoch == -1:
         return Step(node._replace(peers=peers), _NO, _NO)
     if (epoch, zxid) > (node.current_epoch, last_zxid(log_of(node))):
-        return look(node, n, rules)  # a follower is more recent than the leader (D9)
+        # a follower is more recent than the leader (D9): Leader.waitForEpochAck throws
+        # "Follower is ahead of the leader" and the leader gives up its epoch
+        st = look(node, n, rules)
+        what = (f"leader {node.id} gives up epoch {node.accepted_epoch}: follower {j} is ahead "
+                f"(current epoch {epoch}, last zxid {zxid[0]}.{zxid[1]}; Leader.waitForEpochAck)")
+        return Step(st.node, st.outs, st.effects + ((FAILED, "leader-gives-up", what),))
     node = node._replace(peers=peers, electing=node.electing | bit(j))
     if count(node.electing) < quorum(n):
         return Step(node, _NO, _NO)
