@@ -15,6 +15,7 @@ only through the `zabmc.model` registry.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -201,13 +202,15 @@ class CheckSpec:
             raise UsageError("--resume works with --strategy bfs")
         if self.checkpoint_dir and self.strategy != "bfs":
             raise UsageError("--checkpoint works with --strategy bfs")
-        if self.checkpoint_every < 0:
-            raise UsageError(f"--checkpoint-every must not be negative, got "
-                             f"{self.checkpoint_every}")
+        if not (math.isfinite(self.checkpoint_every) and self.checkpoint_every >= 0):
+            raise UsageError(f"--checkpoint-every must be a finite number of seconds, not "
+                             f"negative, got {self.checkpoint_every}")
 
     def _validate_time_limit(self) -> None:
-        if self.time_limit is not None and self.time_limit <= 0:
-            raise UsageError(f"--time-limit must be positive, got {self.time_limit}")
+        if self.time_limit is not None and not (math.isfinite(self.time_limit)
+                                                and self.time_limit > 0):
+            raise UsageError(f"--time-limit must be a positive finite number of seconds, got "
+                             f"{self.time_limit}")
 
     def _validate_model(self) -> None:
         """The model exists and gets the links it assumes."""

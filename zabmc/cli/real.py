@@ -8,6 +8,7 @@ import os
 import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
+from zabmc.cli.options import FiniteFloat
 from zabmc.errors import UsageError
 
 #: the servers did not show the model's state at some step (a finding about the model or the
@@ -144,7 +145,7 @@ def _exit(out) -> int:
               help="Also write the schedule a trace was translated to.")
 @click.option("--no-conformance", is_flag=True,
               help="Do not compare the servers with the model's states after each entry.")
-@click.option("--conform-timeout", type=click.FloatRange(0.5, 3600), default=30.0,
+@click.option("--conform-timeout", type=FiniteFloat(0.5, 3600), default=30.0,
               show_default=True, help="Seconds the servers may take to show an entry's state.")
 @click.option("--keep", is_flag=True, help="Keep the work directory (data, logs, configs).")
 @click.option("--json", "as_json", is_flag=True, help="The result as JSON on standard output.")
