@@ -40,3 +40,50 @@ def test_a_spec_refuses_a_float_that_is_not_finite(field, value):
     if field == "time_limit":
         with pytest.raises(UsageError, match="finite"):
             CheckSpec(nodes=2, liveness=True, time_limit=value).validate()
+
+
+# --- a reader that goes away ----------------------------------------------------------------------
+ZK_TRACE = "tests/corpus/zk/zookeeper-3911.trace.json"
+DB19_TRACE = "tests/corpus/db19/fifo-crash-two-leaders.trace.json"
+
+
+def _closed_reader(args, cwd):
+    """`zabmc ARGS` with a stdout whose reader has already gone (`| head -0`, deterministic: every
+    write meets the closed pipe): (exit code, stderr)."""
+    import os
+    import subprocess
+    import sys
+
+    r, w = os.pipe()
+    os.close(r)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        p = subprocess.run([sys.executable, "-c", "from zabmc.cli import main; main()", *args],
+                           stdout=w, stderr=subprocess.PIPE, text=True, cwd=cwd, timeout=300,
+                           env=dict(os.environ, PYTHONPATH=root))
+    finally:
+        os.close(w)
+    return p.returncode, p.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["replay", ZK_TRACE], ["replay", DB19_TRACE], ["mutate"], ["invariants"], ["models"],
+    ["--help"], ["check", "--help"], ["simulate", "--rounds", "60"],
+    ["export", DB19_TRACE, "--format", "json", "-q"],
+], ids=lambda a: " ".join(a[:2]))
+def test_a_command_whose_reader_went_away_exits_0_quietly(args, tmp_path):
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    args = [os.path.join(root, a) if a.startswith("tests/") else a for a in args]
+    rc, err = _closed_reader(args, tmp_path)
+    assert (rc, err) == (0, "")
+
+
+@pytest.mark.parametrize("args,code", [(["--nodes", "2", "--max-crashes", "1"], 10),
+                                       (["--nodes", "2", "--max-crashes", "1", "--json"], 10),
+                                       (["--nodes", "2", "--depth", "6"], 0)])
+def test_check_whose_reader_went_away_runs_on_to_its_verdicts_code(args, code, tmp_path):
+    rc, err = _closed_reader(["check", *args, "--trace-out", str(tmp_path / "t.json")], tmp_path)
+    assert rc == code
+    assert "Traceback" not in err and "error" not in err

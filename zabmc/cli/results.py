@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 from contextlib import contextmanager
 
 import click
@@ -60,18 +59,6 @@ def terminate_as_exception():
         signal.signal(signal.SIGTERM, old)
 
 
-@contextmanager
-def quiet_broken_pipe():
-    """A reader that goes away (`| head`) ends the printing quietly; the exit code is still the
-    verdict's."""
-    try:
-        yield
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-
-
 def interrupted_code(stop_reason, signal_name) -> int | None:
     """An interrupted search never exits 0: 128 + the signal's number, as a shell says."""
     if stop_reason == StopReason.INTERRUPTED:
@@ -98,8 +85,7 @@ def report(spec, outcome, env, console, kind=None) -> int:
     kind = kind or _SAFETY
     outcome.extra.setdefault("peak_rss_bytes", peak_rss())
     saved = kind.save(spec, outcome, env)
-    with quiet_broken_pipe():
-        kind.show(spec, outcome, saved, console)
+    kind.show(spec, outcome, saved, console)
     return exit_code(outcome)
 
 
