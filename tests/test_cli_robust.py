@@ -87,3 +87,35 @@ def test_check_whose_reader_went_away_runs_on_to_its_verdicts_code(args, code, t
     rc, err = _closed_reader(["check", *args, "--trace-out", str(tmp_path / "t.json")], tmp_path)
     assert rc == code
     assert "Traceback" not in err and "error" not in err
+
+
+# --- hostile JSON in the user's files ---------------------------------------------------------------
+def _hostile(tmp_path, kind):
+    import json
+
+    data = json.loads(open(_repo(DB19_TRACE)).read())
+    text = json.dumps(data)
+    junk = "9" * 5000 if kind == "long-number" else "[" * 100_000 + "]" * 100_000
+    p = tmp_path / f"{kind}.json"
+    p.write_text(text.replace('"events": [', f'"junk": {junk}, "events": [', 1))
+    return str(p)
+
+
+def _repo(path):
+    import os
+
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), path)
+
+
+@pytest.mark.parametrize("kind,why", [("long-number", "a number has more than 4300 digits"),
+                                      ("deep", "it nests arrays or objects too deeply")])
+@pytest.mark.parametrize("command", [["replay"], ["show", "-o", "OUT"], ["export", "-q"],
+                                     ["simulate", "--partition-script"]])
+def test_a_number_too_long_or_nesting_too_deep_is_a_one_line_error(cli, tmp_path, kind, why,
+                                                                   command):
+    path = _hostile(tmp_path, kind)
+    args = [str(tmp_path / "o.html") if a == "OUT" else a for a in command]
+    rc, out, err = cli([*args, path])
+    assert rc == 2
+    line = _one_line(err)
+    assert line.endswith(f"{path} is not usable JSON: {why}"), line

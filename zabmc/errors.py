@@ -5,6 +5,10 @@ any other `ZabmcError` is an internal failure (exit 1) reported with context, ne
 """
 
 
+import json
+import sys
+
+
 class ZabmcError(Exception):
     """Root of all zabmc errors."""
 
@@ -32,3 +36,22 @@ def read_text(path: str, what: str) -> str:
         raise
     except OSError as e:
         raise UsageError(f"cannot read {what} {path}: {e.strerror}") from None
+
+
+def parse_json(text: str, what: str):
+    """The JSON value of `text`, from the user's `what` ("trace file T"). Two failures of Python's
+    reader that are not `json.JSONDecodeError` become a one-line `UsageError` here: a number of
+    more digits than Python converts (4,300 by default), and nesting deeper than its recursion
+    limit. A JSONDecodeError propagates, for the caller to place in its own terms (line, column)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as e:  # int("9" * 5000): Python refuses integers that long
+        if "digits" not in str(e):
+            raise UsageError(f"{what} is not valid JSON: {str(e).splitlines()[0][:120]}") from None
+        raise UsageError(f"{what} is not usable JSON: a number has more than "
+                         f"{sys.get_int_max_str_digits()} digits") from None
+    except RecursionError:
+        raise UsageError(f"{what} is not usable JSON: it nests arrays or objects too "
+                         "deeply") from None
