@@ -119,3 +119,21 @@ def test_a_number_too_long_or_nesting_too_deep_is_a_one_line_error(cli, tmp_path
     assert rc == 2
     line = _one_line(err)
     assert line.endswith(f"{path} is not usable JSON: {why}"), line
+
+
+# --- a missing optional dependency ----------------------------------------------------------------
+def test_sweep_report_without_pyarrow_is_the_install_hint(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    table = tmp_path / "table"
+    table.mkdir()
+    block = ("import sys; sys.modules['pyarrow'] = None; sys.modules['pyarrow.dataset'] = None; "
+             "from zabmc.cli import main; main()")
+    r = subprocess.run([sys.executable, "-c", block, "sweep", "--report", str(table)],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=_repo("")))
+    assert r.returncode == 2 and r.stdout == ""
+    assert _one_line(r.stderr) == ("zabmc: error: the sweep report needs pyarrow, which is "
+                                   "missing: pip install 'zabmc[spark]'")
