@@ -137,3 +137,42 @@ def test_sweep_report_without_pyarrow_is_the_install_hint(tmp_path):
     assert r.returncode == 2 and r.stdout == ""
     assert _one_line(r.stderr) == ("zabmc: error: the sweep report needs pyarrow, which is "
                                    "missing: pip install 'zabmc[spark]'")
+
+
+# --- the simulator and the zk models ---------------------------------------------------------------
+ZK_MODELS = ["zk", "zk-pre3911", "zk-fixed", "zk-fle", "zk-fixed-fle"]
+
+
+@pytest.mark.parametrize("model", ZK_MODELS)
+def test_simulate_refuses_a_model_with_actions_of_its_own(cli, model):
+    rc, out, err = cli(["simulate", "--model", model, "--rounds", "50"])
+    assert rc == 2 and out == ""
+    assert _one_line(err) == (f"zabmc: error: the seeded simulator cannot run model {model}: it "
+                              "has actions of its own (such as its log writes) that the simulator "
+                              "does not schedule; explore it with `zabmc check`")
+
+
+def test_a_partition_script_whose_header_names_zk_is_refused_the_same_way(cli, tmp_path):
+    p = tmp_path / "zk.zps"
+    p.write_text("model zk\nnodes 3\nrounds 50\nat 10 cut 0 1\n")
+    rc, out, err = cli(["simulate", "--partition-script", str(p), "--check"])
+    assert rc == 2 and "cannot run model zk:" in _one_line(err)
+
+
+def test_sweep_refuses_a_zk_model_before_spark_starts(cli):
+    rc, out, err = cli(["sweep", "--model", "zk", "--seeds", "0..2"])
+    assert rc == 2 and "cannot run model zk:" in _one_line(err)
+
+
+@pytest.mark.parametrize("name", sorted(
+    n for n in __import__("os").listdir(_repo("tests/corpus/zk")) if n.endswith(".trace.json")))
+@pytest.mark.parametrize("fmt", ["partition-script", "json"])
+def test_export_of_every_zk_trace_says_what_is_not_supported(cli, tmp_path, name, fmt):
+    path = _repo(f"tests/corpus/zk/{name}")
+    out_file = tmp_path / "out"
+    rc, out, err = cli(["export", path, "--format", fmt, "-q", "-o", str(out_file)])
+    assert rc == 2 and out == "" and not out_file.exists()
+    assert "which the seeded simulator cannot run" in _one_line(err)
+    assert "--format zookeeper" in err
+    rc, out, err = cli(["export", path, "--format", "zookeeper", "-o", str(out_file)])
+    assert rc == 0 and out_file.exists()

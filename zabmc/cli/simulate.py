@@ -42,7 +42,7 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
     """
     from zabmc.invariants import Checker, resolve
     from zabmc.model import get_model
-    from zabmc.sim import SimConfig, Simulator
+    from zabmc.sim import SimConfig, Simulator, require_simulable
 
     link_cut = node_events = None
     if script_path is not None:
@@ -61,7 +61,7 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
         rounds = rounds if given("rounds") else h.get("rounds", rounds)
         proposals = proposals if given("proposals") else h.get("proposals", proposals)
         model_name = model_name if given("model_name") else h.get("model", model_name)
-    model = get_model(model_name)
+    model = require_simulable(get_model(model_name))
     cfg = SimConfig(seed, nodes, rounds, proposals, parse_partition(partition)).validate()
     if script_path is not None:
         timeline = script.timeline(cfg.nodes)  # checks node ids, crashes and restarts: exit 2
