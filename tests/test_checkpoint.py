@@ -296,3 +296,53 @@ def test_a_resumed_run_counts_the_time_before_the_resume(written, capsys):
     with pytest.raises(SystemExit):
         main(["check", *args, "--resume", str(d), "-q"])
     assert f"(+ {before:.2f}s before the resume)" in capsys.readouterr().out
+
+
+def _check(args, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["check", *args, "-q"])
+    return e.value.code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("other", [[], ["--depth", "9"], ["--nodes", "2", "--depth", "8"],
+                                   ["--engine", "spark"]],
+                         ids=["same", "deeper", "another-configuration", "spark"])
+def test_a_run_that_does_not_resume_a_checkpoint_never_replaces_it(written, capsys, other):
+    args, d = written
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    rc, err = _check([*args, *other, "--checkpoint", str(d)], capsys)
+    assert rc == 2
+    assert err == (f"zabmc: error: --checkpoint {d} already holds a checkpoint (model db19, level "
+                   f"8): continue it with --resume {d}, or replace it with --force\n")
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before
+
+
+def test_a_checkpoint_is_replaced_with_force_and_continued_with_resume(written, capsys, tmp_path):
+    args, d = written
+    rc, err = _check(["--nodes", "2", "--depth", "5", "--checkpoint", str(d), "--force"], capsys)
+    assert rc == 0 and err == ""
+    body = json.loads((d / "manifest.json").read_text())["body"]
+    assert (body["config"]["nodes"], body["depth"]) == (2, 5)
+    rc, err = _check(["--nodes", "2", "--depth", "5", "--resume", str(d), "--checkpoint", str(d)],
+                     capsys)
+    assert rc == 0 and err == ""
+    # resuming one checkpoint into a directory that holds another is refused as well
+    other = tmp_path / "other"
+    shutil.copytree(d, other)
+    rc, err = _check(["--nodes", "2", "--depth", "5", "--resume", str(d), "--checkpoint",
+                      str(other)], capsys)
+    assert rc == 2 and "already holds a checkpoint" in err
+
+
+def test_an_unreadable_checkpoint_is_not_replaced_either(tmp_path, capsys):
+    d = tmp_path / "ck"
+    d.mkdir()
+    (d / "manifest.json").write_text("{not json")
+    rc, err = _check(["--nodes", "2", "--depth", "4", "--checkpoint", str(d)], capsys)
+    assert rc == 2 and "holds a checkpoint (unreadable)" in err
+    assert (d / "manifest.json").read_text() == "{not json"
+
+
+def test_force_needs_a_checkpoint(capsys):
+    rc, err = _check(["--nodes", "2", "--force"], capsys)
+    assert rc == 2 and err.startswith("zabmc: error: --force goes with --checkpoint DIR")

@@ -73,6 +73,8 @@ class CheckSpec:
     checkpoint_dir: str | None = None
     checkpoint_every: float = 300.0
     resume_dir: str | None = None
+    #: --checkpoint may replace a checkpoint already in its directory (one this run does not resume)
+    force: bool = False
     # outputs
     trace_out: str | None = None
     as_json: bool = False
@@ -202,6 +204,9 @@ class CheckSpec:
             raise UsageError("--resume works with --strategy bfs")
         if self.checkpoint_dir and self.strategy != "bfs":
             raise UsageError("--checkpoint works with --strategy bfs")
+        if self.force and not self.checkpoint_dir:
+            raise UsageError("--force goes with --checkpoint DIR (it lets the run replace the "
+                             "checkpoint in DIR)")
         if not (math.isfinite(self.checkpoint_every) and self.checkpoint_every >= 0):
             raise UsageError(f"--checkpoint-every must be a finite number of seconds, not "
                              f"negative, got {self.checkpoint_every}")
@@ -243,6 +248,7 @@ class CheckSpec:
 
     def _validate_liveness(self) -> "CheckSpec":
         unsupported = dict(checkpoint=self.checkpoint_dir, resume=self.resume_dir,
+                           force=self.force or None,
                            spill_dir=self.spill_dir, memory_limit=self.memory_limit,
                            all=self.find_all or None, no_invariants=self.no_invariants or None,
                            reduction=(self.reduction != "none") or None)

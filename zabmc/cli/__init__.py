@@ -105,6 +105,13 @@ def run_to_the_verdict():
         out.run_on = old
 
 
+def invoked_words() -> list | None:
+    """The words the running command was invoked with (after `zabmc`), or None outside `main`."""
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    return list(obj["argv"]) if isinstance(obj, dict) and "argv" in obj else None
+
+
 def _fail(code: int, message: str) -> int:
     click.echo(f"zabmc: error: {message}", err=True)
     return code
@@ -115,7 +122,8 @@ def main(argv: list[str] | None = None) -> None:
     stdout = sys.stdout
     sys.stdout = _Stdout(stdout)
     try:
-        rv = cli.main(args=argv, prog_name="zabmc", standalone_mode=False)
+        words = list(sys.argv[1:] if argv is None else argv)
+        rv = cli.main(args=words, prog_name="zabmc", standalone_mode=False, obj={"argv": words})
         sys.stdout.flush()
     except click.exceptions.Exit as e:
         rv = e.exit_code

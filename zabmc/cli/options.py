@@ -175,6 +175,9 @@ def long_run_options():
                           "directory. --engine spark resumes a checkpoint of either engine; the "
                           "in-process engine resumes only its own (a Spark snapshot has no parent "
                           "table)."),
+        click.option("--force", is_flag=True,
+                     help="Let --checkpoint DIR replace a checkpoint already there (without it, a "
+                          "run that does not --resume that checkpoint is refused)."),
         click.option("--spill-dir", default=None, metavar="DIR",
                      help="bfs: where levels that do not fit go [default: $TMPDIR]; directories "
                           "left there by runs killed with SIGKILL are removed."),

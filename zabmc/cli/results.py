@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 from contextlib import contextmanager
 
 import click
 
-from zabmc.cli import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION
+from zabmc.cli import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, invoked_words
 from zabmc.errors import UsageError
 from zabmc.explore.outcome import StopReason
 
@@ -86,7 +87,45 @@ def report(spec, outcome, env, console, kind=None) -> int:
     outcome.extra.setdefault("peak_rss_bytes", peak_rss())
     saved = kind.save(spec, outcome, env)
     kind.show(spec, outcome, saved, console)
+    resume_hint(outcome, console)
     return exit_code(outcome)
+
+
+#: stop reasons after which the search can go on from its checkpoint
+_RESUMABLE = (StopReason.INTERRUPTED, StopReason.TIME_LIMIT, StopReason.OUT_OF_MEMORY)
+
+
+def resume_hint(outcome, console) -> None:
+    """A search stopped before its end with a checkpoint: where the checkpoint is, and the
+    command that goes on from it (this command's words, --checkpoint and --resume naming it)."""
+    d = outcome.extra.get("checkpoint")
+    if d is None or outcome.stop_reason not in _RESUMABLE:
+        return
+    level = outcome.extra.get("checkpoint_level")
+    if level is None:
+        console.print(f"checkpoint: none written to {d} (the search stopped before its first "
+                      "level boundary)", highlight=False, markup=False)
+        return
+    console.print(f"checkpoint: level {level} in {d}", highlight=False, markup=False)
+    words = invoked_words()
+    if words:
+        console.print(f"resume: {resume_command(words, d)}", highlight=False, markup=False,
+                      soft_wrap=True)
+
+
+def resume_command(words: list, directory: str) -> str:
+    """`zabmc WORDS` with --resume DIR in place of --checkpoint, --resume and --force."""
+    out, skip = [], False
+    for w in words:
+        if skip:
+            skip = False
+        elif w in ("--checkpoint", "--resume"):
+            skip = True
+        elif w == "--force" or w.startswith(("--checkpoint=", "--resume=")):
+            pass
+        else:
+            out.append(w)
+    return shlex.join(["zabmc", *out, "--resume", directory])
 
 
 def exit_code(outcome) -> int:

@@ -318,6 +318,21 @@ class Checkpointer:
         return os.path.join(d, MANIFEST)
 
 
+def refuse_overwrite(directory: str) -> None:
+    """A one-line `UsageError` when `directory` already holds a checkpoint (a manifest of either
+    engine, readable or not): a run that did not resume it must not replace it by mistake."""
+    if not os.path.lexists(os.path.join(directory, MANIFEST)):
+        return
+    try:
+        body = _read_manifest(directory, formats={FORMAT: FORMAT_VERSION,
+                                                  SPARK_FORMAT: SPARK_FORMAT_VERSION})["body"]
+        what = f"model {body.get('model')!s:.40}, level {body.get('depth')!s:.20}"
+    except UsageError:
+        what = "unreadable"
+    raise UsageError(f"--checkpoint {directory} already holds a checkpoint ({what}): continue it "
+                     f"with --resume {directory}, or replace it with --force")
+
+
 def _bad(directory: str, why: str) -> UsageError:
     return UsageError(f"checkpoint {directory} is unusable: {why}")
 
