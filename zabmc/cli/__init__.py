@@ -127,8 +127,15 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.flush()
     except click.exceptions.Exit as e:
         rv = e.exit_code
-    except click.exceptions.Abort:
-        rv = 130
+    except click.exceptions.Abort as e:
+        # click turns an EOFError into Abort as it does Ctrl-C: only the latter is an interruption
+        if not isinstance(e.__context__, EOFError):
+            rv = 130
+        elif os.environ.get("ZABMC_DEBUG"):
+            raise
+        else:
+            rv = _fail(EXIT_INTERNAL, "internal error: EOFError: "
+                       f"{e.__context__} (set ZABMC_DEBUG=1 for the traceback)")
     except click.UsageError as e:
         msg = e.format_message().strip().splitlines()[0]
         rv = _fail(EXIT_USAGE, msg)
