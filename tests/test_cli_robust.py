@@ -176,3 +176,86 @@ def test_export_of_every_zk_trace_says_what_is_not_supported(cli, tmp_path, name
     assert "--format zookeeper" in err
     rc, out, err = cli(["export", path, "--format", "zookeeper", "-o", str(out_file)])
     assert rc == 0 and out_file.exists()
+
+
+# --- output paths: checked before the work, and a failed write loses nothing else ---------------------
+VIOLATING = ["--nodes", "2", "--max-crashes", "1"]
+
+
+def _copy_trace(tmp_path):
+    import shutil
+
+    t = tmp_path / "t.json"
+    shutil.copy(_repo(DB19_TRACE), t)
+    return str(t), t.read_bytes()
+
+
+@pytest.mark.parametrize("command", [
+    ["show", "T", "-o", "T"], ["show", "T", "-o", "LINK"], ["export", "T", "-q", "-o", "T"],
+    ["export", "T", "--format", "json", "-o", "T"], ["replay", "T", "--html", "T"],
+    ["simulate", "--partition-script", "T", "--dump", "T"],
+], ids=lambda c: " ".join(c))
+def test_an_output_that_is_the_input_is_refused_and_the_input_kept(cli, tmp_path, command):
+    import os
+
+    t, before = _copy_trace(tmp_path)
+    os.symlink(t, tmp_path / "link.json")
+    args = [t if a == "T" else str(tmp_path / "link.json") if a == "LINK" else a for a in command]
+    rc, out, err = cli(args)
+    assert rc == 2 and out == ""
+    assert "this command reads: it would be overwritten" in _one_line(err)
+    assert open(t, "rb").read() == before
+
+
+@pytest.mark.parametrize("extra,says", [
+    (["--trace-out", "X", "--html", "X"], "--trace-out and --html name the same file"),
+    (["--trace-out", "X", "--html", "./X"], "--trace-out and --html name the same file"),
+    (["--trace-out", "nodir/t.json"], "--trace-out nodir/t.json: the directory nodir does not"),
+    (["--html", "nodir/t.html"], "--html nodir/t.html: the directory nodir does not exist"),
+    (["--html", "."], "--html . is a directory"),
+    (["--liveness", "--html", "nodir/l.html"], "the directory nodir does not exist"),
+])
+def test_check_refuses_an_output_it_could_not_write_before_the_search(cli, tmp_path, monkeypatch,
+                                                                      extra, says):
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = cli(["check", *VIOLATING, *extra])
+    assert rc == 2 and out == ""  # nothing printed: the search did not start
+    assert says in _one_line(err)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["graph", "-o", "nodir/g.json"],
+                                     ["simulate", "--dump", "nodir/d.bin"]])
+def test_other_outputs_are_checked_before_the_work(cli, tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = cli(command)
+    assert rc == 2 and "the directory nodir does not exist" in _one_line(err)
+
+
+@pytest.mark.parametrize("liveness", [False, True], ids=["safety", "liveness"])
+def test_a_write_that_fails_after_the_search_keeps_the_result_and_the_verdict(
+        cli, tmp_path, monkeypatch, liveness):
+    """The disk fills up (or the directory goes) during the search: the counterexample and the
+    summary are printed, each failed write is one line on stderr, and exit 10 stands."""
+    import json
+
+    from zabmc.explore import trace as trace_mod
+
+    def full(self, path):
+        raise UsageError(f"cannot write trace file {path}: No space left on device")
+
+    monkeypatch.setattr(trace_mod.Trace, "save", full)
+    monkeypatch.setattr("zabmc.errors.check_outputs", lambda *a, **k: None)
+    monkeypatch.chdir(tmp_path)
+    args = (["--model", "zab-1419", "--nodes", "3", "--proposals", "0", "--liveness",
+             "--invariant", "eventually-leader"] if liveness else VIOLATING)
+    rc, out, err = cli(["check", *args, "--trace-out", "t.json", "--html", "gone/t.html",
+                        "--json"])
+    assert rc == 10
+    doc = json.loads(out)
+    assert doc["violations"] and all(v["trace"] is None for v in doc["violations"])
+    errors = err.strip().splitlines()
+    errors = [x for x in errors if x.startswith("zabmc: error:")]
+    assert errors and all("No space left on device" in x or "gone/" in x for x in errors)
+    assert any("gone/" in x for x in errors)
+    assert "Traceback" not in err

@@ -6,6 +6,7 @@ any other `ZabmcError` is an internal failure (exit 1) reported with context, ne
 
 
 import json
+import os
 import sys
 
 
@@ -55,3 +56,36 @@ def parse_json(text: str, what: str):
     except RecursionError:
         raise UsageError(f"{what} is not usable JSON: it nests arrays or objects too "
                          "deeply") from None
+
+
+def check_outputs(outputs: dict, inputs: dict | None = None) -> None:
+    """Before a command works: each file it will write (`outputs`: flag -> path, None for an
+    output not asked for) can be written, in a directory that exists, and is not a directory; no
+    two outputs are the same file, and no output is one of the files it reads (`inputs`: what ->
+    path). A one-line `UsageError` names the first that is wrong."""
+    seen: dict = {}  # real path -> flag
+    for flag, path in outputs.items():
+        if path is None:
+            continue
+        real = os.path.realpath(path)
+        where = os.path.dirname(path) or "."
+        if os.path.isdir(real):
+            raise UsageError(f"{flag} {path} is a directory")
+        if not os.path.isdir(os.path.dirname(real)):
+            raise UsageError(f"{flag} {path}: the directory {where} does not exist")
+        if not os.access(os.path.dirname(real), os.W_OK | os.X_OK):
+            raise UsageError(f"{flag} {path}: the directory {where} is not writable")
+        if os.path.exists(real) and not os.access(real, os.W_OK):
+            raise UsageError(f"{flag} {path} is not writable")
+        if real in seen:
+            raise UsageError(f"{seen[real][0]} and {flag} name the same file {path}: give each "
+                             "its own")
+        seen[real] = (flag, path)
+    for what, path in (inputs or {}).items():
+        if path is None or not os.path.exists(path):
+            continue
+        for real, (flag, out) in seen.items():
+            if os.path.exists(real) and os.path.samefile(real, path):
+                same = "" if out == path else f" ({path})"
+                raise UsageError(f"{flag} {out} is the {what}{same} this command reads: it would "
+                                 "be overwritten; choose another file")

@@ -185,7 +185,15 @@ class CheckSpec:
         self.config()
         self.properties  # noqa: B018  (unknown names are refused here)
         self._validate_spill()
+        self._validate_outputs()
         return self
+
+    def _validate_outputs(self) -> None:
+        """--trace-out and --html can be written, and are not the same file: checked before the
+        search, so that no finished search loses its result to a path."""
+        from zabmc.errors import check_outputs
+
+        check_outputs({"--trace-out": self.trace_out, "--html": self.html_out})
 
     def _validate_search(self) -> None:
         if self.max_states is not None and self.strategy != "dfs":
@@ -269,6 +277,7 @@ class CheckSpec:
                              "(leader_of, established), which --liveness needs")
         self._validate_model()
         self.config()
+        self._validate_outputs()
         return self
 
     def _validate_graph(self) -> "CheckSpec":

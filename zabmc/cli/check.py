@@ -14,6 +14,7 @@ import click
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli, run_to_the_verdict
 from zabmc.cli.options import check_options, spec_of
 from zabmc.cli.results import completeness, report, terminate_as_exception, write_html
+from zabmc.errors import check_outputs
 
 
 @cli.command()
@@ -73,6 +74,7 @@ def replay(trace_file, quiet, html_out):
     from zabmc.explore.trace import load, replay as do_replay
     from zabmc.report.console import print_trace
 
+    check_outputs({"--html": html_out}, {"trace file": trace_file})
     result = do_replay(load(trace_file))
     console = Console(highlight=False, soft_wrap=True)
     t = result.trace
@@ -119,6 +121,7 @@ def show(trace_file, output):
     marked. The trace is replayed first, so the picture is the kernel's."""
     from zabmc.explore.trace import load, replay as do_replay
 
+    check_outputs({"-o": output}, {"trace file": trace_file})
     result = do_replay(load(trace_file))
     write_html(output, result.trace)
     t = result.trace

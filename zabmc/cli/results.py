@@ -85,10 +85,27 @@ def report(spec, outcome, env, console, kind=None) -> int:
 
     kind = kind or _SAFETY
     outcome.extra.setdefault("peak_rss_bytes", peak_rss())
-    saved = kind.save(spec, outcome, env)
-    kind.show(spec, outcome, saved, console)
+    failed = Failed()
+    saved = kind.save(spec, outcome, env, failed)
+    kind.show(spec, outcome, saved, console, failed)
     resume_hint(outcome, console)
+    for message in failed:
+        click.echo(f"zabmc: error: {message}", err=True)
     return exit_code(outcome)
+
+
+class Failed(list):
+    """The files of a finished search that could not be written, one message each: the rest is
+    still written and printed, each failure is one line on stderr after the summary, and the
+    verdict's exit code stands."""
+
+    def attempt(self, write, *args) -> bool:
+        try:
+            write(*args)
+        except UsageError as e:
+            self.append(str(e))
+            return False
+        return True
 
 
 #: stop reasons after which the search can go on from its checkpoint
@@ -146,14 +163,14 @@ class _Safety:
     """Safety counterexamples: shortened (dfs, random), saved as trace files, printed, drawn."""
 
     @staticmethod
-    def save(spec, outcome, env):
+    def save(spec, outcome, env, failed):
         if spec.strategy != "bfs" and outcome.violations and not spec.no_shorten:
             _shorten(outcome, env)
-        return _save(spec, outcome, env)
+        return _save(spec, outcome, env, failed)
 
     @staticmethod
-    def show(spec, outcome, saved, console):
-        _print(spec, outcome, *saved, console)
+    def show(spec, outcome, saved, console, failed):
+        _print(spec, outcome, *saved, console, failed)
 
 
 _SAFETY = _Safety()
@@ -173,8 +190,9 @@ def _shorten(outcome, env) -> None:
     outcome.violations = shortened
 
 
-def _save(spec, outcome, env):
-    """Each counterexample's trace file: (traces, property -> path, the files replaced)."""
+def _save(spec, outcome, env, failed):
+    """Each counterexample's trace file: (traces, property -> path written, the files
+    replaced)."""
     from zabmc.explore.trace import rebuild
 
     trace_paths = {}
@@ -186,13 +204,13 @@ def _save(spec, outcome, env):
         path = trace_path(spec.trace_out, env.model.name, found.violation.property, many)
         if os.path.exists(path):
             replaced.add(path)
-        trace.save(path)
-        trace_paths[found.violation.property] = path
+        if failed.attempt(trace.save, path):
+            trace_paths[found.violation.property] = path
         traces.append(trace)
     return traces, trace_paths, replaced
 
 
-def _print(spec, outcome, traces, trace_paths, replaced, console) -> None:
+def _print(spec, outcome, traces, trace_paths, replaced, console, failed) -> None:
     """Each counterexample (to stderr with --json, so that a CI log shows it while stdout stays
     one JSON document), its pictures, and the summary or the JSON document."""
     from zabmc.report.console import print_summary, print_trace
@@ -207,8 +225,8 @@ def _print(spec, outcome, traces, trace_paths, replaced, console) -> None:
         for first, *others in groups.values():
             path = trace_path(spec.html_out, spec.model_obj.name, first.violation.property,
                               len(groups) > 1)
-            write_html(path, first, others)
-            pictures.append((first.violation.property, path))
+            if failed.attempt(write_html, path, first, others):
+                pictures.append((first.violation.property, path))
     if spec.as_json:
         click.echo(json.dumps(outcome_json(outcome, trace_paths), indent=2))
     else:

@@ -9,7 +9,7 @@ import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
 from zabmc.cli.options import parse_partition
-from zabmc.errors import UsageError
+from zabmc.errors import UsageError, check_outputs
 
 
 @cli.command()
@@ -44,6 +44,7 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
     from zabmc.model import get_model
     from zabmc.sim import SimConfig, Simulator, require_simulable
 
+    check_outputs({"--dump": dump_path}, {"partition script": script_path})
     link_cut = node_events = None
     if script_path is not None:
         from click.core import ParameterSource
