@@ -452,3 +452,12 @@ def test_an_eoferror_is_an_internal_error_not_an_interruption(monkeypatch, capsy
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "zabmc: error: internal error: EOFError: Ran out of input (set ZABMC_DEBUG=1 for the "
         "traceback)")
+
+
+def test_the_checkpoint_of_an_exhausted_search_resumes(tmp_path, capsys):
+    """Its frontier is empty while its last level is not (a case the manifest checks allow)."""
+    args = ["--nodes", "2", "--depth", "1000000000000"]
+    rc, err = _check([*args, "--checkpoint", str(tmp_path / "ck")], capsys)
+    assert rc == 0 and err == ""
+    rc, err = _check([*args, "--resume", str(tmp_path / "ck")], capsys)
+    assert rc == 0 and err == ""

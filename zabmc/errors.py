@@ -72,7 +72,9 @@ def check_outputs(outputs: dict, inputs: dict | None = None) -> None:
         if os.path.isdir(real):
             raise UsageError(f"{flag} {path} is a directory")
         if not os.path.isdir(os.path.dirname(real)):
-            raise UsageError(f"{flag} {path}: the directory {where} does not exist")
+            there = "is not a directory" if os.path.exists(os.path.dirname(real)) else \
+                "does not exist"
+            raise UsageError(f"{flag} {path}: the directory {where} {there}")
         if not os.access(os.path.dirname(real), os.W_OK | os.X_OK):
             raise UsageError(f"{flag} {path}: the directory {where} is not writable")
         if os.path.exists(real) and not os.access(real, os.W_OK):

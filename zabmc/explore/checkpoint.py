@@ -458,7 +458,7 @@ def _body_problem(body: dict) -> str | None:
     field the readers use, of the right type and in range, checked before any is believed; None
     when nothing is."""
     cfg = body.get("config")
-    if not isinstance(cfg, dict) or not _is_int(cfg.get("depth"), 0, 1 << 20):
+    if not isinstance(cfg, dict) or not _is_int(cfg.get("depth")):
         return "config"
     depth = body.get("depth")
     if not _is_int(depth, 0, cfg["depth"]):
@@ -506,7 +506,7 @@ def _bfs_body_problem(body: dict, depth: int, distinct: int) -> str | None:
     if not (isinstance(levels, list) and len(levels) == depth + 1
             and all(_is_int(x, 1) for x in levels) and sum(levels) == distinct):
         return "levels"
-    if levels[-1] != body["frontier_states"]:
+    if body["frontier_states"] not in (0, levels[-1]):  # 0: the search exhausted its space
         return "frontier_states (not the last level's size)"
     files = body.get("files")
     if not isinstance(files, dict):
