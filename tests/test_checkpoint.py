@@ -296,3 +296,168 @@ def test_a_resumed_run_counts_the_time_before_the_resume(written, capsys):
     with pytest.raises(SystemExit):
         main(["check", *args, "--resume", str(d), "-q"])
     assert f"(+ {before:.2f}s before the resume)" in capsys.readouterr().out
+
+
+def _check(args, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["check", *args, "-q"])
+    return e.value.code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("other", [[], ["--depth", "9"], ["--nodes", "2", "--depth", "8"],
+                                   ["--engine", "spark"]],
+                         ids=["same", "deeper", "another-configuration", "spark"])
+def test_a_run_that_does_not_resume_a_checkpoint_never_replaces_it(written, capsys, other):
+    args, d = written
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    rc, err = _check([*args, *other, "--checkpoint", str(d)], capsys)
+    assert rc == 2
+    assert err == (f"zabmc: error: --checkpoint {d} already holds a checkpoint (model db19, level "
+                   f"8): continue it with --resume {d}, or replace it with --force\n")
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before
+
+
+def test_a_checkpoint_is_replaced_with_force_and_continued_with_resume(written, capsys, tmp_path):
+    args, d = written
+    rc, err = _check(["--nodes", "2", "--depth", "5", "--checkpoint", str(d), "--force"], capsys)
+    assert rc == 0 and err == ""
+    body = json.loads((d / "manifest.json").read_text())["body"]
+    assert (body["config"]["nodes"], body["depth"]) == (2, 5)
+    rc, err = _check(["--nodes", "2", "--depth", "5", "--resume", str(d), "--checkpoint", str(d)],
+                     capsys)
+    assert rc == 0 and err == ""
+    # resuming one checkpoint into a directory that holds another is refused as well
+    other = tmp_path / "other"
+    shutil.copytree(d, other)
+    rc, err = _check(["--nodes", "2", "--depth", "5", "--resume", str(d), "--checkpoint",
+                      str(other)], capsys)
+    assert rc == 2 and "already holds a checkpoint" in err
+
+
+def test_an_unreadable_checkpoint_is_not_replaced_either(tmp_path, capsys):
+    d = tmp_path / "ck"
+    d.mkdir()
+    (d / "manifest.json").write_text("{not json")
+    rc, err = _check(["--nodes", "2", "--depth", "4", "--checkpoint", str(d)], capsys)
+    assert rc == 2 and "holds a checkpoint (unreadable)" in err
+    assert (d / "manifest.json").read_text() == "{not json"
+
+
+def test_force_needs_a_checkpoint(capsys):
+    rc, err = _check(["--nodes", "2", "--force"], capsys)
+    assert rc == 2 and err.startswith("zabmc: error: --force goes with --checkpoint DIR")
+
+
+# --- the frontier on disk: zstd, and the uncompressed format version 1 still read ---------------
+def test_the_frontier_is_one_zstd_stream_and_a_version_1_checkpoint_still_resumes(tmp_path):
+    env = _env(CLEAN._replace(depth=8))
+    plain = BFS(env).run()
+    ident = _ident(env)
+    codec = make_codec(ident["codec"], env)
+    for compress, version in ((True, 2), (False, 1)):
+        d = tmp_path / f"v{version}"
+        BFS(env, checkpoint=ck.Checkpointer(str(d), ident, every=1e9, compress=compress),
+            codec=codec, time_limit=None).run()
+        body = json.loads((d / "manifest.json").read_text())["body"]
+        entry = body["files"]["frontier"]
+        assert body["format_version"] == version
+        assert entry.get("compression") == ("zstd" if compress else None)
+        head = (d / entry["name"]).read_bytes()[:4]
+        # a zstd frame's magic number (RFC 8878), or the first record's length prefix
+        assert (head == b"\x28\xb5\x2f\xfd") == compress
+        resumed = BFS(env, resume=ck.load(str(d), ident), codec=codec).run()
+        assert _summary(resumed) == _summary(plain)
+
+
+# --- forged checkpoints: checksums recomputed, contents wrong ------------------------------------
+def _forge(d, body_change=None, records_change=None):
+    """Rewrite the checkpoint in `d` as a forger would: change the manifest body or the frontier's
+    records, then recompute every size and checksum."""
+    import struct
+
+    import zstandard
+    from xxhash import xxh3_128
+
+    doc = json.loads((d / "manifest.json").read_text())
+    body = doc["body"]
+    if records_change is not None:
+        e = body["files"]["frontier"]
+        p = d / e["name"]
+        raw = zstandard.ZstdDecompressor().decompressobj().decompress(p.read_bytes())
+        recs, pos = [], 0
+        while pos < len(raw):
+            (n,) = struct.unpack_from("<I", raw, pos)
+            recs.append(raw[pos + 4:pos + 4 + n])
+            pos += 4 + n
+        recs = records_change(recs)
+        data = zstandard.ZstdCompressor(level=1).compress(
+            b"".join(struct.pack("<I", len(r)) + r for r in recs))
+        p.write_bytes(data)
+        e["size"], e["xxh3"] = len(data), xxh3_128(data).hexdigest()
+    if body_change is not None:
+        body_change(body)
+    (d / "manifest.json").write_text(json.dumps({"body": body, "xxh3": ck._digest(body)}))
+
+
+@pytest.mark.parametrize("change", [
+    lambda r: [r[0][: len(r[0]) // 2], *r[1:]],  # a cut record: the decoder fails (EOFError)
+    lambda r: [r[1], r[1], *r[2:]],  # a record repeated: decodes, the frontier is wrong
+    lambda r: [r[0] + b"\x00", *r[1:]],  # trailing garbage in a record
+], ids=["cut", "repeated", "trailing"])
+@pytest.mark.parametrize("spill", [[], ["--memory-limit", "1k"]], ids=["memory", "spilled"])
+def test_a_forged_frontier_record_is_a_one_line_error(written, capsys, change, spill):
+    args, d = written
+    _forge(d, records_change=change)
+    rc, err = _resume_error([*args, *spill], d, capsys)
+    assert rc == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"zabmc: error: checkpoint {d} is unusable"), err
+
+
+@pytest.mark.parametrize("field,value,says", [
+    ("levels", [-1] * 9, "levels"),
+    ("violations", ["x"], "violations"),
+    ("violations", [{"property": "agreement", "depth": 3, "path": [1, 2]}], "violations"),
+    ("depth", 10 ** 9, "depth 1000000000 (the bound is 8)"),
+    ("depth", "8", "depth '8' (the bound is 8)"),
+    ("distinct", -5, "distinct"),
+    ("generated", 1.5, "generated"),
+    ("per_depth", [1, 2], "per_depth"),
+    ("frontier_states", 10 ** 30, "frontier_states"),
+    ("extra", {"elapsed": float("nan")}, "extra.elapsed"),
+    ("files", {"seen": {"name": "../../etc/passwd", "size": 1, "xxh3": "0"}},
+     "seen names no file of the directory"),
+    ("generation", -1, "generation"),
+])
+def test_a_forged_manifest_field_is_refused_before_it_is_believed(written, capsys, field, value,
+                                                                   says):
+    args, d = written
+    _forge(d, body_change=lambda b: b.__setitem__(field, value))
+    rc, err = _resume_error(args, d, capsys)
+    assert rc == 2
+    assert err == (f"zabmc: error: checkpoint {d} is unusable: manifest.json is not what zabmc "
+                   f"writes: {says}\n")
+
+
+def test_an_eoferror_is_an_internal_error_not_an_interruption(monkeypatch, capsys):
+    import zabmc.cli.check as check_cli
+
+    def eof(spec):
+        raise EOFError("Ran out of input")
+
+    monkeypatch.setattr(check_cli, "run_check", eof)
+    with pytest.raises(SystemExit) as e:
+        main(["check", "--nodes", "2"])
+    assert e.value.code == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "zabmc: error: internal error: EOFError: Ran out of input (set ZABMC_DEBUG=1 for the "
+        "traceback)")
+
+
+def test_the_checkpoint_of_an_exhausted_search_resumes(tmp_path, capsys):
+    """Its frontier is empty while its last level is not (a case the manifest checks allow)."""
+    args = ["--nodes", "2", "--depth", "1000000000000"]
+    rc, err = _check([*args, "--checkpoint", str(tmp_path / "ck")], capsys)
+    assert rc == 0 and err == ""
+    rc, err = _check([*args, "--resume", str(tmp_path / "ck")], capsys)
+    assert rc == 0 and err == ""

@@ -316,7 +316,9 @@ def test_unwritable_output(capsys, tmp_path, tmp_path_factory):
     target = tmp_path / "no" / "such" / "dir.zps"
     code, out, err = run(capsys, "export", path, "-o", str(target))
     assert (code, out) == (EXIT_USAGE, "")
-    assert err.startswith(f"zabmc: error: cannot write {target}: ")
+    # refused before the search, which would otherwise run for nothing
+    assert err == (f"zabmc: error: -o {target}: the directory {target.parent} does not "
+                   "exist\n")
 
 
 def test_script_on_stdout_status_on_stderr(capsys, tmp_path_factory):

@@ -134,7 +134,7 @@ def test_usage_errors(tmp_path):
     r = _zabmc("real", str(ACKED), "--random", "2")
     assert r.returncode == 2
     r = _zabmc("real", str(ACKED), "--save-schedule", str(ACKED))
-    assert r.returncode == 2 and "names SOURCE itself" in r.stderr
+    assert r.returncode == 2 and "is the trace this command reads" in r.stderr
     r = _zabmc("real", "--random", "1", "--zookeeper", str(tmp_path))
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
 

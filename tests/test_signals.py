@@ -96,3 +96,22 @@ def test_a_reader_that_goes_away_ends_output_quietly_with_the_verdicts_code(args
     err = p.stderr.read().decode()
     assert p.wait(timeout=120) == code
     assert err == ""
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_checkpointed_run_names_its_checkpoint_and_the_resume_command(
+        sig, code, tmp_path):
+    d = str(tmp_path / "ck")
+    rc, out, err = _interrupt(sig, ["--checkpoint", d, "--checkpoint-every", "0", "--force"])
+    assert rc == code, err
+    lines = out.splitlines()
+    level = json.loads((tmp_path / "ck" / "manifest.json").read_text())["body"]["depth"]
+    assert f"checkpoint: level {level} in {d}" in lines
+    assert ("resume: zabmc " + " ".join(LONG) + f" --checkpoint-every 0 --resume {d}") in lines
+
+
+def test_the_resume_command_replaces_checkpoint_resume_and_force():
+    from zabmc.cli.results import resume_command
+
+    words = ["check", "--nodes", "3", "--checkpoint=a b", "--force", "--resume", "old", "-q"]
+    assert resume_command(words, "a b") == "zabmc check --nodes 3 -q --resume 'a b'"

@@ -4,6 +4,7 @@ liveness search. `zabmc.spec` is the API; this module is its machinery."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +93,16 @@ def _logger(spec, log):
     return line
 
 
+def _guard(spec, ck) -> None:
+    """--checkpoint DIR never replaces a checkpoint this run does not resume, unless --force."""
+    d = spec.checkpoint_dir
+    if d is None or spec.force:
+        return
+    if spec.resume_dir is not None and os.path.realpath(spec.resume_dir) == os.path.realpath(d):
+        return
+    ck.refuse_overwrite(d)
+
+
 def _checkpoint_options(spec, env, log) -> dict:
     """The BFS options that write checkpoints into --checkpoint (or the --resume directory) and
     resume from --resume."""
@@ -104,6 +115,7 @@ def _checkpoint_options(spec, env, log) -> dict:
     options = {"codec": make_codec(codec_name, env)}
     if spec.resume_dir:
         options["resume"] = ck.load(spec.resume_dir, ident)
+    _guard(spec, ck)
     options["checkpoint"] = _writer(ck.Checkpointer, directory, ident, spec, log)
     return options
 
@@ -142,6 +154,7 @@ def _spark_checkpoint_options(spec, env, log) -> dict:
         options["resume"] = sck.load(spec.resume_dir, ident)
     if sck.is_url(directory):
         return options  # lineage cuts only: level snapshots are written with plain file I/O
+    _guard(spec, ck)
     options["snapshots"] = _writer(sck.LevelSnapshots, directory, ident, spec, log)
     return options
 

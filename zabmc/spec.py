@@ -15,6 +15,7 @@ only through the `zabmc.model` registry.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -74,6 +75,8 @@ class CheckSpec:
     checkpoint_dir: str | None = None
     checkpoint_every: float = 300.0
     resume_dir: str | None = None
+    #: --checkpoint may replace a checkpoint already in its directory (one this run does not resume)
+    force: bool = False
     # outputs
     trace_out: str | None = None
     as_json: bool = False
@@ -184,7 +187,15 @@ class CheckSpec:
         self.config()
         self.properties  # noqa: B018  (unknown names are refused here)
         self._validate_spill()
+        self._validate_outputs()
         return self
+
+    def _validate_outputs(self) -> None:
+        """--trace-out and --html can be written, and are not the same file: checked before the
+        search, so that no finished search loses its result to a path."""
+        from zabmc.errors import check_outputs
+
+        check_outputs({"--trace-out": self.trace_out, "--html": self.html_out})
 
     def _validate_search(self) -> None:
         if self.max_states is not None and self.strategy != "dfs":
@@ -203,13 +214,18 @@ class CheckSpec:
             raise UsageError("--resume works with --strategy bfs")
         if self.checkpoint_dir and self.strategy != "bfs":
             raise UsageError("--checkpoint works with --strategy bfs")
-        if self.checkpoint_every < 0:
-            raise UsageError(f"--checkpoint-every must not be negative, got "
-                             f"{self.checkpoint_every}")
+        if self.force and not self.checkpoint_dir:
+            raise UsageError("--force goes with --checkpoint DIR (it lets the run replace the "
+                             "checkpoint in DIR)")
+        if not (math.isfinite(self.checkpoint_every) and self.checkpoint_every >= 0):
+            raise UsageError(f"--checkpoint-every must be a finite number of seconds, not "
+                             f"negative, got {self.checkpoint_every}")
 
     def _validate_time_limit(self) -> None:
-        if self.time_limit is not None and self.time_limit <= 0:
-            raise UsageError(f"--time-limit must be positive, got {self.time_limit}")
+        if self.time_limit is not None and not (math.isfinite(self.time_limit)
+                                                and self.time_limit > 0):
+            raise UsageError(f"--time-limit must be a positive finite number of seconds, got "
+                             f"{self.time_limit}")
 
     def _validate_model(self) -> None:
         """The model exists and gets the links it assumes."""
@@ -242,6 +258,7 @@ class CheckSpec:
 
     def _validate_liveness(self) -> "CheckSpec":
         unsupported = dict(checkpoint=self.checkpoint_dir, resume=self.resume_dir,
+                           force=self.force or None,
                            spill_dir=self.spill_dir, memory_limit=self.memory_limit,
                            all=self.find_all or None, no_invariants=self.no_invariants or None,
                            reduction=(self.reduction != "none") or None)
@@ -262,6 +279,7 @@ class CheckSpec:
                              "(leader_of, established), which --liveness needs")
         self._validate_model()
         self.config()
+        self._validate_outputs()
         return self
 
     def _validate_graph(self) -> "CheckSpec":

@@ -11,9 +11,10 @@ import json
 
 import click
 
-from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
+from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli, run_to_the_verdict
 from zabmc.cli.options import check_options, spec_of
 from zabmc.cli.results import completeness, report, terminate_as_exception, write_html
+from zabmc.errors import check_outputs
 
 
 @cli.command()
@@ -27,15 +28,18 @@ def check(**params):
     (SIGINT), 143 terminated (SIGTERM); an interrupted search prints and saves its partial result
     and never exits 0.
     """
-    return run_check(spec_of(params).validate())
+    with run_to_the_verdict():
+        return run_check(spec_of(params).validate())
 
 
 def run_check(spec) -> int:
     """Run a validated `CheckSpec` with the console's progress display; print and save what it
     finds; the exit code."""
-    from zabmc.report.console import ConsoleObserver, PipeConsole
+    from rich.console import Console
 
-    console = PipeConsole(stderr=spec.as_json, highlight=False, soft_wrap=True)
+    from zabmc.report.console import ConsoleObserver
+
+    console = Console(stderr=spec.as_json, highlight=False, soft_wrap=True)
     # before anything is printed: a bad checkpoint is one line
     prepared = spec.prepare(log=lambda line: console.print(line, highlight=False))
     observer = ConsoleObserver(console, quiet=spec.quiet_console)
@@ -70,6 +74,7 @@ def replay(trace_file, quiet, html_out):
     from zabmc.explore.trace import load, replay as do_replay
     from zabmc.report.console import print_trace
 
+    check_outputs({"--html": html_out}, {"trace file": trace_file})
     result = do_replay(load(trace_file))
     console = Console(highlight=False, soft_wrap=True)
     t = result.trace
@@ -116,6 +121,7 @@ def show(trace_file, output):
     marked. The trace is replayed first, so the picture is the kernel's."""
     from zabmc.explore.trace import load, replay as do_replay
 
+    check_outputs({"-o": output}, {"trace file": trace_file})
     result = do_replay(load(trace_file))
     write_html(output, result.trace)
     t = result.trace

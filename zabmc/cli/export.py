@@ -9,7 +9,7 @@ import sys
 import click
 
 from zabmc.cli import EXIT_OK, cli
-from zabmc.errors import UsageError
+from zabmc.errors import UsageError, check_outputs
 
 # `zabmc export` found no simulator run that reproduces the violation within its budget.
 EXIT_NOT_REPRODUCED = 3
@@ -45,6 +45,7 @@ def export_cmd(trace_file, fmt, output, max_runs, seeds, max_rounds, no_shrink, 
     Exit codes: 0 a verified script was written, 3 nothing reproduced the violation within the
     budget (nothing written), 2 bad usage or input, 1 internal error.
     """
+    check_outputs({"-o": output}, {"trace file": trace_file})
     if fmt == "zookeeper":
         return _export_zookeeper(trace_file, output)
     from rich.console import Console
@@ -143,8 +144,6 @@ def _export_zookeeper(trace_file: str, output: str | None) -> int:
     from zabmc.explore.trace import load
     from zabmc.real.schedule import from_trace, save
 
-    if output is not None and os.path.abspath(output) == os.path.abspath(trace_file):
-        raise UsageError("--output names the trace itself: choose another file")
     schedule = from_trace(load(trace_file), os.path.basename(trace_file))
     if output is None:
         sys.stdout.write(json.dumps(schedule, indent=1) + "\n")

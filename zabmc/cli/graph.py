@@ -6,7 +6,7 @@ import os
 
 import click
 
-from zabmc.errors import UsageError
+from zabmc.errors import UsageError, check_outputs
 
 from . import EXIT_OK, cli
 from .options import bounds_options, model_option, property_options, spec_of
@@ -36,6 +36,7 @@ def graph(output, fmt, **params):
         if fmt is None:
             raise UsageError(f"cannot tell the format of {output!r} from its extension: use "
                              ".graphml, .gexf, .dot, .gv or .json, or --format")
+    check_outputs({"-o": output})
     g = spec_of(params, purpose="graph").validate().state_graph()
     _write(g, output, fmt)
     click.echo(f"wrote {output}: {g.number_of_nodes():,} states, {g.number_of_edges():,} "

@@ -25,8 +25,8 @@ SCOPE = {
 }
 
 
-def save(spec, res, env):
-    """Each lasso's file: (the traces, property -> path, the files replaced)."""
+def save(spec, res, env, failed):
+    """Each lasso's file: (the traces, property -> path written, the files replaced)."""
     from zabmc.explore.trace import to_trace
 
     paths, replaced = {}, set()
@@ -37,13 +37,13 @@ def save(spec, res, env):
                           "lasso")
         if os.path.exists(path):
             replaced.add(path)
-        trace.save(path)
-        paths[lasso.property] = path
+        if failed.attempt(trace.save, path):
+            paths[lasso.property] = path
         traces.append(trace)
     return traces, paths, replaced
 
 
-def show(spec, res, saved, console) -> None:
+def show(spec, res, saved, console, failed) -> None:
     """Print and draw the lassos, then the summary or the JSON document."""
     traces, paths, replaced = saved
     for trace in traces:
@@ -51,9 +51,9 @@ def show(spec, res, saved, console) -> None:
         if spec.html_out:
             out = trace_path(spec.html_out, res.model, trace.lasso["property"], len(traces) > 1,
                              "lasso", ".html")
-            write_html(out, trace)
-            console.print(f"picture of the {trace.lasso['property']} lasso written to {out}",
-                          highlight=False)
+            if failed.attempt(write_html, out, trace):
+                console.print(f"picture of the {trace.lasso['property']} lasso written to {out}",
+                              highlight=False)
     if spec.as_json:
         click.echo(json.dumps(result_json(res, paths), indent=2))
     else:
@@ -92,7 +92,9 @@ def _summary(console, res, paths, replaced) -> None:
         t.add_row(f"{name}: fair cycles and dead ends", f"{count:,}")
     console.print(t)
     for lasso in res.lassos:
-        path = paths[lasso.property]
+        path = paths.get(lasso.property)
+        if path is None:  # it could not be written (the error follows the summary)
+            continue
         again = " (it replaced the file of an earlier run)" if path in replaced else ""
         console.print(f"lasso for {lasso.property} written to {path}{again} "
                       f"(replay: zabmc replay {path})", highlight=False)

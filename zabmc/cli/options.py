@@ -3,6 +3,8 @@ that build a `zabmc.spec.CheckSpec` (check, graph)."""
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from zabmc.errors import UsageError
@@ -23,6 +25,21 @@ def parse_partition(text: str | None) -> frozenset:
     if any(i < 0 for i in ids):
         raise UsageError(f"--partition ids must not be negative, got {text!r}")
     return frozenset(zip(ids[0::2], ids[1::2]))
+
+
+class FiniteFloat(click.FloatRange):
+    """A float option's value: a finite number, within the range if one is given (`nan` and `inf`
+    are refused: nan compares false with every bound, so it would slip past each range check and
+    mean "never")."""
+
+    def convert(self, value, param, ctx):
+        x = super().convert(value, param, ctx)
+        if not math.isfinite(x):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return x
+
+
+FLOAT = FiniteFloat()
 
 
 # --- the option groups of the commands that build a `zabmc.spec.CheckSpec` ------------------------
@@ -118,7 +135,7 @@ def output_options():
 def engine_options():
     """--time-limit, --engine and Spark's options."""
     return _stack(
-        click.option("--time-limit", type=float, default=None, metavar="SECONDS",
+        click.option("--time-limit", type=FLOAT, default=None, metavar="SECONDS",
                      help="Stop after this long and report the partial result."),
         click.option("--engine", type=click.Choice(ENGINES), default=_D.engine,
                      show_default=True),
@@ -146,7 +163,7 @@ def long_run_options():
     return _stack(
         click.option("--checkpoint", "checkpoint_dir", type=click.Path(file_okay=False),
                      default=None, metavar="DIR", help=_CHECKPOINT_HELP),
-        click.option("--checkpoint-every", type=float, default=_D.checkpoint_every,
+        click.option("--checkpoint-every", type=FLOAT, default=_D.checkpoint_every,
                      show_default=True, metavar="SECONDS",
                      help="Seconds between two checkpoints (taken at the first level boundary "
                           "after; 0: at every level boundary)."),
@@ -158,6 +175,9 @@ def long_run_options():
                           "directory. --engine spark resumes a checkpoint of either engine; the "
                           "in-process engine resumes only its own (a Spark snapshot has no parent "
                           "table)."),
+        click.option("--force", is_flag=True,
+                     help="Let --checkpoint DIR replace a checkpoint already there (without it, a "
+                          "run that does not --resume that checkpoint is refused)."),
         click.option("--spill-dir", default=None, metavar="DIR",
                      help="bfs: where levels that do not fit go [default: $TMPDIR]; directories "
                           "left there by runs killed with SIGKILL are removed."),

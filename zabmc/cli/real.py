@@ -8,7 +8,8 @@ import os
 import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
-from zabmc.errors import UsageError
+from zabmc.cli.options import FiniteFloat
+from zabmc.errors import UsageError, check_outputs
 
 #: the servers did not show the model's state at some step (a finding about the model or the
 #: translation, never smoothed over)
@@ -144,7 +145,7 @@ def _exit(out) -> int:
               help="Also write the schedule a trace was translated to.")
 @click.option("--no-conformance", is_flag=True,
               help="Do not compare the servers with the model's states after each entry.")
-@click.option("--conform-timeout", type=click.FloatRange(0.5, 3600), default=30.0,
+@click.option("--conform-timeout", type=FiniteFloat(0.5, 3600), default=30.0,
               show_default=True, help="Seconds the servers may take to show an entry's state.")
 @click.option("--keep", is_flag=True, help="Keep the work directory (data, logs, configs).")
 @click.option("--json", "as_json", is_flag=True, help="The result as JSON on standard output.")
@@ -173,6 +174,7 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_sched
         raise UsageError("give a trace or schedule file, or --random N (not both)")
     if save_schedule and source is None:
         raise UsageError("--save-schedule goes with a trace")
+    check_outputs({"--save-schedule": save_schedule}, {"trace": source})
     dist = find_zookeeper(zk_dir)
     byteman = find_byteman()
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
@@ -182,8 +184,6 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_sched
     schedule, what = _load_source(source)
     if save_schedule:
         from zabmc.real.schedule import save
-        if os.path.abspath(save_schedule) == os.path.abspath(source):
-            raise UsageError("--save-schedule names SOURCE itself: choose another file")
         save(schedule, save_schedule)
     from zabmc.real.runner import run
     if not quiet:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
-import sys
 from contextlib import contextmanager
 
 import click
 
-from zabmc.cli import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION
+from zabmc.cli import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, invoked_words
 from zabmc.errors import UsageError
 from zabmc.explore.outcome import StopReason
 
@@ -60,18 +60,6 @@ def terminate_as_exception():
         signal.signal(signal.SIGTERM, old)
 
 
-@contextmanager
-def quiet_broken_pipe():
-    """A reader that goes away (`| head`) ends the printing quietly; the exit code is still the
-    verdict's."""
-    try:
-        yield
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-
-
 def interrupted_code(stop_reason, signal_name) -> int | None:
     """An interrupted search never exits 0: 128 + the signal's number, as a shell says."""
     if stop_reason == StopReason.INTERRUPTED:
@@ -97,10 +85,64 @@ def report(spec, outcome, env, console, kind=None) -> int:
 
     kind = kind or _SAFETY
     outcome.extra.setdefault("peak_rss_bytes", peak_rss())
-    saved = kind.save(spec, outcome, env)
-    with quiet_broken_pipe():
-        kind.show(spec, outcome, saved, console)
+    failed = Failed()
+    saved = kind.save(spec, outcome, env, failed)
+    kind.show(spec, outcome, saved, console, failed)
+    resume_hint(outcome, console)
+    for message in failed:
+        click.echo(f"zabmc: error: {message}", err=True)
     return exit_code(outcome)
+
+
+class Failed(list):
+    """The files of a finished search that could not be written, one message each: the rest is
+    still written and printed, each failure is one line on stderr after the summary, and the
+    verdict's exit code stands."""
+
+    def attempt(self, write, *args) -> bool:
+        try:
+            write(*args)
+        except UsageError as e:
+            self.append(str(e))
+            return False
+        return True
+
+
+#: stop reasons after which the search can go on from its checkpoint
+_RESUMABLE = (StopReason.INTERRUPTED, StopReason.TIME_LIMIT, StopReason.OUT_OF_MEMORY)
+
+
+def resume_hint(outcome, console) -> None:
+    """A search stopped before its end with a checkpoint: where the checkpoint is, and the
+    command that goes on from it (this command's words, --checkpoint and --resume naming it)."""
+    d = outcome.extra.get("checkpoint")
+    if d is None or outcome.stop_reason not in _RESUMABLE:
+        return
+    level = outcome.extra.get("checkpoint_level")
+    if level is None:
+        console.print(f"checkpoint: none written to {d} (the search stopped before its first "
+                      "level boundary)", highlight=False, markup=False)
+        return
+    console.print(f"checkpoint: level {level} in {d}", highlight=False, markup=False)
+    words = invoked_words()
+    if words:
+        console.print(f"resume: {resume_command(words, d)}", highlight=False, markup=False,
+                      soft_wrap=True)
+
+
+def resume_command(words: list, directory: str) -> str:
+    """`zabmc WORDS` with --resume DIR in place of --checkpoint, --resume and --force."""
+    out, skip = [], False
+    for w in words:
+        if skip:
+            skip = False
+        elif w in ("--checkpoint", "--resume"):
+            skip = True
+        elif w == "--force" or w.startswith(("--checkpoint=", "--resume=")):
+            pass
+        else:
+            out.append(w)
+    return shlex.join(["zabmc", *out, "--resume", directory])
 
 
 def exit_code(outcome) -> int:
@@ -121,14 +163,14 @@ class _Safety:
     """Safety counterexamples: shortened (dfs, random), saved as trace files, printed, drawn."""
 
     @staticmethod
-    def save(spec, outcome, env):
+    def save(spec, outcome, env, failed):
         if spec.strategy != "bfs" and outcome.violations and not spec.no_shorten:
             _shorten(outcome, env)
-        return _save(spec, outcome, env)
+        return _save(spec, outcome, env, failed)
 
     @staticmethod
-    def show(spec, outcome, saved, console):
-        _print(spec, outcome, *saved, console)
+    def show(spec, outcome, saved, console, failed):
+        _print(spec, outcome, *saved, console, failed)
 
 
 _SAFETY = _Safety()
@@ -148,8 +190,9 @@ def _shorten(outcome, env) -> None:
     outcome.violations = shortened
 
 
-def _save(spec, outcome, env):
-    """Each counterexample's trace file: (traces, property -> path, the files replaced)."""
+def _save(spec, outcome, env, failed):
+    """Each counterexample's trace file: (traces, property -> path written, the files
+    replaced)."""
     from zabmc.explore.trace import rebuild
 
     trace_paths = {}
@@ -161,13 +204,13 @@ def _save(spec, outcome, env):
         path = trace_path(spec.trace_out, env.model.name, found.violation.property, many)
         if os.path.exists(path):
             replaced.add(path)
-        trace.save(path)
-        trace_paths[found.violation.property] = path
+        if failed.attempt(trace.save, path):
+            trace_paths[found.violation.property] = path
         traces.append(trace)
     return traces, trace_paths, replaced
 
 
-def _print(spec, outcome, traces, trace_paths, replaced, console) -> None:
+def _print(spec, outcome, traces, trace_paths, replaced, console, failed) -> None:
     """Each counterexample (to stderr with --json, so that a CI log shows it while stdout stays
     one JSON document), its pictures, and the summary or the JSON document."""
     from zabmc.report.console import print_summary, print_trace
@@ -182,8 +225,8 @@ def _print(spec, outcome, traces, trace_paths, replaced, console) -> None:
         for first, *others in groups.values():
             path = trace_path(spec.html_out, spec.model_obj.name, first.violation.property,
                               len(groups) > 1)
-            write_html(path, first, others)
-            pictures.append((first.violation.property, path))
+            if failed.attempt(write_html, path, first, others):
+                pictures.append((first.violation.property, path))
     if spec.as_json:
         click.echo(json.dumps(outcome_json(outcome, trace_paths), indent=2))
     else:

@@ -9,7 +9,7 @@ import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
 from zabmc.cli.options import parse_partition
-from zabmc.errors import UsageError
+from zabmc.errors import UsageError, check_outputs
 
 
 @cli.command()
@@ -42,8 +42,9 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
     """
     from zabmc.invariants import Checker, resolve
     from zabmc.model import get_model
-    from zabmc.sim import SimConfig, Simulator
+    from zabmc.sim import SimConfig, Simulator, require_simulable
 
+    check_outputs({"--dump": dump_path}, {"partition script": script_path})
     link_cut = node_events = None
     if script_path is not None:
         from click.core import ParameterSource
@@ -61,7 +62,7 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
         rounds = rounds if given("rounds") else h.get("rounds", rounds)
         proposals = proposals if given("proposals") else h.get("proposals", proposals)
         model_name = model_name if given("model_name") else h.get("model", model_name)
-    model = get_model(model_name)
+    model = require_simulable(get_model(model_name))
     cfg = SimConfig(seed, nodes, rounds, proposals, parse_partition(partition)).validate()
     if script_path is not None:
         timeline = script.timeline(cfg.nodes)  # checks node ids, crashes and restarts: exit 2

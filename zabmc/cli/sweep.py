@@ -77,7 +77,9 @@ def sweep(ctx, nodes, rounds, proposals, partitions_cut, seeds, model_name, inva
         return _report(ctx, report_path, report_engine, master, as_json, verbose)
     if ctx.get_parameter_source("report_engine").name != "DEFAULT":
         raise UsageError("--report-engine goes with --report")
-    get_model(model_name)
+    from zabmc.sim import require_simulable
+
+    require_simulable(get_model(model_name))
     check_master(master)
     check_partitions(partitions)
     configs = configurations(parse_ints(nodes, "--nodes", 1), parse_ints(rounds, "--rounds"),

@@ -227,7 +227,7 @@ class BFS(Search):
     # --- checkpoints -------------------------------------------------------------------------------
     def _restore(self, snap) -> list:
         """Load a checkpoint's search state; the frontier (decoded)."""
-        from .checkpoint import restore_violations
+        from .checkpoint import frontier_states, restore_violations
 
         out = self.out
         if len(snap.seen):
@@ -242,16 +242,16 @@ class BFS(Search):
         for f in restore_violations(self.env, meta):
             self._reported[f.violation.property] = len(out.violations)
             out.violations.append(f)
-        decode = self.options["codec"].decode
+        records = frontier_states(snap, self.options["codec"], self.env.fingerprint, self.seen)
         spill = self.options.get("spill")
         if spill is None:
-            return [decode(b) for b in snap.frontier]
+            return [s for _, s in records]
         level = Level(spill)
-        for b in snap.frontier:
+        for b, s in records:
             if level.on_disk:
                 level.append_blob(b)
             else:
-                level.append(decode(b))
+                level.append(s)
         level.finish()
         return level
 

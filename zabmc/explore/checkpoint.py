@@ -13,7 +13,9 @@ On disk, in DIR:
   its name, size and xxh3-128.
 - `seen.<gen>.bin`: the visited set, sorted 16-byte fingerprints;
 - `parents.<gen>.bin`: per level, the parent indices (uint32 LE) then the event indices (uint16 LE);
-- `frontier.<gen>.bin`: the frontier's states, each a uint32 LE length then the codec's bytes.
+- `frontier.<gen>.bin`: the frontier's states, each a uint32 LE length then the codec's bytes, as
+  one zstd stream (level 1) in format version 2 (the manifest's entry says `"compression":
+  "zstd"`), plain in version 1 (still read).
 
 Writing is atomic: the data files of a new generation are written and fsynced under new names, then
 the manifest is written to a temporary file, fsynced and renamed over `manifest.json` (and the
@@ -38,7 +40,9 @@ from xxhash import xxh3_128
 from zabmc.errors import UsageError
 
 FORMAT = "zabmc-bfs-checkpoint"
-FORMAT_VERSION = 1
+#: 2: the frontier file is one zstd stream (level 1) of the records; 1 (still read): plain records
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 # the Spark engine's level snapshots (`zabmc.spark.checkpoint`): the same manifest discipline, one
 # data file per partition instead of the parent table
 SPARK_FORMAT = "zabmc-spark-checkpoint"
@@ -84,12 +88,28 @@ class _HashingWriter:
         self.h.update(b)
         self.size += len(b)
 
+    def flush(self) -> None:
+        self.f.flush()
+
     def close(self) -> dict:
         self.f.flush()
         os.fsync(self.f.fileno())
         self.f.close()
         return {"name": os.path.basename(self.path), "size": self.size,
                 "xxh3": self.h.hexdigest()}
+
+
+class _HashingReader:
+    """A binary file whose bytes read are hashed (the zstd stream reader reads through it)."""
+
+    def __init__(self, f, h):
+        self.f = f
+        self.h = h
+
+    def read(self, n: int = -1) -> bytes:
+        b = self.f.read(n)
+        self.h.update(b)
+        return b
 
 
 def write_records(w, blobs: Iterable[bytes]) -> int:
@@ -127,6 +147,28 @@ def read_records(data: bytes | memoryview, count: int) -> Iterator[bytes]:
         pos += n
     if pos != end:
         raise ValueError("trailing bytes")
+
+
+def zstandard_error():
+    import zstandard
+
+    return zstandard.ZstdError
+
+
+def _read_exactly(read, n: int) -> bytes:
+    """`n` bytes from a stream whose reads may return fewer (a decompressor); fewer at its end."""
+    b = read(n)
+    if len(b) == n or not b:
+        return b
+    parts = [b]
+    got = len(b)
+    while got < n:
+        more = read(n - got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
 
 
 class RecordFile:
@@ -173,21 +215,30 @@ class RecordFile:
         name = self.entry["name"]
         h = xxh3_128()
         with self._open() as f:
-            read = f.read
-            while True:
-                head = read(4)
-                if not head:
-                    break
-                if len(head) < 4:
-                    raise _bad(self.directory, f"{name} is malformed (a cut record)")
-                (k,) = _LEN.unpack(head)
-                b = read(k)
-                if len(b) < k:
-                    raise _bad(self.directory, f"{name} is malformed (a cut record)")
-                if check:
-                    h.update(head)
-                    h.update(b)
-                yield b
+            raw = _HashingReader(f, h)
+            stream = raw
+            if self.entry.get("compression") == "zstd":
+                import zstandard
+
+                stream = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True,
+                                                                    closefd=False)
+            read = stream.read
+            try:
+                while True:
+                    head = _read_exactly(read, 4)
+                    if not head:
+                        break
+                    if len(head) < 4:
+                        raise _bad(self.directory, f"{name} is malformed (a cut record)")
+                    (k,) = _LEN.unpack(head)
+                    b = _read_exactly(read, k)
+                    if len(b) < k:
+                        raise _bad(self.directory, f"{name} is malformed (a cut record)")
+                    yield b
+            except zstandard_error() as e:
+                raise _bad(self.directory, f"{name} is not a valid zstd stream ({e})") from None
+            while raw.read(_BUF):  # what the decompressor did not need still counts
+                pass
         if check and h.hexdigest() != self.entry["xxh3"]:
             raise _bad(self.directory, f"{name} changed while it was read")
 
@@ -245,7 +296,7 @@ def newest_generation(directory: str, name_parts: tuple, formats: dict | None = 
         old = _read_manifest(directory, missing_ok=True, formats=formats)
         if old is not None:
             gen = max(gen, int(old["body"].get("generation", 0)))
-    except (UsageError, ValueError, TypeError):
+    except (UsageError, ValueError, TypeError, OverflowError):
         pass
     return gen
 
@@ -275,8 +326,10 @@ class Checkpointer(Writer):
     """Writes checkpoints of one search into `directory`: at a level boundary when one is due, and
     a last one when the search ends."""
 
-    def __init__(self, directory: str, identity: dict, every: float = 300.0, log=None):
+    def __init__(self, directory: str, identity: dict, every: float = 300.0, log=None,
+                 compress: bool = True):
         super().__init__(directory, identity, every, log, (3,))
+        self.compress = compress  # False: format version 1, an uncompressed frontier (tests)
 
     def write(self, *, depth: int, generated: int, per_depth: list, violations: list,
               seen: np.ndarray, parents: list, events: list, frontier_blobs: Iterable[bytes],
@@ -302,9 +355,17 @@ class Checkpointer(Writer):
             w.write(e.tobytes())
         files["parents"] = w.close()
         w = _HashingWriter(os.path.join(d, f"frontier.{gen}.bin"))
-        nfront = write_records(w, frontier_blobs)
-        files["frontier"] = w.close()
-        body = dict(self.identity, format=FORMAT, format_version=FORMAT_VERSION,
+        if self.compress:
+            import zstandard
+
+            with zstandard.ZstdCompressor(level=1).stream_writer(w, closefd=False) as z:
+                nfront = write_records(z, frontier_blobs)
+            files["frontier"] = dict(w.close(), compression="zstd")
+        else:
+            nfront = write_records(w, frontier_blobs)
+            files["frontier"] = w.close()
+        body = dict(self.identity, format=FORMAT, format_version=FORMAT_VERSION if self.compress
+                    else 1,
                     generation=gen, written_at=time.time(), depth=depth, generated=generated,
                     per_depth=list(per_depth), distinct=int(len(seen)), levels=levels,
                     frontier_states=nfront,
@@ -334,6 +395,21 @@ class Checkpointer(Writer):
         return os.path.join(d, MANIFEST)
 
 
+def refuse_overwrite(directory: str) -> None:
+    """A one-line `UsageError` when `directory` already holds a checkpoint (a manifest of either
+    engine, readable or not): a run that did not resume it must not replace it by mistake."""
+    if not os.path.lexists(os.path.join(directory, MANIFEST)):
+        return
+    try:
+        body = _read_manifest(directory, formats={FORMAT: READABLE_VERSIONS,
+                                                  SPARK_FORMAT: SPARK_FORMAT_VERSION})["body"]
+        what = f"model {body.get('model')!s:.40}, level {body.get('depth')!s:.20}"
+    except UsageError:
+        what = "unreadable"
+    raise UsageError(f"--checkpoint {directory} already holds a checkpoint ({what}): continue it "
+                     f"with --resume {directory}, or replace it with --force")
+
+
 def _bad(directory: str, why: str) -> UsageError:
     return UsageError(f"checkpoint {directory} is unusable: {why}")
 
@@ -342,7 +418,7 @@ def _read_manifest(directory: str, missing_ok: bool = False,
                    formats: dict | None = None) -> dict | None:
     """The verified manifest of `directory`, of one of `formats` ({format: version}; default:
     the in-process BFS's)."""
-    formats = formats or {FORMAT: FORMAT_VERSION}
+    formats = formats or {FORMAT: READABLE_VERSIONS}
     path = os.path.join(directory, MANIFEST)
     try:
         with open(path, "rb") as f:
@@ -365,10 +441,99 @@ def _read_manifest(directory: str, missing_ok: bool = False,
     fmt = body.get("format")
     if fmt == SPARK_FORMAT and fmt not in formats:
         raise _bad(directory, "it was written by the Spark engine (resume it with --engine spark)")
-    if fmt not in formats or body.get("format_version") != formats[fmt]:
-        want = " or ".join(f"{f} version {v}" for f, v in formats.items())
+    versions = {f: v if isinstance(v, tuple) else (v,) for f, v in formats.items()}
+    if fmt not in versions or body.get("format_version") not in versions[fmt]:
+        want = " or ".join(f"{f} version {' or '.join(map(str, v))}" for f, v in versions.items())
         raise _bad(directory, f"not a {want}")
+    problem = _body_problem(body)
+    if problem:
+        raise _bad(directory, f"{MANIFEST} is not what zabmc writes: {problem}")
     return doc
+
+
+def _is_int(x, lo: int = 0, hi: int | None = None) -> bool:
+    return (type(x) is int and x >= lo) and (hi is None or x <= hi)
+
+
+def _file_problem(key: str, e) -> str | None:
+    if not isinstance(e, dict):
+        return f"{key} is not a file entry"
+    name = e.get("name")
+    if not (isinstance(name, str) and name and name == os.path.basename(name)
+            and name not in (".", "..") and name != MANIFEST):
+        return f"{key} names no file of the directory"
+    if not _is_int(e.get("size")) or not isinstance(e.get("xxh3"), str):
+        return f"{key}'s size or checksum is not one"
+    if e.get("compression", "zstd") != "zstd":
+        return f"{key}'s compression {e.get('compression')!r} is unknown"
+    return None
+
+
+def _body_problem(body: dict) -> str | None:
+    """What is wrong with a manifest body whose checksum holds (it may still be forged): every
+    field the readers use, of the right type and in range, checked before any is believed; None
+    when nothing is."""
+    cfg = body.get("config")
+    if not isinstance(cfg, dict) or not _is_int(cfg.get("depth")):
+        return "config"
+    depth = body.get("depth")
+    if not _is_int(depth, 0, cfg["depth"]):
+        return f"depth {depth!r:.40} (the bound is {cfg['depth']})"
+    distinct = body.get("distinct")
+    per_depth = body.get("per_depth")
+    if not _is_int(distinct, 1):
+        return "distinct"
+    if not _is_int(body.get("generated"), distinct):
+        return "generated"
+    if not _is_int(body.get("frontier_states"), 0, distinct):
+        return "frontier_states"
+    if not _is_int(body.get("generation", 0)):
+        return "generation"
+    if not (isinstance(per_depth, list) and len(per_depth) == depth + 1
+            and all(_is_int(x) for x in per_depth)):
+        return "per_depth"
+    extra = body.get("extra", {})
+    elapsed = extra.get("elapsed", 0.0) if isinstance(extra, dict) else None
+    if type(elapsed) not in (int, float) or not 0 <= elapsed < 1e12:
+        return "extra.elapsed"
+    violations = body.get("violations")
+    if not isinstance(violations, list):
+        return "violations"
+    for v in violations:
+        if not (isinstance(v, dict) and isinstance(v.get("property"), str)
+                and _is_int(v.get("depth"), 0, depth) and isinstance(v.get("path"), list)
+                and len(v["path"]) == v["depth"]
+                and all(_is_int(x, 0, 0xFFFF) for x in v["path"])):
+            return "violations"
+    if body.get("format") == FORMAT:
+        return _bfs_body_problem(body, depth, distinct)
+    parts = body.get("parts")
+    if not (isinstance(parts, list) and parts and _is_int(body.get("partitions"), 1)):
+        return "parts"
+    for e in parts:
+        problem = _file_problem("a part", e)
+        if problem or not (_is_int(e.get("seen")) and _is_int(e.get("frontier"))):
+            return problem or "a part's counts"
+    return None
+
+
+def _bfs_body_problem(body: dict, depth: int, distinct: int) -> str | None:
+    levels = body.get("levels")
+    if not (isinstance(levels, list) and len(levels) == depth + 1
+            and all(_is_int(x, 1) for x in levels) and sum(levels) == distinct):
+        return "levels"
+    if body["frontier_states"] not in (0, levels[-1]):  # 0: the search exhausted its space
+        return "frontier_states (not the last level's size)"
+    files = body.get("files")
+    if not isinstance(files, dict):
+        return "files"
+    for key in ("seen", "parents", "frontier"):
+        problem = _file_problem(key, files.get(key))
+        if problem:
+            return problem
+    if body.get("format_version") == 1 and "compression" in files["frontier"]:
+        return "a compressed frontier in format version 1"
+    return None
 
 
 def read_manifest(directory: str, formats: dict) -> dict:
@@ -394,6 +559,32 @@ def check_identity(directory: str, body: dict, expect: dict) -> None:
         k = diff[0]
         raise UsageError(f"checkpoint {directory} was written with a different configuration: "
                          f"--{k.replace('_', '-')} {got.get(k)} there, {want.get(k)} here")
+
+
+def frontier_states(snap, codec, fingerprint, seen) -> Iterator[tuple]:
+    """(blob, state) of each frontier record of `snap`, each decoded by `codec` (and encoding back
+    to the same bytes) and found in the visited set `seen` (a level's states are visited), no two
+    the same: a record that does not decode, or not exactly, or decodes to a state the checkpoint
+    never visited or to one already read, makes the checkpoint
+    unusable (one line), whatever its checksums say. (That a visited state belongs to the last
+    level is not checked: it would take a replay of its path.)"""
+    decode, encode = codec.decode, codec.encode
+    fps = np.empty(len(snap.frontier), dtype=np.dtype("S16"))
+    for k, b in enumerate(snap.frontier):
+        try:
+            s = decode(b)
+            fp = fingerprint(s)
+            ok = fp in seen and encode(s) == b
+        except Exception:  # noqa: BLE001 - any failure of the decoder on a forged record
+            ok = False
+        if not ok:
+            raise _bad(snap.directory, f"frontier state {k + 1:,} is not a state of the "
+                                       "checkpointed search (corrupt or forged)")
+        fps[k] = fp
+        yield b, s
+    fps.sort()
+    if len(fps) > 1 and (fps[1:] == fps[:-1]).any():
+        raise _bad(snap.directory, "the frontier holds a state twice (corrupt or forged)")
 
 
 def restore_violations(env, body: dict) -> list:

@@ -27,7 +27,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from zabmc.errors import UsageError, read_text
+from zabmc.errors import UsageError, parse_json, read_text
 from zabmc.invariants import Checker, Violation, resolve
 from zabmc.model import get_model
 
@@ -142,7 +142,7 @@ def _need(obj, key, kind, where="trace file"):
 
 def load(path: str) -> dict:
     try:
-        data = json.loads(read_text(path, "trace file"))
+        data = parse_json(read_text(path, "trace file"), f"trace file {path}")
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UsageError(f"trace file {path} is not valid JSON: {e}") from None
     if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:

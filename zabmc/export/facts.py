@@ -87,6 +87,11 @@ def read_trace(path: str) -> TraceFacts:
     """Load, replay (confirming the recorded violation) and analyse a `zabmc-trace` file."""
     data = load(path)
     result = replay(data)
+    if hasattr(result.trace.env.model, "actions"):
+        raise UsageError(f"{path} is a trace of model {result.trace.env.model.name}, which the "
+                         "seeded simulator cannot run (it has actions of its own): there is no "
+                         "partition script to export; --format zookeeper makes a fault schedule "
+                         "for `zabmc real`")
     trace = result.trace
     if result.expected is None:
         raise UsageError(f"{path} records no property violation: there is nothing to reproduce")

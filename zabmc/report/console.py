@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 
 from rich.console import Console
@@ -15,16 +13,6 @@ from zabmc.explore.events import DOWN
 from zabmc.explore.outcome import Found, Observer, Outcome, Progress, StopReason
 
 from .simtrace import ROLE, _changes, _zx
-
-
-class PipeConsole(Console):
-    """A console whose reader may go away (`zabmc check | head`): output stops quietly and the
-    command still exits with its verdict's code, instead of rich's exit 1."""
-
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _rate(x: float) -> str:

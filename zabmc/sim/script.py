@@ -42,7 +42,7 @@ import json
 import re
 from typing import NamedTuple
 
-from zabmc.errors import UsageError, read_text
+from zabmc.errors import UsageError, parse_json, read_text
 
 HEADER_KEYS = ("model", "seed", "nodes", "rounds", "proposals")
 ACTIONS = ("cut", "heal", "isolate", "rejoin", "cut-all", "heal-all", "crash", "restart")
@@ -422,7 +422,7 @@ def loads(text: str, source: str = "<script>") -> Script:
     """Either form: JSON when the first non-blank character is `{`, the text format otherwise."""
     if text.lstrip().startswith("{"):
         try:
-            data = json.loads(text)
+            data = parse_json(text, source)
         except json.JSONDecodeError as e:
             raise UsageError(f"{source}:{e.lineno}: not valid JSON: {e.msg}") from None
         return from_json(data, source)

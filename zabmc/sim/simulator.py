@@ -119,12 +119,23 @@ class _OnStep(SimObserver):
         self.on_violation = inner.on_violation
 
 
+def require_simulable(model: Model) -> Model:
+    """`model`, or a one-line UsageError when the simulator cannot run it: a model with its own
+    actions (`Model.actions`: the zk family's election outcome, log writes, ...) takes steps this
+    simulator never schedules, so a run would be some other protocol's, not the model's."""
+    if hasattr(model, "actions"):
+        raise UsageError(f"the seeded simulator cannot run model {model.name}: it has actions of "
+                         "its own (such as its log writes) that the simulator does not schedule; "
+                         "explore it with `zabmc check`")
+    return model
+
+
 class Simulator:
     def __init__(self, model: Model, cfg: SimConfig, observer: SimObserver | None = None,
                  checker: Checker | None = None,
                  link_cut: Callable[[int, int, int], bool] | None = None,
                  fifo: bool | None = None, node_events: dict | None = None):
-        self.model = model
+        self.model = require_simulable(model)
         # FIFO links (TCP): a message is never delivered before an earlier one on its directed link.
         # By default on for models that assume it (network_assumption "fifo"); db-19 assumes "any",
         # so its schedule, and every digest, is exactly C8's.

@@ -47,7 +47,7 @@ from .worker.batch import I32, pack_states, unpack_states
 from .worker.merging import SEEN_CHUNK
 from .worker.records import Frontier, Seen
 
-FORMATS = {ck.FORMAT: ck.FORMAT_VERSION, ck.SPARK_FORMAT: ck.SPARK_FORMAT_VERSION}
+FORMATS = {ck.FORMAT: ck.READABLE_VERSIONS, ck.SPARK_FORMAT: ck.SPARK_FORMAT_VERSION}
 FRONTIER_CHUNK = 50_000  # frontier states per record shipped to a partition on resume
 _FP = np.dtype("S16")
 

@@ -74,6 +74,15 @@ def _assemble(table: str, per_config: dict, viol: dict, engine: str, order=None)
 
 
 # --- arrow --------------------------------------------------------------------------------------
+def require_pyarrow() -> None:
+    """A one-line UsageError saying how to install pyarrow, which reads a local table (and checks
+    it before Spark starts), when it is missing."""
+    try:
+        import pyarrow.dataset  # noqa: F401
+    except ImportError:
+        raise UsageError("the sweep report needs pyarrow, which is missing: "
+                         "pip install 'zabmc[spark]'") from None
+
 
 
 def _dataset(path: str):
@@ -183,6 +192,7 @@ def report(path: str, engine: str = "auto", master: str = "local[*]",
         if not os.path.exists(path):
             raise UsageError(f"no sweep table at {path}")
     if not remote:
+        require_pyarrow()
         _dataset(path)  # a one-line error for what is not a sweep table, before any JVM starts
     if engine == "auto":
         engine = "spark" if remote or count_rows(path) > ARROW_MAX_ROWS else "arrow"
