@@ -46,7 +46,6 @@ def test_from_args_reads_every_flag_of_check_as_click_does(cli):
     from zabmc.cli.options import spec_of
     from zabmc.gate import RUNS
 
-    samples = {int: "7", float: "2.5", str: "x"}
     flags = 0
     for p in check.params:
         if not isinstance(p, click.Option):
@@ -56,10 +55,14 @@ def test_from_args_reads_every_flag_of_check_as_click_does(cli):
             words = [flag]
         elif isinstance(p.type, click.Choice):
             words = [flag, p.type.choices[-1]]
-        else:
-            words = [flag, samples.get(getattr(p.type, "func", None) or
-                                       {"integer": int, "float": float}.get(p.type.name, str),
-                                       "x")]
+        else:  # the first sample value the option's type takes
+            for sample in ("7", "2.5", "x"):
+                try:
+                    p.type.convert(sample, p, None)
+                    break
+                except (click.BadParameter, ValueError):
+                    continue
+            words = [flag, sample]
         by_click = spec_of(check.make_context("check", list(words)).params)
         assert CheckSpec.from_args(words) == by_click, words
         flags += 1
