@@ -22,7 +22,11 @@ def parse_partition(text: str | None) -> frozenset:
         raise UsageError(f"--partition needs pairs src,dst; got an odd number of ids ({len(ids)})")
     if any(i < 0 for i in ids):
         raise UsageError(f"--partition ids must not be negative, got {text!r}")
-    return frozenset(zip(ids[0::2], ids[1::2]))
+    links = list(zip(ids[0::2], ids[1::2]))
+    for s, d in links:
+        if s == d:  # as a partition script's `cut S S` is refused
+            raise UsageError(f"--partition: a node has no link to itself: {s},{d}")
+    return frozenset(links)
 
 
 # --- the option groups of the commands that build a `zabmc.spec.CheckSpec` ------------------------
