@@ -12,12 +12,12 @@ import json
 import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
-from zabmc.cli.options import check_options, spec_of
+from zabmc.cli.options import SectionedCommand, check_options, spec_of
 from zabmc.cli.results import completeness, report, terminate_as_exception, write_html
 from zabmc.errors import UsageError
 
 
-@cli.command()
+@cli.command(cls=SectionedCommand)
 @check_options()
 def check(**params):
     """Explore every interleaving, drop, timeout, heartbeat, proposal, crash and restart within
