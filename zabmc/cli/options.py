@@ -85,11 +85,11 @@ def model_option(default: str = _D.model, help: str | None = None):
                         help=help or _models_help())
 
 
-def bounds_options(nodes: int = _D.nodes):
-    """--nodes, --depth, --network and the budgets. `zabmc graph` passes its own --nodes default
-    (2: a graph of the whole space is for small bounds)."""
+def bounds_options():
+    """--nodes, --depth, --network and the budgets."""
     return _stack(
-        click.option("--nodes", type=int, default=nodes, show_default=True, help="Cluster size."),
+        click.option("--nodes", type=int, default=_D.nodes, show_default=True,
+                     help="Cluster size."),
         click.option("--depth", type=int, default=_D.depth, show_default=True,
                      help="Bound on events per path."),
         click.option("--network", type=click.Choice(["bag", "fifo"]), default=_D.network,
