@@ -57,7 +57,7 @@ class ConsoleObserver(Observer):
         third = "walks done" if self._walks else "frontier"
         for col in ("depth", "states", "distinct", third, "distinct/s", "elapsed"):
             t.add_column(col, justify="right")
-        rate = p.distinct / p.elapsed if p.elapsed > 0 else 0
+        rate = p.rate
         t.add_row(str(p.depth), _rate(p.generated), _rate(p.distinct),
                   self._walks_done(p) if self._walks else _rate(p.frontier),
                   _rate(rate), f"{p.elapsed:.1f}s")
@@ -86,7 +86,7 @@ class ConsoleObserver(Observer):
             now = time.monotonic()
             if now - self._last_line >= self.line_every:
                 self._last_line = now
-                rate = p.distinct / p.elapsed if p.elapsed > 0 else 0
+                rate = p.rate
                 third = (f"walks {self._walks_done(p)}" if self._walks
                          else f"frontier {p.frontier:,}")
                 self.console.print(f"progress: depth {p.depth}, {p.generated:,} states, "
