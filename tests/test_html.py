@@ -251,3 +251,22 @@ def test_a_lasso_is_drawn_with_the_kernels_message_not_the_files(tmp_path, cli, 
     assert "of the file&#x27;s own" not in text and "of the file's own" not in text
     code, out, _ = cli(["replay", "-q", str(trace)])
     assert code == 10 and "confirmed: eventually-leader fails" in out
+
+
+def test_a_counterexample_ends_with_the_command_that_draws_it(tmp_path, cli, monkeypatch):
+    """The output named `zabmc replay` but never `zabmc show` (#37); the hint's command works."""
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = cli(["check", "--nodes", "2", "--network", "bag", "--max-timeouts", "1",
+                        "--proposals", "2", "--depth", "11", "-q", "--trace-out", "bug.json"])
+    assert code == 10
+    hint = out.splitlines()[-1]
+    # three properties break at step 11, each with its file: the hint names the first
+    assert hint == ("draw it as a sequence chart: zabmc show bug-local-primary-order.json -o "
+                    "bug-local-primary-order.html")
+    code, out, _ = cli(hint.split(": ", 1)[1].split()[1:])
+    assert code == 0 and out.startswith("wrote bug-local-primary-order.html: 11 steps")
+    code, out, _ = cli(["check", "--liveness", "--model", "zab-1419", "--proposals", "0",
+                        "--depth", "80", "-q"])
+    assert code == 10 and out.splitlines()[-1] == (
+        "draw it as a sequence chart: zabmc show zabmc-zab-1419-eventually-leader.lasso.json "
+        "-o zabmc-zab-1419-eventually-leader.lasso.html")

@@ -180,12 +180,23 @@ def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=()) 
         t.add_row("peak RSS", f"{rss / 2**20:,.1f} MiB{per}")
     t.add_row("fingerprint collision probability", f"{o.collision_probability:.1e} (optimistic, TLC)")
     console.print(t)
+    written = []
     for f in o.violations:
         path = trace_paths.get(f.violation.property)
         if path:
             again = " (it replaced the file of an earlier run)" if path in replaced else ""
             console.print(f"trace for {f.violation.property} written to {path}{again} "
                           f"(replay: zabmc replay {path})", highlight=False)
+            written.append(path)
+    print_show_hint(console, written)
+
+
+def print_show_hint(console: Console, paths: list) -> None:
+    """After the trace files are written: how to draw one (`zabmc show`)."""
+    if paths:
+        stem = paths[0][:-len(".json")] if paths[0].endswith(".json") else paths[0]
+        console.print(f"draw it as a sequence chart: zabmc show {paths[0]} -o {stem}.html",
+                      highlight=False)
 
 
 def print_trace(console: Console, trace, others=()) -> None:
