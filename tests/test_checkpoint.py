@@ -242,8 +242,11 @@ def test_resuming_with_another_configuration_is_a_usage_error(written, capsys):
     rc, err = _resume_error(["--nodes", "2", "--depth", "8"], d, capsys)
     assert rc == 2 and err.strip() == ("zabmc: error: checkpoint " + str(d) + " was written with "
                                        "a different configuration: --nodes 3 there, 2 here")
+    # the checkpoint stops at the first violation, this run has --all (named the wrong way round
+    # before #37: "--all: True, this run has False")
     rc, err = _resume_error([*args, "--all"], d, capsys)
-    assert rc == 2 and "different --all" in err
+    assert rc == 2 and err == (f"zabmc: error: checkpoint {d} was written with a different "
+                               "--all: without --all there, with --all here\n")
 
 
 def test_resuming_with_another_zabmc_version_is_a_usage_error(written, capsys, monkeypatch):
@@ -251,6 +254,24 @@ def test_resuming_with_another_zabmc_version_is_a_usage_error(written, capsys, m
     monkeypatch.setattr(ck, "zabmc_version", lambda: "0.0.0-other")
     rc, err = _resume_error(args, d, capsys)
     assert rc == 2 and "different zabmc version" in err
+    assert err.rstrip().endswith(", this run has '0.0.0-other'")
+
+
+def test_the_rate_of_a_resumed_run_counts_only_its_own_states(written, capsys):
+    """The checkpoint of `written` is the finished search: resuming it finds no new state, so its
+    rate is 0 (it counted the restored states as found in the resumed run's fraction of a
+    second before #37)."""
+    import json
+
+    from zabmc.explore.outcome import Progress
+
+    args, d = written
+    distinct = json.loads((d / "manifest.json").read_text())["body"]["distinct"]
+    with pytest.raises(SystemExit):
+        main(["check", *args, "--resume", str(d), "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["distinct_states"] == distinct and summary["states_per_second"] == 0.0
+    assert Progress(8, 0, distinct + 50, 0, 2.0, restored=distinct).rate == 25.0
 
 
 def test_no_checkpoint_and_other_strategies_are_usage_errors(tmp_path, capsys):

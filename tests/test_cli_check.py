@@ -293,3 +293,42 @@ def test_random_walk_progress_shows_walks_done_and_eta():
                   "config": {"nodes": 3}, "invariants": [], "walks": None})
     obs.on_progress(Progress(5, 10, 10, 25, 2.0))
     assert "frontier 25," in buf.getvalue().splitlines()[-1]
+
+
+# --- what a newcomer meets first (#37) ---------------------------------------------------------------
+def test_bare_zabmc_prints_the_command_list_and_exits_0(capsys):
+    """It was "error: Usage: ..." and exit 2."""
+    code, out, err = run([], capsys)
+    assert (code, err) == (0, "")
+    code, help_out, _ = run(["--help"], capsys)
+    assert out.rstrip("\n") == help_out.rstrip("\n")
+    commands = out[out.index("Commands:"):].splitlines()[1:]
+    assert [line.split()[0] for line in commands] == [
+        "check", "export", "gate", "graph", "invariants", "models", "mutate", "real", "replay",
+        "show", "simulate", "sweep"]
+
+
+def test_check_help_groups_its_options_into_sections(capsys):
+    code, out, _ = run(["check", "--help"], capsys)
+    assert code == 0
+    titles = [line[:-1] for line in out.splitlines() if line and not line.startswith(" ")
+              and line.endswith(":")]
+    assert titles == ["Model and bounds", "Properties", "Search", "Output",
+                      "Engine and time limit", "Long runs: checkpoints and memory (bfs)",
+                      "Other options"]
+    # each flag in its section: the text between a title and the next
+    body = {t: out.split(t + ":\n", 1)[1].split("\n\n", 1)[0] for t in titles}
+    assert "--max-crashes" in body["Model and bounds"] and "--liveness" in body["Properties"]
+    assert "--reduction" in body["Search"] and "--resume DIR" in body["Long runs: checkpoints "
+                                                                      "and memory (bfs)"]
+    assert body["Other options"].split() == ["-h,", "--help", "Show", "this", "message", "and",
+                                             "exit."]
+
+
+def test_model_help_lists_every_registered_model(capsys):
+    from zabmc.model import MODELS
+
+    for cmd in ("check", "graph"):
+        code, out, _ = run([cmd, "--help"], capsys)
+        flat = " ".join(out.split())
+        assert code == 0 and f"Protocol model: {', '.join(MODELS)} (`zabmc models`" in flat

@@ -265,6 +265,12 @@ BAD = [
     (["--partition", "0,1.5"], "--partition takes comma-separated node ids"),
     (["--partition", "0,,1"], "--partition takes comma-separated node ids"),
     (["--partition", "0,-1"], "--partition ids must not be negative"),
+    # as a partition script's `cut 0 0` (#37)
+    (["--partition", "0,0"], "--partition: a node has no link to itself: 0,0"),
+    (["--partition", "0,1,2,2"], "--partition: a node has no link to itself: 2,2"),
+    # superlinear in the proposals: capped, as `check` caps them (#37)
+    (["--proposals", "100000", "--rounds", "100"],
+     "--proposals is limited to 10,000 in the simulator, got 100,000"),
     (["--rounds", "-1"], "--rounds must not be negative, got -1"),
     (["--proposals", "-5"], "--proposals must not be negative, got -5"),
     (["--seed", "-1"], "--seed must be an unsigned 64-bit integer, got -1"),

@@ -62,3 +62,15 @@ def test_size_cap_and_bad_extension_are_one_line_errors(tmp_path, cli):
     assert not (tmp_path / "g.graphml").exists()
     code, _, err = cli(["graph", *SMALL, "-o", str(tmp_path / "g.txt")])
     assert code == 2 and "cannot tell the format of" in err and len(err.strip().splitlines()) == 1
+
+
+def test_graph_takes_checks_defaults(tmp_path, cli):
+    """`graph` defaulted to 2 nodes where `check` uses 3 (#37): with no bound given but the depth,
+    both explore the same space. (Every other test here passes --nodes itself.)"""
+    path = tmp_path / "g.json"
+    code, out, _ = cli(["graph", "--depth", "4", "-o", str(path)])
+    summary = check_json(cli, ["--depth", "4"])
+    assert summary["config"]["nodes"] == 3
+    g = nx.node_link_graph(json.load(open(path)), edges="edges")
+    assert code == 0 and g.number_of_nodes() == summary["distinct_states"]
+    assert g.nodes[0]["roles"] == "Looking,Looking,Looking"

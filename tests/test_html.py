@@ -183,3 +183,90 @@ def test_chromium_draws_a_lasso_with_its_loop(tmp_path):
     assert len(red) >= 2 * rows
     assert tinted[0] - rows <= red[0] <= tinted[0] + rows
     assert abs(red[-1] - tinted[-1]) <= rows
+
+
+# --- `zabmc show` draws only what replay confirms (issue #37) --------------------------------------
+LEADER_LASSO = pathlib.Path(LASSO).parent / "zab-1419-nodes-3-proposals-0-depth-80.json"
+
+
+def _edited(tmp_path, src, edit) -> pathlib.Path:
+    data = json.loads(pathlib.Path(src).read_text())
+    edit(data)
+    out = tmp_path / "edited.json"
+    out.write_text(json.dumps(data))
+    return out
+
+
+def _relabel_dead_end(d):
+    d["liveness"].update(kind="dead-end", loop_start=None)
+
+
+def _cut_events(d):
+    del d["events"][-1], d["states"][-1]
+
+
+@pytest.mark.parametrize("src,edit,why", [
+    (LASSO, _relabel_dead_end, "an event is enabled in the last state: not a dead end"),
+    (LASSO, lambda d: d["liveness"].update(loop_start=27),
+     "the last state is not the state after step 27"),
+    (LASSO, _cut_events, "the last state is not the state after step 26"),
+    (ZK4646, lambda d: d["violation"].update(step=28),
+     "recorded violation primary-integrity at step 28, replay found primary-integrity at step 29"),
+    (ZK4646, lambda d: d["violation"].update(property="agreement"),
+     "recorded violation agreement at step 29, replay found none"),
+])
+def test_show_refuses_what_replay_does_not_confirm(tmp_path, cli, src, edit, why):
+    """Each edit makes `zabmc replay` say NOT confirmed (exit 1); `show` used to draw the file's
+    claim anyway and exit 0. Now: one line, exit 2, nothing written."""
+    trace = _edited(tmp_path, src, edit)
+    code, out, _ = cli(["replay", "-q", str(trace)])
+    assert code == 1 and "NOT confirmed" in out
+    page = tmp_path / "p.html"
+    code, out, err = cli(["show", str(trace), "-o", str(page)])
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and err.startswith(f"zabmc: error: {trace} is not confirmed "
+                                                   "by replay (")
+    assert why in err
+    assert not page.exists()
+
+
+@pytest.mark.parametrize("message", [42, None, "a message of the file's own"])
+def test_a_lasso_is_drawn_with_the_kernels_message_not_the_files(tmp_path, cli, message):
+    """The `message` of a lasso file is derived from the confirmed shape: a number, a missing
+    one (exit 1, internal error, before) or any other text in the file changes nothing."""
+    def edit(d):
+        if message is None:
+            del d["liveness"]["message"]
+        else:
+            d["liveness"]["message"] = message
+
+    trace = _edited(tmp_path, LEADER_LASSO, edit)
+    page = tmp_path / "p.html"
+    code, out, err = cli(["show", str(trace), "-o", str(page)])
+    assert (code, err) == (0, "")
+    assert out == f"wrote {page}: 83 steps, an eventually-leader lasso (cycle)\n"
+    text = page.read_text()
+    assert ("eventually-leader fails: the fault-free run loops forever from step 2 without "
+            "reaching the goal") in text
+    assert "of the file&#x27;s own" not in text and "of the file's own" not in text
+    code, out, _ = cli(["replay", "-q", str(trace)])
+    assert code == 10 and "confirmed: eventually-leader fails" in out
+
+
+def test_a_counterexample_ends_with_the_command_that_draws_it(tmp_path, cli, monkeypatch):
+    """The output named `zabmc replay` but never `zabmc show` (#37); the hint's command works."""
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = cli(["check", "--nodes", "2", "--network", "bag", "--max-timeouts", "1",
+                        "--proposals", "2", "--depth", "11", "-q", "--trace-out", "bug.json"])
+    assert code == 10
+    hint = out.splitlines()[-1]
+    # three properties break at step 11, each with its file: the hint names the first
+    assert hint == ("draw it as a sequence chart: zabmc show bug-local-primary-order.json -o "
+                    "bug-local-primary-order.html")
+    code, out, _ = cli(hint.split(": ", 1)[1].split()[1:])
+    assert code == 0 and out.startswith("wrote bug-local-primary-order.html: 11 steps")
+    code, out, _ = cli(["check", "--liveness", "--model", "zab-1419", "--proposals", "0",
+                        "--depth", "80", "-q"])
+    assert code == 10 and out.splitlines()[-1] == (
+        "draw it as a sequence chart: zabmc show zabmc-zab-1419-eventually-leader.lasso.json "
+        "-o zabmc-zab-1419-eventually-leader.lasso.html")

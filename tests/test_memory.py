@@ -5,6 +5,7 @@ claims more distinct states than the search ends with."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -261,3 +262,25 @@ def test_spill_dir_and_the_directories_of_killed_runs(tmp_path, capsys):
         main(["check", "--spill-dir", str(tmp_path / "nowhere")])
     assert e.value.code == 2
     assert "--spill-dir" in capsys.readouterr().err
+
+
+def test_the_summary_gives_rss_per_state_only_where_it_means_something():
+    """On a tiny run the peak RSS is the interpreter's: "2,194,809 bytes per distinct state" for
+    73 states (#37). Below 100,000 distinct states the summary gives the total only."""
+    from rich.console import Console
+
+    from zabmc.explore.outcome import Outcome
+    from zabmc.report.console import print_summary
+
+    def rss_row(distinct):
+        o = Outcome("bfs", "in-process", "db19", ExploreConfig(), (), distinct=distinct,
+                    extra={"peak_rss_bytes": 160 * 2**20})
+        console = Console(width=200, record=True, file=open(os.devnull, "w"))
+        print_summary(console, o, {})
+        return next(line.strip() for line in console.export_text().splitlines()
+                    if line.strip().startswith("peak RSS"))
+
+    assert rss_row(73).split() == ["peak", "RSS", "160.0", "MiB"]
+    assert rss_row(99_999).split() == ["peak", "RSS", "160.0", "MiB"]
+    assert rss_row(167_772).split() == ["peak", "RSS", "160.0", "MiB,", "1,000", "bytes", "per",
+                                        "distinct", "state"]

@@ -102,6 +102,19 @@ def test_parse_header_and_directives():
     assert s.source == "x.zps"
 
 
+@pytest.mark.parametrize("text", ["seed 42\nat 5 cut 0 1\n", '{"format": "zabmc-partition-'
+                                  'events", "version": 1, "simulator": {"seed": 42}, "events": '
+                                  '[{"tick": 5, "action": "cut", "src": 0, "dst": 1}]}'])
+def test_a_byte_order_mark_at_the_start_is_not_part_of_the_script(tmp_path, text):
+    """Some Windows editors start a UTF-8 file with U+FEFF; it was "unknown directive
+    '\\ufeffseed'" (#37)."""
+    p = tmp_path / "bom.zps"
+    p.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    s = load(str(p))
+    assert s.header["seed"] == 42
+    assert [(d.tick, d.action, d.args) for d in s.directives] == [(5, "cut", (0, 1))]
+
+
 def test_rounds_0_still_runs_the_start_up_at_tick_0():
     sends, result = observe("seed 0\nnodes 2\nrounds 0\nat 0 cut 1 0\n")
     assert sends == [(0, 0, 1, "LookForLeader", False), (0, 0, 1, "Vote", False),

@@ -24,14 +24,18 @@ EXIT_VIOLATION = 10
 EXIT_INCOMPLETE = 4  # check --require-complete: a clean run that did not exhaust its space
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]},
+             invoke_without_command=True)
 @click.version_option(package_name="zabmc", prog_name="zabmc")
-def cli() -> None:
+@click.pass_context
+def cli(ctx) -> None:
     """zabmc: an explicit-state model checker for ZooKeeper's atomic broadcast (ZAB).
 
     Exit codes: 0 no violation, 10 property violation, 2 bad usage or input, 1 internal error,
     130 interrupted, 143 terminated.
     """
+    if ctx.invoked_subcommand is None:  # bare `zabmc`: the command list, as `zabmc --help`
+        click.echo(ctx.get_help())
 
 
 def _register() -> None:

@@ -12,12 +12,12 @@ import json
 import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli, run_to_the_verdict
-from zabmc.cli.options import check_options, spec_of
+from zabmc.cli.options import SectionedCommand, check_options, spec_of
 from zabmc.cli.results import completeness, report, terminate_as_exception, write_html
-from zabmc.errors import check_outputs
+from zabmc.errors import UsageError, check_outputs
 
 
-@cli.command()
+@cli.command(cls=SectionedCommand)
 @check_options()
 def check(**params):
     """Explore every interleaving, drop, timeout, heartbeat, proposal, crash and restart within
@@ -70,6 +70,7 @@ def replay(trace_file, quiet, html_out):
     confirmed, 0 when the trace records none and none occurs, 1 when the replay disagrees.
     """
     from rich.console import Console
+    from rich.markup import escape
 
     from zabmc.explore.trace import load, replay as do_replay
     from zabmc.report.console import print_trace
@@ -92,8 +93,7 @@ def replay(trace_file, quiet, html_out):
                    "nothing can happen in the last state, and the goal is not reached")
             console.print(f"confirmed: {lasso['property']} fails: {how}")
         else:
-            console.print(f"[bold red]NOT confirmed[/]: the {lasso['property']} lasso: "
-                          f"{result.reason}")
+            console.print(f"[bold red]NOT confirmed[/]: {escape(disagreement(result))}")
         console.print(f"final sha256 {t.final_sha256}")
         return EXIT_VIOLATION if result.confirmed else 1
     if result.confirmed:
@@ -102,9 +102,7 @@ def replay(trace_file, quiet, html_out):
         else:
             console.print("confirmed: no property violated along the trace")
     else:
-        got = (f"{t.violation.property} at step {t.violation_step}" if t.violation else "none")
-        want = f"{exp.get('property')} at step {exp.get('step')}" if exp else "none"
-        console.print(f"[bold red]NOT confirmed[/]: recorded violation {want}, replay found {got}")
+        console.print(f"[bold red]NOT confirmed[/]: {escape(disagreement(result))}")
     console.print(f"final sha256 {t.final_sha256}")
     if not result.confirmed:
         return 1
@@ -118,18 +116,42 @@ def replay(trace_file, quiet, html_out):
 def show(trace_file, output):
     """Draw a counterexample trace as a message sequence chart: one self-contained HTML file
     (inline SVG; nothing is fetched), a lane per node, an arrow per message, the violating step
-    marked. The trace is replayed first, so the picture is the kernel's."""
+    marked.
+
+    The trace is replayed through the kernel first, as `zabmc replay` does, and only what the
+    replay confirms is drawn: a trace or lasso that replay does not confirm (its violation, its
+    loop or its dead end is not what the file says) is refused with one line and exit 2, and
+    nothing is written. Exit codes: 0 drawn, 2 bad usage or input, 1 internal error."""
     from zabmc.explore.trace import load, replay as do_replay
 
     check_outputs({"-o": output}, {"trace file": trace_file})
     result = do_replay(load(trace_file))
+    if not result.confirmed:
+        raise UsageError(f"{trace_file} is not confirmed by replay ({disagreement(result)}): "
+                         f"nothing drawn; `zabmc replay {trace_file}` shows the replayed run")
     write_html(output, result.trace)
     t = result.trace
     what = f"{t.violation.property} at step {t.violation_step}" if t.violation else "no violation"
     if t.lasso is not None:
-        what = f"a {t.lasso['property']} lasso ({t.lasso['kind']})"
+        what = f"{article(t.lasso['property'])} {t.lasso['property']} lasso ({t.lasso['kind']})"
     click.echo(f"wrote {output}: {len(t.events)} steps, {what}")
     return EXIT_OK
+
+
+def disagreement(result) -> str:
+    """Why `zabmc replay` does not confirm a replayed trace (`ReplayResult`), in one line."""
+    t = result.trace
+    if t.lasso is not None:
+        return f"the {t.lasso['property']} lasso: {result.reason}"
+    exp = result.expected
+    got = f"{t.violation.property} at step {t.violation_step}" if t.violation else "none"
+    want = f"{exp.get('property')} at step {exp.get('step')}" if exp else "none"
+    return f"recorded violation {want}, replay found {got}"
+
+
+def article(word: str) -> str:
+    """The indefinite article before `word` as written ("an eventually-leader lasso")."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 @cli.command("invariants")

@@ -9,18 +9,15 @@ import click
 from zabmc.errors import UsageError, check_outputs
 
 from . import EXIT_OK, cli
-from .options import bounds_options, model_option, property_options, spec_of
+from .options import (SectionedCommand, bounds_options, model_option, property_options, section,
+                      spec_of)
 
-#: `zabmc graph`'s own --nodes default: a graph of the whole space is for small bounds (the other
-#: bounds' defaults are `zabmc check`'s)
-GRAPH_NODES = 2
 FORMATS = {".graphml": "graphml", ".gexf": "gexf", ".dot": "dot", ".gv": "dot", ".json": "json"}
 
 
-@cli.command()
-@model_option()
-@bounds_options(nodes=GRAPH_NODES)
-@property_options()
+@cli.command(cls=SectionedCommand)
+@section("Model and bounds (zabmc check's, with its defaults)", model_option(), bounds_options())
+@section("Properties", property_options())
 @click.option("-o", "--output", "output", required=True, metavar="FILE",
               help="Where to write the graph (.graphml, .gexf, .dot/.gv or .json).")
 @click.option("--format", "fmt", type=click.Choice(["graphml", "gexf", "dot", "json"]),
@@ -30,7 +27,8 @@ FORMATS = {".graphml": "graphml", ".gexf": "gexf", ".dot": "dot", ".gv": "dot", 
 def graph(output, fmt, **params):
     """Write the state graph that `zabmc check` explores with the same options: a node per
     distinct state (depth, fingerprint, roles, epochs, properties violated on reaching it), an
-    edge per event. For small bounds: it refuses above --max-states."""
+    edge per event. The bounds and their defaults are `zabmc check`'s; a graph of the whole space
+    is for small bounds: it refuses above --max-states."""
     if fmt is None:
         fmt = FORMATS.get(os.path.splitext(output)[1].lower())
         if fmt is None:

@@ -12,7 +12,7 @@ import click
 
 from zabmc.cli.results import trace_path, write_html
 from zabmc.explore.outcome import StopReason
-from zabmc.report.console import print_trace
+from zabmc.report.console import print_show_hint, print_trace
 
 SCOPE = {
     StopReason.EXHAUSTED: "every reachable state and every fault-free continuation was explored",
@@ -98,6 +98,7 @@ def _summary(console, res, paths, replaced) -> None:
         again = " (it replaced the file of an earlier run)" if path in replaced else ""
         console.print(f"lasso for {lasso.property} written to {path}{again} "
                       f"(replay: zabmc replay {path})", highlight=False)
+    print_show_hint(console, [paths[x.property] for x in res.lassos])
 
 
 def result_json(res, paths) -> dict:

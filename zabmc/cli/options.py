@@ -24,7 +24,11 @@ def parse_partition(text: str | None) -> frozenset:
         raise UsageError(f"--partition needs pairs src,dst; got an odd number of ids ({len(ids)})")
     if any(i < 0 for i in ids):
         raise UsageError(f"--partition ids must not be negative, got {text!r}")
-    return frozenset(zip(ids[0::2], ids[1::2]))
+    links = list(zip(ids[0::2], ids[1::2]))
+    for s, d in links:
+        if s == d:  # as a partition script's `cut S S` is refused
+            raise UsageError(f"--partition: a node has no link to itself: {s},{d}")
+    return frozenset(links)
 
 
 class FiniteFloat(click.FloatRange):
@@ -57,15 +61,52 @@ def _stack(*decorators):
     return apply
 
 
-def model_option(default: str = _D.model, help: str = "Protocol model."):
-    return click.option("--model", "model", default=default, show_default=True, help=help)
+class SectionedCommand(click.Command):
+    """A command whose `--help` lists its options in titled sections (`section()` tags them;
+    the rest, --help among them, go last under "Other options")."""
+
+    def format_options(self, ctx, formatter) -> None:
+        sections: dict = {}
+        for param in self.get_params(ctx):
+            row = param.get_help_record(ctx)
+            if row is not None:
+                sections.setdefault(getattr(param, "help_section", "Other options"), []).append(row)
+        other = sections.pop("Other options", [])
+        for title, rows in [*sections.items(), ("Other options", other)]:
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
 
 
-def bounds_options(nodes: int = _D.nodes):
-    """--nodes, --depth, --network and the budgets. `zabmc graph` passes its own --nodes default
-    (2: a graph of the whole space is for small bounds)."""
+def section(title: str, *decorators):
+    """Stack `decorators` (click options) and file their options under `title` in the help of a
+    `SectionedCommand`."""
+    def apply(f):
+        before = len(getattr(f, "__click_params__", ()))
+        f = _stack(*decorators)(f)
+        for param in f.__click_params__[before:]:
+            param.help_section = title
+        return f
+
+    return apply
+
+
+def _models_help() -> str:
+    from zabmc.model import MODELS
+
+    return (f"Protocol model: {', '.join(MODELS)} (`zabmc models` says what each is).")
+
+
+def model_option(default: str = _D.model, help: str | None = None):
+    return click.option("--model", "model", default=default, show_default=True,
+                        help=help or _models_help())
+
+
+def bounds_options():
+    """--nodes, --depth, --network and the budgets."""
     return _stack(
-        click.option("--nodes", type=int, default=nodes, show_default=True, help="Cluster size."),
+        click.option("--nodes", type=int, default=_D.nodes, show_default=True,
+                     help="Cluster size."),
         click.option("--depth", type=int, default=_D.depth, show_default=True,
                      help="Bound on events per path."),
         click.option("--network", type=click.Choice(["bag", "fifo"]), default=_D.network,
@@ -191,36 +232,32 @@ def long_run_options():
 
 
 def check_options():
-    """Every flag of `zabmc check`, in the order `--help` has always listed them."""
+    """Every flag of `zabmc check`, in sections."""
     return _stack(
-        model_option(), bounds_options(), strategy_options(), property_options(),
-        output_options(), engine_options(), long_run_options(),
-        click.option("--liveness", is_flag=True,
-                     help="Check liveness instead of safety: once faults stop, a leader is "
-                          "elected (eventually-leader) and its transactions are delivered "
-                          "(eventually-commit); --invariant picks one. Counterexamples are lassos "
-                          "(docs/liveness.md)."),
-        click.option("--require-complete", is_flag=True,
-                     help="Exit 4 when the search ends without exhausting its state space (the "
-                          "depth bound, --max-states or --time-limit stopped it) and found no "
-                          "violation: for a CI gate whose runs are meant to exhaust, a change "
-                          "that makes the space grow without end (a counter that never settles) "
-                          "fails instead of passing partially."),
-        click.option("--reduction", type=click.Choice(list(REDUCTIONS)), default=_D.reduction,
-                     show_default=True,
-                     help="por: partial-order reduction. Expand at each state only the events of "
-                          "a set of nodes that nothing outside it can interfere with (a stubborn "
-                          "set), on FIFO links, breadth-first, in-process. Exhausting the reduced "
-                          "space gives the verdict and violated properties of the full one with "
-                          "fewer states; counterexamples may be longer, and a run stopped by "
-                          "--depth covers less than every path of that length "
-                          "(docs/reduction.md)."),
-        click.option("--max-states", type=int, default=None, metavar="N",
-                     help="--liveness: stop exploring after N states (the graph is kept in "
-                          "memory) [default: 1,000,000]; the verdict is then partial. --strategy "
-                          "dfs: stop at the first distinct state beyond N [default: no cap]; the "
-                          "successors' order is fixed, so a capped search covers the same N "
-                          "states on every run."),
+        section("Model and bounds", model_option(), bounds_options()),
+        section("Properties", property_options(),
+                click.option("--liveness", is_flag=True,
+                             help="Check liveness instead of safety: once faults stop, a leader "
+                                  "is elected (eventually-leader) and its transactions are "
+                                  "delivered (eventually-commit); counterexamples are lassos "
+                                  "(docs/liveness.md)."),
+                click.option("--require-complete", is_flag=True,
+                             help="Exit 4 when no violation is found but the search stopped "
+                                  "before exhausting its space (depth bound, --max-states, "
+                                  "--time-limit): for CI gates meant to exhaust.")),
+        section("Search", strategy_options(),
+                click.option("--reduction", type=click.Choice(list(REDUCTIONS)),
+                             default=_D.reduction, show_default=True,
+                             help="por: partial-order reduction (stubborn sets; fifo, bfs, "
+                                  "in-process): an exhausted reduced space has the full one's "
+                                  "verdict with fewer states (docs/reduction.md)."),
+                click.option("--max-states", type=int, default=None, metavar="N",
+                             help="--liveness: stop after N states [default: 1,000,000]; "
+                                  "--strategy dfs: stop at the first distinct state beyond N "
+                                  "[default: no cap]. The verdict is then partial.")),
+        section("Output", output_options()),
+        section("Engine and time limit", engine_options()),
+        section("Long runs: checkpoints and memory (bfs)", long_run_options()),
     )
 
 

@@ -237,6 +237,7 @@ class BFS(Search):
         meta = snap.meta
         self.elapsed_before = float(meta.get("extra", {}).get("elapsed", 0.0))
         out.extra["elapsed_before_resume"] = self.elapsed_before
+        out.extra["distinct_before_resume"] = meta["distinct"]  # not counted in this run's rate
         out.generated = meta["generated"]
         out.per_depth = list(meta["per_depth"])
         for f in restore_violations(self.env, meta):

@@ -549,10 +549,14 @@ def check_identity(directory: str, body: dict, expect: dict) -> None:
                       ("invariants", "properties (--invariant, --no-invariants)"),
                       ("codec", "state codec"), ("reduction", "--reduction")):
         default = "none" if key == "reduction" else None  # checkpoints from before --reduction
-        if body.get(key, default) != expect.get(key, default):
+        there, here = body.get(key, default), expect.get(key, default)
+        if there != here:
+            if key == "stop_at_first":  # the flag is --all, the field its negation
+                there, here = (("without --all" if stop else "with --all") for stop in (there, here))
+                raise UsageError(f"checkpoint {directory} was written with a different --all: "
+                                 f"{there} there, {here} here")
             raise UsageError(f"checkpoint {directory} was written with a different {what}: "
-                             f"{body.get(key, default)!r}, this run has "
-                             f"{expect.get(key, default)!r}")
+                             f"{there!r}, this run has {here!r}")
     got, want = body.get("config", {}), expect["config"]
     if got != want:
         diff = [k for k in want if got.get(k) != want[k]] or sorted(set(got) ^ set(want))

@@ -176,13 +176,18 @@ class Lasso:
 
     @property
     def message(self) -> str:
-        p = PROPERTIES[self.property]
-        if self.kind == "dead-end":
-            what = "nothing can happen any more and the goal is not reached"
-        else:
-            what = (f"the fault-free run loops forever from step {self.loop_start} without "
-                    "reaching the goal, every message delivered and every timer fair")
-        return f"{p.name} fails: {what}"
+        return lasso_message(self.property, self.kind, self.loop_start)
+
+
+def lasso_message(prop: str, kind: str, loop_start: int | None) -> str:
+    """What a lasso of this shape says, derived from the shape alone (a lasso file's own
+    `message` is not believed: `zabmc.explore.trace` rebuilds it with this)."""
+    if kind == "dead-end":
+        what = "nothing can happen any more and the goal is not reached"
+    else:
+        what = (f"the fault-free run loops forever from step {loop_start} without "
+                "reaching the goal, every message delivered and every timer fair")
+    return f"{PROPERTIES[prop].name} fails: {what}"
 
 
 @dataclass

@@ -45,6 +45,12 @@ class Progress:
     distinct: int
     frontier: int
     elapsed: float
+    restored: int = 0  # distinct states a resumed search restored: not found in `elapsed`
+
+    @property
+    def rate(self) -> float:
+        """Distinct states per second found by this run (restored states not counted)."""
+        return (self.distinct - self.restored) / self.elapsed if self.elapsed > 0 else 0.0
 
 
 @dataclass
@@ -70,7 +76,10 @@ class Outcome:
 
     @property
     def states_per_second(self) -> float:
-        return self.distinct / self.elapsed if self.elapsed > 0 else 0.0
+        """Distinct states per second of this run: after --resume, the states the checkpoint
+        restored are in `distinct` but were not found in `elapsed`."""
+        new = self.distinct - self.extra.get("distinct_before_resume", 0)
+        return new / self.elapsed if self.elapsed > 0 else 0.0
 
     @property
     def collision_probability(self) -> float:

@@ -105,7 +105,8 @@ class Search:
         now = time.perf_counter()
         self.next_progress = now + PROGRESS_EVERY
         self.observer.on_progress(Progress(depth, self.out.generated, distinct, frontier,
-                                           now - self.t0))
+                                           now - self.t0,
+                                           self.out.extra.get("distinct_before_resume", 0)))
         if check_time and self.time_limit is not None and now - self.t0 >= self.time_limit:
             self.out.stop_reason = TIME_LIMIT
             raise Stopped

@@ -242,7 +242,7 @@ def _lasso_json(data: dict, n_events: int):
     lasso = data.get("liveness")
     if lasso is None:
         return None
-    from .liveness import PROPERTIES
+    from .liveness import PROPERTIES, lasso_message
 
     if not isinstance(lasso, dict):
         raise UsageError("malformed trace file: 'liveness' must be an object")
@@ -263,7 +263,9 @@ def _lasso_json(data: dict, n_events: int):
                              "fault-free suffix before the last")
     elif loop is not None:
         raise UsageError("malformed trace file: a dead end has no loop_start")
-    return dict(lasso)
+    # the shape is what replay confirms; the message is derived from it, never read from the file
+    return {"property": lasso["property"], "kind": lasso["kind"], "faults_stop": stop,
+            "loop_start": loop, "message": lasso_message(lasso["property"], lasso["kind"], loop)}
 
 
 def confirm_lasso(env: Env, trace: Trace) -> str | None:

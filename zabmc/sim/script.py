@@ -419,7 +419,9 @@ def from_json(data, source: str = "<json>") -> Script:
 
 
 def loads(text: str, source: str = "<script>") -> Script:
-    """Either form: JSON when the first non-blank character is `{`, the text format otherwise."""
+    """Either form: JSON when the first non-blank character is `{`, the text format otherwise.
+    A UTF-8 byte order mark at the start (some Windows editors write one) is not part of it."""
+    text = text.removeprefix("\ufeff")
     if text.lstrip().startswith("{"):
         try:
             data = parse_json(text, source)

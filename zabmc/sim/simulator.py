@@ -31,6 +31,9 @@ _new = tuple.__new__
 
 HEARTBEAT_INTERVAL = 50
 MAX_NODES = 9
+#: --proposals of one simulator run: the histories are immutable tuples, so a run's time grows with
+#: the square of its proposals (10,000 take about 2 s here, 100,000 several minutes)
+MAX_PROPOSALS = 10_000
 
 
 def proposal_schedule(rounds: int, proposals: int) -> list[int]:
@@ -52,6 +55,10 @@ class SimConfig(NamedTuple):
             raise UsageError(f"--rounds must not be negative, got {self.rounds}")
         if self.proposals < 0:
             raise UsageError(f"--proposals must not be negative, got {self.proposals}")
+        if self.proposals > MAX_PROPOSALS:
+            raise UsageError(f"--proposals is limited to {MAX_PROPOSALS:,} in the simulator, got "
+                             f"{self.proposals:,} (a run's time grows with the square of the "
+                             "proposals; zabmc check's limit is 255)")
         if not 0 <= self.seed < 1 << 64:
             raise UsageError(f"--seed must be an unsigned 64-bit integer, got {self.seed}")
         for s, d in self.partition:

@@ -216,6 +216,7 @@ class SparkBFS(Search):
             out.violations.append(f)
         self.elapsed_before = float(meta.get("extra", {}).get("elapsed", 0.0))
         out.extra["elapsed_before_resume"] = self.elapsed_before
+        out.extra["distinct_before_resume"] = meta["distinct"]  # not counted in this run's rate
         self.depth = snap.depth
         self.distinct = meta["distinct"]
         self.frontier = meta["frontier_states"]
