@@ -72,7 +72,8 @@ def replay(trace_file, quiet, html_out):
     from rich.console import Console
     from rich.markup import escape
 
-    from zabmc.explore.trace import load, replay as do_replay
+    from zabmc.explore.trace import load
+    from zabmc.explore.trace import replay as do_replay
     from zabmc.report.console import print_trace
 
     check_outputs({"--html": html_out}, {"trace file": trace_file})
@@ -122,7 +123,8 @@ def show(trace_file, output):
     replay confirms is drawn: a trace or lasso that replay does not confirm (its violation, its
     loop or its dead end is not what the file says) is refused with one line and exit 2, and
     nothing is written. Exit codes: 0 drawn, 2 bad usage or input, 1 internal error."""
-    from zabmc.explore.trace import load, replay as do_replay
+    from zabmc.explore.trace import load
+    from zabmc.explore.trace import replay as do_replay
 
     check_outputs({"-o": output}, {"trace file": trace_file})
     result = do_replay(load(trace_file))

@@ -434,7 +434,8 @@ def _read_manifest(directory: str, missing_ok: bool = False,
         body, digest = doc["body"], doc["xxh3"]
         if not isinstance(body, dict):
             raise TypeError
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError, RecursionError):
+        # RecursionError: nesting deeper than Python's reader goes (a forged manifest)
         raise _bad(directory, f"{MANIFEST} is truncated or corrupt") from None
     if _digest(body) != digest:
         raise _bad(directory, f"{MANIFEST} fails its checksum (corrupt)")
