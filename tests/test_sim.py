@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import struct
 import subprocess
 import sys
@@ -16,6 +15,8 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from conftest import need_console_script
 
 from models.db19 import MODEL
 from models.db19.codec import dump, parse_dump
@@ -513,10 +514,9 @@ def test_runs_are_deterministic_across_processes(cfg):
         assert out.stdout.decode() == want
 
 
-@pytest.mark.skipif(shutil.which("zabmc") is None, reason="console script not on PATH")
 def test_console_script_prints_the_golden_digest():
     seed, nodes, rounds, proposals, part, digest = GOLDEN[13]
-    out = subprocess.run(["zabmc", *_cli_argv(_cfg(seed, nodes, rounds, proposals, part))],
+    out = subprocess.run([need_console_script(), *_cli_argv(_cfg(seed, nodes, rounds, proposals, part))],
                          capture_output=True, timeout=120)
     assert out.returncode == 0 and out.stdout == digest.encode() and out.stderr == b""
 

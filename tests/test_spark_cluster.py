@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 
 import pytest
+
+from conftest import need_pyspark
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -25,9 +26,7 @@ LONGER = ["--nodes", "3", "--depth", "22", "--no-invariants"]
 
 @pytest.fixture(scope="module")
 def cluster():
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None:
-        pytest.skip("no Java here: the standalone cluster needs a JVM (Java 17)")
+    need_pyspark()  # and java: the standalone cluster's JVMs
     from zabmc.spark.standalone import standalone_cluster
 
     with standalone_cluster(workers=2, cores=1, memory="1g") as url:
