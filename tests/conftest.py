@@ -7,8 +7,14 @@ import os
 import shutil
 
 import pytest
+from hypothesis import settings
 
 from zabmc.cli import main
+
+# No test may fail for taking long: hypothesis's per-example deadline (200 ms by default) is off
+# for every @given of the suite, which runs on shared, loaded machines.
+settings.register_profile("zabmc", deadline=None)
+settings.load_profile("zabmc")
 
 
 def need(tool: str, why: str) -> None:
