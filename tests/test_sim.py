@@ -123,8 +123,9 @@ def test_payloads_are_unpadded_decimal():
 # --- golden digests -----------------------------------------------------------------------------
 
 # (seed, nodes, rounds, proposals, partition, sha256 of the dump). Pinned from this implementation
-# after checking the simulator against C6-C11 (the SpecObserver below) and against an independent
-# re-implementation of the seed document (600 random configurations, identical digests).
+# after checking the simulator against C6-C11 (the SpecObserver below); tests/test_sim_reference.py
+# checks every one against a second implementation, tests/reference/sim_db19.py, written from the
+# protocol's description and sharing no code with zabmc.
 GOLDEN = [
     (0, 1, 500, 0, "", "67aa38e18af5adb685cfd75dbe4489d0ff62e8e73326014e9441aad8b0abe620"),
     (7, 1, 1000, 25, "", "db28f08899cdd0d5230759d2e963a9721a978af5dd2d51f91eb1b7821b8fb5b0"),
