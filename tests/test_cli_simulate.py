@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import subprocess
 import sys
 
 import pytest
+
+from conftest import need_console_script
 
 from models.db19 import MODEL
 from models.db19.codec import parse_dump
@@ -40,7 +41,7 @@ def run(capsys, *args):
 
 def proc(*args, python_c=False):
     cmd = ([sys.executable, "-c", "from zabmc.cli import main; main()"] if python_c
-           else [shutil.which("zabmc") or pytest.skip("zabmc console script not on PATH")])
+           else [need_console_script()])
     return subprocess.run(cmd + list(args), capture_output=True, timeout=120)
 
 

@@ -117,11 +117,25 @@ def test_enter_looking_broadcasts_lfl_then_vote_and_keeps_leader_id():
 
 
 def test_timeout_of_follower_and_looking_node_re_enters_looking():
-    x = node(0, 3, role=FOLLOWING, leader_id=1, vote_target_id=1, vote_view=(1, 1, None))
-    assert timeout(x, 3) == enter_looking(x, 3)
-    assert timeout(x, 3).node.role == LOOKING
-    y = node(2, 3)
-    assert timeout(y, 3) == enter_looking(y, 3)
+    """C10: a non-Leading node whose deadline passed runs the "on entering Looking" block: it
+    votes for itself with its own last zxid, its tally holds only that vote, `leader_id` stays
+    (C14), and it broadcasts LookForLeader, then Vote, to its peers in ascending id. The deadline
+    is the simulator's (it resets it itself), so the step reports no timer effect."""
+    h = (t(2, 1), t(2, 2))
+    x = node(0, 3, role=FOLLOWING, leader_id=1, current_epoch=2, accepted_epoch=2, history=h,
+             last_committed=(2, 1), vote_target_id=1, vote_target_zxid=(1, 5),
+             vote_view=(1, 1, None))
+    want = node(0, 3, role=LOOKING, leader_id=1, current_epoch=2, accepted_epoch=2, history=h,
+                last_committed=(2, 1), vote_target_id=0, vote_target_zxid=(2, 2),
+                vote_view=(0, None, None))
+    lfl, vote = (LFL, 0, (2, 2), 2), (VOTE, 0, (2, 2), 2, 0)
+    assert_step(timeout(x, 3), want, [(1, lfl), (2, lfl), (1, vote), (2, vote)], NONE)
+    # a Looking node voting for node 0, whose deadline passed: back to its own vote, empty tally
+    y = node(2, 3, vote_target_id=0, vote_target_zxid=(0, 0), vote_view=(None, None, 0))
+    want = node(2, 3, role=LOOKING, vote_target_id=2, vote_target_zxid=(0, 0),
+                vote_view=(None, None, 2))
+    lfl, vote = (LFL, 2, (0, 0), 0), (VOTE, 2, (0, 0), 0, 2)
+    assert_step(timeout(y, 3), want, [(0, lfl), (1, lfl), (0, vote), (1, vote)], NONE)
 
 
 def test_timeout_of_leader_is_none():

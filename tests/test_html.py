@@ -12,12 +12,21 @@ import subprocess
 
 import pytest
 
+from conftest import need
 from zabmc.explore.trace import load, replay
 from zabmc.report import html as H
 
 CORPUS = pathlib.Path(__file__).parent / "corpus"
 ZK4646 = CORPUS / "zk" / "zookeeper-4646.trace.json"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture
+def chromium():
+    if CHROMIUM is None:
+        need("chromium", "headless Chromium (Debian's chromium) is not installed here; "
+                         "`make install-test` installs it where apt-get can")
+    return CHROMIUM
 
 
 def test_show_writes_one_self_contained_page(tmp_path, cli):
@@ -74,16 +83,14 @@ def test_a_page_stays_readable_at_60_steps_on_5_nodes(tmp_path):
     assert width <= 1400 and height == int(H._row_y(61) + 10 + 40 + 48)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium (Debian's chromium) is not "
-                    "installed here; `make test` installs it where apt-get can")
-def test_chromium_draws_lanes_and_arrows_where_the_trace_says(tmp_path):
+def test_chromium_draws_lanes_and_arrows_where_the_trace_says(tmp_path, chromium):
     from PIL import Image
 
     trace = replay(load(str(ZK4646))).trace
     page = tmp_path / "bug.html"
     page.write_text(H.render(trace))
     png = tmp_path / "bug.png"
-    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                     "--force-device-scale-factor=1", "--window-size=1700,1000",
                     f"--screenshot={png}", page.as_uri()],
                    check=True, capture_output=True, timeout=120)
@@ -142,9 +149,7 @@ LASSO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
                      "liveness", "zab-nodes-3-proposals-1-max-drops-1-depth-80.json")
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium (Debian's chromium) is not "
-                    "installed here; `make test` installs it where apt-get can")
-def test_chromium_draws_a_lasso_with_its_loop(tmp_path):
+def test_chromium_draws_a_lasso_with_its_loop(tmp_path, chromium):
     """The eventually-commit lasso of reports/liveness (29 steps, faults stop after 26, the loop
     is steps 27-29): the loop's rows are tinted from row 27 to the end, the rows before are not,
     and the red bracket back to the loop's start runs beside them."""
@@ -156,7 +161,7 @@ def test_chromium_draws_a_lasso_with_its_loop(tmp_path):
     page = tmp_path / "lasso.html"
     page.write_text(H.render(trace))
     png = tmp_path / "lasso.png"
-    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                     "--force-device-scale-factor=1", "--window-size=1700,1200",
                     f"--screenshot={png}", page.as_uri()],
                    check=True, capture_output=True, timeout=120)

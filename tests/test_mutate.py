@@ -299,16 +299,25 @@ def _zk(change: str):
 def test_reachable_is_the_searchs_state_set_and_tells_a_restriction_from_a_mutant_that_adds():
     """`reachable` walks the same kernel as the search: on zk-fixed's gate run 1 it finds the
     search's 4,409 states. Starting an election only when more than a quorum is looking (162:9,
-    `>=` to `>`) reaches none of its own; deciding a commit with `z < c` for `z <= c` (89:11)
-    reaches a state the original never does, and the gate catches it."""
-    from zabmc.mutate import reachable
+    `>=` to `>`) reaches only states of the original's; deciding a commit with `z < c` for
+    `z <= c` (89:11) reaches a state the original never does, on the delivery of an ACK (where
+    the leader decides commits); dispatching a kernel action on `kind != 'elect'` (207:7) makes
+    the first election raise: three different answers."""
+    from zabmc.mutate import KERNEL_RAISED, NEW_STATE, Escape, reachable
 
     run = ZK_FIXED_GATE[0]
     original = reachable("zk-fixed", None, run)
     assert len(original) == 4409
-    assert reachable("zk-fixed", _zk("162:9 cmp: len(looking) >= q -> len(looking) > q"), run,
-                     within=original) is not None
-    assert reachable("zk-fixed", _zk("89:11 cmp: z <= c -> z < c"), run, within=original) is None
+    fewer = reachable("zk-fixed", _zk("162:9 cmp: len(looking) >= q -> len(looking) > q"), run,
+                      within=original)
+    assert isinstance(fewer, set) and fewer < original
+    adds = reachable("zk-fixed", _zk("89:11 cmp: z <= c -> z < c"), run, within=original)
+    assert isinstance(adds, Escape) and adds.reason == NEW_STATE
+    assert adds.detail.startswith("deliver ") and " ACK(" in adds.detail, adds
+    raises = reachable("zk-fixed", _zk("207:7 cmp: kind == 'elect' -> kind != 'elect'"), run,
+                       within=original)
+    assert isinstance(raises, Escape) and raises.reason == KERNEL_RAISED
+    assert raises.detail.startswith("ValueError: unknown zk action ('elect', "), raises
     with pytest.raises(UsageError, match="not an exhaustive"):
         reachable("zk-fixed", None, ZK_FIXED_GATE[6])
 
@@ -317,20 +326,31 @@ def test_reachable_is_the_searchs_state_set_and_tells_a_restriction_from_a_mutan
 def test_a_restriction_is_never_caught_and_reaches_no_more_states():
     """Over every mutant of models/zk/handlers.py that changes gate run 1's graph (firm
     mutation), those `reachable` calls restrictions pass the run, with at most the original's
-    states: a mutant that only removes behaviour cannot break a safety property. (The mutants
-    that add states are not run: some blow up, which is what the campaign's CPU limit is for.)
-    The counts are pinned: 137 change the graph and 8 of them are restrictions."""
-    from zabmc.mutate import Probe, gate_config, reachable
+    states: a mutant that only removes behaviour cannot break a safety property; those whose
+    kernel raises are caught by the search with that error. (The mutants that add states are
+    not run: some blow up, which is what the campaign's CPU limit is for.) The counts are
+    pinned and only detect change: 137 change the graph, 8 of them are restrictions, 10 raise
+    and 119 reach a new state (one of them at the initial state)."""
+    from zabmc.mutate import KERNEL_RAISED, NEW_STATE, Escape, Probe, gate_config, reachable
 
     run = ZK_FIXED_GATE[0]
     probe = Probe("zk-fixed")
     bfs(Env(probe.model, gate_config(run), Checker(DEFAULT_PROPERTIES)))
     original = reachable("zk-fixed", None, run)
     changed = [m for m in mutants("zk-fixed") if m.index in probe.propagated]
-    restrictions = [m for m in changed
-                    if reachable("zk-fixed", m, run, within=original) is not None]
+    answers = {m.name: reachable("zk-fixed", m, run, within=original) for m in changed}
+    restrictions = [m for m in changed if not isinstance(answers[m.name], Escape)]
     for m in restrictions:
+        assert answers[m.name] <= original, m.name
         r = run_search("zk-fixed", m, run)
         assert (r["caught"], r["complete"]) == (False, True), m.name
         assert r["distinct"] <= len(original), m.name
-    assert (len(changed), len(restrictions)) == (137, 8)
+    raised = [m for m in changed if isinstance(answers[m.name], Escape)
+              and answers[m.name].reason == KERNEL_RAISED]
+    for m in raised:  # caught: by the error, or by a property broken before it
+        r = run_search("zk-fixed", m, run)
+        assert r["caught"] and r.get("error", answers[m.name].detail) == answers[m.name].detail \
+            and (r.get("property") is None) == ("error" in r), (m.name, r)
+    reasons = Counter(a.reason for a in answers.values() if isinstance(a, Escape))
+    assert (len(changed), len(restrictions), reasons[KERNEL_RAISED], reasons[NEW_STATE]) == \
+        (137, 8, 10, 119)

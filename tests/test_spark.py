@@ -122,12 +122,23 @@ def test_spark_bfs_matches_on_3_nodes_fifo_deeper(spark):
 
 @pytest.mark.spark
 def test_spark_bfs_time_limit_stops_with_a_partial_result(spark):
+    """A space that cannot finish: 5 nodes, every budget at 5 and no depth bound to speak of
+    (levels 1 to 3 hold 90, 4,100 and 128,890 states, growing some thirty-fold a level), and no
+    property to stop at, so only the time limit can end the search. What it found is the
+    in-process search's levels, the last one possibly cut short."""
     from zabmc.spark.engine import spark_bfs
 
-    o = spark_bfs(env_for(ALL, nodes=3, network="fifo", depth=40), master="local[2]",
-                  time_limit=0.5)
+    space = dict(nodes=5, network="bag", proposals=5, max_timeouts=5, max_drops=5,
+                 max_heartbeats=5, max_crashes=5)
+    o = spark_bfs(env_for((), depth=10_000, **space), master="local[2]", time_limit=0.5,
+                  stop_at_first=False)
     assert o.stop_reason == "time-limit"
     assert o.distinct == sum(o.per_depth) and o.per_depth[0] == 1
+    k = len(o.per_depth) - 1
+    m = min(k, 3)  # level 4 would take minutes in process
+    full = bfs(env_for((), depth=m, **space), stop_at_first=False)
+    assert o.per_depth[:m] == full.per_depth[:m]
+    assert k > 3 or o.per_depth[k] <= full.per_depth[k]
 
 
 def _check_json(capsys, tmp_path, engine, *args):
@@ -149,12 +160,18 @@ def test_cli_check_engine_spark_json_equals_in_process(spark, capsys, tmp_path):
     assert spark_stats["master"] == "local[2]" and spark_stats["partitions"] == 2
     assert [lv["new"] for lv in spark_stats["levels"]] == a["per_depth"][1:]
     # every level reports the busy seconds of its 2 tasks' expansions (of its parents) and
-    # merges; 2 cores cannot be busy for longer than twice the levels' time
-    for lv in spark_stats["levels"]:
-        assert len(lv["expand_task_seconds"]) == len(lv["merge_task_seconds"]) == 2
+    # merges, sorted; the totals are their sums, and the sums of each level's slowest (rounded
+    # to 3 places; no comparison of one clock with another: they vary with the machine's load)
+    levels = spark_stats["levels"]
+    for lv in levels:
+        for kind in ("expand_task_seconds", "merge_task_seconds"):
+            assert len(lv[kind]) == 2 and lv[kind] == sorted(lv[kind]) and lv[kind][0] >= 0
     ts = spark_stats["task_seconds"]
-    assert 0 < ts["expand_slowest"] <= ts["expand"] and 0 < ts["merge_slowest"] <= ts["merge"]
-    assert ts["expand"] + ts["merge"] < 2 * spark_stats["level_seconds_total"]
+    for kind in ("expand", "merge"):
+        per = [lv[f"{kind}_task_seconds"] for lv in levels]
+        assert ts[kind] == pytest.approx(sum(map(sum, per)), abs=1e-3)
+        assert ts[f"{kind}_slowest"] == pytest.approx(sum(map(max, per)), abs=1e-3)
+        assert 0 < ts[f"{kind}_slowest"] <= ts[kind]
     # the engine, the times and the memory figures (of the process that ran the search) differ;
     # everything else is the same
     for k in ("engine", "elapsed_seconds", "states_per_second", "memory"):

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 
 import pytest
+
+from conftest import need_pyspark
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -25,9 +26,7 @@ LONGER = ["--nodes", "3", "--depth", "22", "--no-invariants"]
 
 @pytest.fixture(scope="module")
 def cluster():
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None:
-        pytest.skip("no Java here: the standalone cluster needs a JVM (Java 17)")
+    need_pyspark()  # and java: the standalone cluster's JVMs
     from zabmc.spark.standalone import standalone_cluster
 
     with standalone_cluster(workers=2, cores=1, memory="1g") as url:
@@ -83,29 +82,51 @@ def test_spark_submit_to_the_cluster_equals_in_process(cluster, tmp_path):
         trace_events(tmp_path / "mem-agreement.json")
 
 
+def _executor_that_ran_a_task(proc, before, failsafe=600):
+    """The first executor of the job `proc` (not in `before`) whose log (its work directory's
+    stderr) shows a finished task. Fails if the job ends first; the wall-time failsafe only
+    keeps a hung job from hanging the suite."""
+    from zabmc.spark.standalone import executor_pids
+
+    end = time.monotonic() + failsafe
+    while True:
+        assert proc.poll() is None, "the job ended before an executor of it finished a task"
+        for pid in sorted(set(executor_pids()) - before):
+            try:
+                text = open(f"/proc/{pid}/cwd/stderr", errors="replace").read()
+            except OSError:
+                continue
+            if "Finished task" in text:
+                return pid
+        if time.monotonic() > end:
+            proc.kill()
+            proc.wait()
+            pytest.fail("no executor of the job finished a task")
+        time.sleep(0.1)
+
+
 def test_an_executor_killed_mid_run_changes_nothing(cluster, tmp_path):
     from zabmc.spark.standalone import executor_pids
 
     rc, out, _ = zabmc(["check", *LONGER, "--json", "-q"], tmp_path)
     want = json.loads(out)
     before = set(executor_pids())
+    log = open(tmp_path / "driver.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "zabmc", "check", *LONGER, "--engine", "spark",
                              "--master", cluster, "--json", "--verbose"], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, cwd=tmp_path)
-    # wait for this job's executors, let a few levels go by, then kill one executor
-    deadline = time.monotonic() + 300
-    while not set(executor_pids()) - before:
-        assert proc.poll() is None and time.monotonic() < deadline, "no executor came up"
-        time.sleep(0.2)
-    time.sleep(4)
-    assert proc.poll() is None, "the job ended before an executor could be killed"
-    victim = sorted(set(executor_pids()) - before)[0]
+                            stderr=log, text=True, cwd=tmp_path)
+    # once an executor of this job has finished a task (its output is now the job's to lose),
+    # kill it
+    victim = _executor_that_ran_a_task(proc, before)
     os.kill(victim, signal.SIGKILL)
     out2, _ = proc.communicate(timeout=600)
+    log.close()
     got = json.loads(out2)
     assert proc.returncode == rc == 0
     assert essentials(got) == essentials(want)
     assert victim not in executor_pids()
+    # the driver saw it go while the job ran (its scheduler logs the loss)
+    assert "Lost executor" in (tmp_path / "driver.log").read_text()
 
 
 def test_an_executor_killed_after_a_reliable_checkpoint_changes_nothing(cluster, tmp_path):
@@ -120,21 +141,26 @@ def test_an_executor_killed_after_a_reliable_checkpoint_changes_nothing(cluster,
     ck = tmp_path / "ck"
     ck.mkdir()
     before = set(executor_pids())
+    log = open(tmp_path / "driver.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "zabmc", "check", *LONGER, "--engine", "spark",
-                             "--master", cluster, "--json", "--checkpoint", str(ck)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            cwd=tmp_path)
-    deadline = time.monotonic() + 300
-    # the first cut (level 10) is written once an rdd-* directory has a part file
-    while not any(p.name.startswith("part-") for p in ck.glob("*/rdd-*/*")):
-        assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint was written"
+                             "--master", cluster, "--json", "--checkpoint", str(ck), "--verbose"],
+                            stdout=subprocess.PIPE, stderr=log, text=True, cwd=tmp_path)
+    # the first cut (level 10) is written once an rdd-* directory holds a part file for each of
+    # the job's 2 partitions (one per worker core; Spark renames each into place when whole)
+    end = time.monotonic() + 600  # a failsafe for a hung job, not a measure
+    while not any(len(list(d.glob("part-*"))) >= 2 for d in ck.glob("*/rdd-*")):
+        assert proc.poll() is None, "the job ended before its first checkpoint was whole"
+        if time.monotonic() > end:
+            proc.kill()
+            proc.wait()
+            pytest.fail("no checkpoint was written")
         time.sleep(0.1)
-    time.sleep(1)
-    assert proc.poll() is None, "the job ended before an executor could be killed"
     victim = sorted(set(executor_pids()) - before)[0]
     os.kill(victim, signal.SIGKILL)
     out2, _ = proc.communicate(timeout=600)
+    log.close()
     got = json.loads(out2)
     assert proc.returncode == rc == 0
     assert essentials(got) == essentials(want)
-    assert got["spark"]["lineage_cut"] == "reliable"
+    assert (got["spark"]["lineage_cut"], got["spark"]["partitions"]) == ("reliable", 2)
+    assert "Lost executor" in (tmp_path / "driver.log").read_text()  # lost while the job ran

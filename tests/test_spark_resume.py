@@ -226,7 +226,6 @@ def test_kill_9_of_the_spark_driver_then_resume_gives_the_uninterrupted_result(t
 @pytest.fixture(scope="module")
 def snapshot_dir(spark, tmp_path_factory):
     """A Spark snapshot of level 9 (its own session: module-scoped)."""
-    pytest.importorskip("pyspark")
     from zabmc.spark import checkpoint as sck
     from zabmc.spark.engine import spark_bfs
 

@@ -11,15 +11,11 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zabmc.explore.seen import FP_DTYPE, insert_sorted, member
-
-pytest.importorskip("zstandard")
-
-from zabmc.spark import worker  # noqa: E402  (needs zstandard)
+from zabmc.spark import worker  # zstandard, which it needs, is one of zabmc's dependencies
 
 PREFIXES = [b"\x00" * 8, b"\x00" * 7 + b"\x01", b"\x7f" * 8, b"\xff" * 8]
 fingerprints = st.builds(lambda p, s: p + s, st.sampled_from(PREFIXES),

@@ -13,12 +13,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import need_module
 from zabmc.cli import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, main
 
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
+
+def _arrow():
+    """pyarrow and pyarrow.parquet, which write the tables here (and are the arrow reader)."""
+    install = "pip install -e '.[spark]' (make install-test)"
+    return need_module("pyarrow", install), need_module("pyarrow.parquet", install)
+
+
+@pytest.fixture
+def arrow():
+    return _arrow()
+
 
 def schema():
+    pa, _ = _arrow()
     return pa.schema([("config", pa.string()), ("nodes", pa.int32()), ("rounds", pa.int32()),
                       ("proposals", pa.int32()), ("partition", pa.string()),
                       ("seed", pa.int64()), ("digest", pa.string()),
@@ -38,6 +49,7 @@ def row(config, seed, prop=None, tick=None):
 
 
 def write(path, rows, files=1):
+    pa, pq = _arrow()
     path.mkdir()
     for k in range(files):
         part = rows[k::files]
@@ -82,7 +94,7 @@ rows_strategy = st.lists(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows_strategy, st.integers(1, 3), st.sampled_from([1, 2, 5, 1 << 20]))
-def test_arrow_report_is_the_row_by_row_summary(tmp_path_factory, spec, files, batch):
+def test_arrow_report_is_the_row_by_row_summary(arrow, tmp_path_factory, spec, files, batch):
     from zabmc.spark.sweep_report import report_arrow
 
     rows = [row(c, s, *(v or (None, None))) for c, s, v in spec]
@@ -108,7 +120,7 @@ def run(capsys, *args):
     return exc.value.code, out, err
 
 
-def test_cli_report_json_text_and_exit_codes(capsys, tmp_path):
+def test_cli_report_json_text_and_exit_codes(arrow, capsys, tmp_path):
     path = write(tmp_path / "s.parquet", FIXED, files=2)
     code, out, _ = run(capsys, "sweep", "--report", path, "--json")
     assert code == EXIT_VIOLATION
@@ -130,7 +142,24 @@ def test_cli_report_json_text_and_exit_codes(capsys, tmp_path):
     assert code == EXIT_OK and json.loads(out)["violations"] == []
 
 
-def test_report_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
+def assert_one_line_usage_errors(capsys, cases):
+    for args, message in cases:
+        code, out, err = run(capsys, "sweep", *args)
+        assert code == EXIT_USAGE, (args, err)
+        assert message in err and err.count("\n") == 1 and err.startswith("zabmc: error: "), err
+
+
+def test_report_without_a_table_is_one_line_and_exit_2(capsys, tmp_path):
+    """Refused before any table is read: these need no pyarrow."""
+    assert_one_line_usage_errors(capsys, [
+        (("--report", str(tmp_path / "nowhere")), "no sweep table at"),
+        (("--report-engine", "arrow",), "--report-engine goes with --report"),
+        (("--report", str(tmp_path / "nowhere"), "--seeds", "0..5"), "it takes no --seeds"),
+    ])
+
+
+def test_report_bad_input_is_one_line_and_exit_2(arrow, capsys, tmp_path):
+    pa, pq = arrow
     good = write(tmp_path / "s.parquet", FIXED)
     junk = tmp_path / "junk"
     junk.mkdir()
@@ -139,23 +168,18 @@ def test_report_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
     other.mkdir()
     pq.write_table(pa.table({"x": [1, 2]}), other / "p.parquet")
     cases = [
-        (("--report", str(tmp_path / "nowhere")), "no sweep table at"),
         (("--report", str(junk)), "cannot read"),
         (("--report", str(other)), "not a zabmc sweep table (no column config"),
         (("--report", good, "--seeds", "0..5"), "it takes no --seeds"),
         (("--report", good, "--nodes", "3"), "it takes no --nodes"),
         (("--report", good, "--report-engine", "arrow", "--master", "local[2]"),
          "--master goes with --report-engine spark"),
-        (("--report-engine", "arrow",), "--report-engine goes with --report"),
     ]
-    for args, message in cases:
-        code, out, err = run(capsys, "sweep", *args)
-        assert code == EXIT_USAGE, (args, err)
-        assert message in err and err.count("\n") == 1 and err.startswith("zabmc: error: "), err
+    assert_one_line_usage_errors(capsys, cases)
 
 
 @pytest.mark.spark
-def test_spark_reader_gives_the_arrow_report(spark, tmp_path):
+def test_spark_reader_gives_the_arrow_report(arrow, spark, tmp_path):
     from zabmc.spark.sweep_report import report, report_arrow, report_spark
 
     rows = FIXED + [row("n3-r100-p5", s, PROPS[s % 3] if s % 4 else None, (s * 37) % 300)

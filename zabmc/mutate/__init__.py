@@ -24,6 +24,7 @@ import importlib.util
 import sys
 import types
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from zabmc import gate as _gate
 from zabmc.errors import UsageError
@@ -522,34 +523,52 @@ def _exhaustive(run: str) -> bool:
             and spec.max_states is None)
 
 
+#: why `reachable(..., within=...)` found a mutant outside the original's reachable set
+NEW_STATE, KERNEL_RAISED = "reaches a new state", "the kernel raised"
+
+
+class Escape(NamedTuple):
+    """A mutant leaving the original's reachable set: `reason` is NEW_STATE (`depth` is the
+    first such state's, `detail` the event that reached it, or "the initial state") or
+    KERNEL_RAISED (`depth` the last state met before, `detail` the exception, "Type: message")."""
+
+    reason: str
+    depth: int
+    detail: str
+
+
 def reachable(model_name: str, mutant: Mutant | None, run: str, within=None):
     """The fingerprints of every state `run` (an exhaustive search: `_exhaustive`) reaches on the
     mutant, breadth-first to its depth bound, over the same kernel as the search itself.
 
-    With `within` (a set of fingerprints), stop at the first state outside it and return None:
-    the mutant then reaches something the original does not; so does a mutant whose kernel
-    raises (the search counts that as caught). Every state counts, whatever the properties say
-    of it: the comparison is of graphs, not of verdicts."""
+    With `within` (a set of fingerprints): the same set when every state is in `within` (the
+    mutant only restricts), else an `Escape` saying why not: the first state outside it
+    (NEW_STATE), or a kernel that raises (KERNEL_RAISED; the search counts that as caught). Every
+    state counts, whatever the properties say of it: the comparison is of graphs, not of
+    verdicts."""
     if not _exhaustive(run):
         raise UsageError(f"not an exhaustive breadth-first search: {run}")
     spec = _spec(run, model_name)
     # the properties' ghost is part of the state: compare with the same checker as the search
     env = spec.replace(model_override=build(spec.model, mutant)).env()
-    if within is None:
-        return _reach(env, None)
-    try:
-        return _reach(env, within)
-    except Exception:  # noqa: BLE001  (the mutant breaks the kernel: it adds a failure)
-        return None
+    return _reach(env, within)
 
 
 def _reach(env, within):
     from zabmc.explore.graph import breadth_first
 
-    seen = set()
-    for *_, f, _v, new in breadth_first(env):
+    seen, depth, edges = set(), 0, breadth_first(env)
+    while True:
+        try:  # only the kernel's own steps: an error here is the mutant's
+            depth, _src, ev, _s, f, _v, new = next(edges)
+        except StopIteration:
+            return seen
+        except Exception as e:  # noqa: BLE001  (the mutant breaks the kernel: it adds a failure)
+            if within is None:
+                raise
+            return Escape(KERNEL_RAISED, depth, f"{type(e).__name__}: {e}")
         if new:
             if within is not None and f not in within:
-                return None
+                how = "the initial state" if ev is None else ev.describe(env.model)
+                return Escape(NEW_STATE, depth, how)
             seen.add(f)
-    return seen
