@@ -72,6 +72,9 @@ SPECS = {
     "db19": ("DB19", "DB19Depth", (), "db-19"),
     "zab": ("Zab", "ZabDepth", (("Omega", "FALSE"),), "zab"),
     "zab-omega": ("Zab", "ZabDepth", (("Omega", "TRUE"),), "zab-omega"),
+    "zk": ("Zk", "ZkDepth", (("NewLeaderRule", '"async"'),), "zk"),
+    "zk-fixed": ("Zk", "ZkDepth", (("NewLeaderRule", '"sync"'),), "zk-fixed"),
+    "zk-pre3911": ("Zk", "ZkDepth", (("NewLeaderRule", '"uptodate"'),), "zk-pre3911"),
 }
 
 
