@@ -1,7 +1,9 @@
 """TLC counts the same states zabmc does (#19, #39).
 
 benchmarks/tla/ transliterates zabmc's models and the explorer's events into TLA+: DB19.tla the
-db-19 kernel, Zab.tla the `zab` kernel (and, with its constant Omega, `zab-omega`). On each space
+db-19 kernel, Zab.tla the `zab` kernel (and, with its constant Omega, `zab-omega`), Zk.tla the
+`zk` family with the election as its outcome (`zk`, `zk-fixed`, `zk-pre3911` through its constant
+NewLeaderRule). On each space
 below, TLC (one worker) and `zabmc check --no-invariants` of the same model, both run here, must
 find exactly the distinct states and generate exactly the states written here (TLC's "states
 generated" is the transitions plus the initial state, zabmc's `states` the same). The pinned
@@ -80,10 +82,35 @@ ZAB_CASES = [
     (_space(nodes=3, proposals=1, timeouts=1), 10, "3n-p1-t1-depth10",
      (24_569, 73_816), (24_569, 73_816), True),
 ]
+# zk and zk-fixed (Zk.tla, the election as its outcome): two nodes exhausted, three nodes
+# exhausted with two proposals, three nodes within a depth bound with a crash, a drop or a
+# timeout; and zk-pre3911, the constant's third value, on two of them.
+ZK_CASES = [
+    # (space, depth, id, zk, zk-fixed, zk-pre3911 or None, slow)
+    (_space(proposals=1, timeouts=1, drops=1), None, "2n-p1-t1-d1",
+     (1_032, 1_683), (1_008, 1_631), None, False),
+    (_space(proposals=1, timeouts=1, crashes=1), None, "2n-p1-t1-c1",
+     (1_376, 2_449), (1_330, 2_363), (1_366, 2_413), False),
+    (_space(proposals=2, timeouts=1, drops=1, crashes=1), None, "2n-p2-t1-d1-c1",
+     (22_794, 46_632), (20_850, 42_634), None, True),
+    (_space(nodes=3, proposals=2), None, "3n-p2",
+     (10_460, 27_257), (8_640, 21_165), (7_396, 18_361), True),
+    (_space(nodes=3, proposals=1, crashes=1), 16, "3n-p1-c1-depth16",
+     (9_542, 18_500), (9_514, 18_424), None, True),
+    (_space(nodes=3, proposals=1, drops=1), 16, "3n-p1-d1-depth16",
+     (5_925, 11_608), (5_881, 11_520), None, True),
+    (_space(nodes=3, proposals=1, timeouts=1), 14, "3n-p1-t1-depth14",
+     (11_856, 27_228), (11_854, 27_226), None, True),
+]
 for _sp, _depth, _id, _zab, _omega, _slow in ZAB_CASES:
-    for _model, (_distinct, _generated) in (("zab", _zab), ("zab-omega", _omega)):
-        CASES.append(pytest.param(_model, _sp, _depth, _distinct, _generated,
-                                  id=f"{_model}-{_id}", marks=[SLOW] if _slow else []))
+    for _model, _counts in (("zab", _zab), ("zab-omega", _omega)):
+        CASES.append(pytest.param(_model, _sp, _depth, *_counts, id=f"{_model}-{_id}",
+                                  marks=[SLOW] if _slow else []))
+for _sp, _depth, _id, _zk, _fixed, _pre, _slow in ZK_CASES:
+    for _model, _counts in (("zk", _zk), ("zk-fixed", _fixed), ("zk-pre3911", _pre)):
+        if _counts is not None:
+            CASES.append(pytest.param(_model, _sp, _depth, *_counts, id=f"{_model}-{_id}",
+                                      marks=[SLOW] if _slow else []))
 
 
 @pytest.mark.parametrize("model,space,depth,distinct,generated", CASES)
@@ -110,3 +137,4 @@ def test_cfg_names_every_constant():
     assert "MaxDepth = 7" in bounded and "NEXT NextWithin" in bounded
     assert "Omega = FALSE" in tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zab")
     assert "Omega = TRUE" in tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zab-omega")
+    assert 'NewLeaderRule = "sync"' in tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zk-fixed")
