@@ -238,7 +238,7 @@ def section(r: dict) -> str:
     model = r.get("model", "db19")
     module = SPECS[model][0]
     what = ("the db-19 kernel" if model == "db19"
-            else f"the `{model}` kernel (models/zab)")
+            else f"the `{model}` kernel (models/{model.split('-')[0]})")
     t_rate = tlc["distinct"] / tlc["cpu_seconds"]
     z_rate = zab["distinct"] / zab["cpu_seconds"]
     java = subprocess.run([find_java(), "-version"], capture_output=True, text=True).stderr
