@@ -185,9 +185,7 @@ def _leave_looking(node: Node, **kw) -> Node:
     return node._replace(vote_target_zxid=ZERO, vote_view=(None,) * len(node.vote_view), **kw)
 
 
-# `_check_election` is db-19's, written out again here (deliberately: `zabmc mutate` mutates each
-# model's file apart, and a mutant of db-19's must not change zab).
-def _check_election(c: _Ctx) -> None:
+def _check_election(c: _Ctx) -> None:  # db-19's, written out again: mutate mutates each apart
     node = c.node
     target = node.vote_target_id
     if sum(1 for v in node.vote_view if v == target) >= c.q:

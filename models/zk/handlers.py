@@ -44,10 +44,9 @@ class Pre3911Rules(Rules):
 
 
 class FixedRules(Rules):
-    """The fix of ZOOKEEPER-4785 (apache/zookeeper PR #2111, cherry-picked as #2132 into 3.8.5
-    and #2133 into 3.9.2): at NEWLEADER the follower writes packetsNotCommitted to disk, then
-    currentEpoch, and only then acknowledges. (PRs #1993 and #2028, once proposed for 4646 and
-    4643, were closed unmerged; 3.9.3's fix, #2152 merged as #2188, differs again.)"""
+    """ZOOKEEPER-4785's fix (PR #2111; #2132 in 3.8.5, #2133 in 3.9.2; not the unmerged #1993 and
+    #2028, nor 3.9.3's #2152): at NEWLEADER the follower writes packetsNotCommitted to disk, then
+    currentEpoch, and only then acknowledges."""
 
     tag = "fixed"
     newleader = "sync"
@@ -358,9 +357,8 @@ def deliver(node: Node, src: int, msg: tuple, n: int, rules: Rules) -> Step:
         if node.nl:
             if kind == PROPOSAL:
                 return Step(node._replace(pending=node.pending + (msg[2],)), _NO, _NO)
-            if kind == COMMIT:
-                failed = _NO if node.pending else _sync_npe(node, msg[2])
-                return Step(node._replace(pcommit=max(node.pcommit, msg[2])), _NO, failed)
+            if kind == COMMIT:  # with nothing pending, ZOOKEEPER-4394 (`_npe`)
+                return Step(node._replace(pcommit=max(node.pcommit, msg[2])), _NO, _npe(node, msg))
             if kind == UPTODATE:
                 return Step(_on_uptodate(node), _NO, _NO)
         return Step(node, _NO, _NO)
@@ -403,12 +401,7 @@ def _on_ackepoch(node: Node, j: int, epoch: int, zxid: tuple, n: int, rules: Rul
     if epoch == -1:
         return Step(node._replace(peers=peers), _NO, _NO)
     if (epoch, zxid) > (node.current_epoch, last_zxid(log_of(node))):
-        # a follower is more recent than the leader (D9): Leader.waitForEpochAck throws
-        # "Follower is ahead of the leader" and the leader gives up its epoch
-        st = look(node, n, rules)
-        what = (f"leader {node.id} gives up epoch {node.accepted_epoch}: follower {j} is ahead "
-                f"(current epoch {epoch}, last zxid {zxid[0]}.{zxid[1]}; Leader.waitForEpochAck)")
-        return Step(st.node, st.outs, st.effects + ((FAILED, "leader-gives-up", what),))
+        return _gives_up(node, j, epoch, zxid, n, rules)  # a follower is more recent (D9)
     node = node._replace(peers=peers, electing=node.electing | bit(j))
     if count(node.electing) < quorum(n):
         return Step(node, _NO, _NO)
@@ -519,18 +512,6 @@ def _on_newleader(node: Node, epoch: int, rules: Rules) -> Step:
         else:  # handed to the SyncThread
             node = node._replace(mem=node.mem + node.pending, pending=())
     return Step(settle(node), ((node.leader, (ACKLD, node.conn, epoch)),), _NO)
-
-
-def _sync_npe(node: Node, zxid: tuple) -> tuple:
-    """A COMMIT after NEWLEADER finds packetsNotCommitted empty (NEWLEADER cleared it, and no
-    PROPOSAL came since): `Learner.syncWithLeader` reads `packetsNotCommitted.peekFirst().hdr`
-    and throws a NullPointerException (3.7.0 to 3.9.2; ZOOKEEPER-4394, fixed in 3.9.3 by #2152).
-    The follower would give up this leader; the model goes on as if the COMMIT were recorded
-    (its coarser grain), and reports the failure (the `sync-exception` property)."""
-    return ((FAILED, "sync-exception",
-             f"node {node.id} got COMMIT {zxid[0]}.{zxid[1]} after NEWLEADER with "
-             "packetsNotCommitted empty: Learner.syncWithLeader throws a NullPointerException "
-             "(ZOOKEEPER-4394)"),)
 
 
 def _on_uptodate(node: Node) -> Node:
@@ -654,3 +635,32 @@ def on_drop(nodes, src: int, dst: int, msg: tuple, n: int, rules: Rules) -> list
     if x.role == LEADING and x.learners >> src & 1 and x.lconn[src] == c:
         return [(dst, Step(x._replace(cut=x.cut | bit(src)), _NO, _NO))]
     return []
+
+
+# --- failures (zabmc.model's FAILED effect) --------------------------------------------------------
+# Written last in the file, so that adding them moved no line above (`zabmc mutate` names its
+# mutants by line, and reports/verification.md lists them).
+
+
+def _npe(node: Node, msg: tuple) -> tuple:
+    """A COMMIT after NEWLEADER finds packetsNotCommitted empty (NEWLEADER cleared it, and no
+    PROPOSAL came since): `Learner.syncWithLeader` reads `packetsNotCommitted.peekFirst().hdr`
+    and throws a NullPointerException (3.7.0 to 3.9.2; ZOOKEEPER-4394, fixed in 3.9.3 by #2152).
+    The follower would give up this leader; the model goes on as if the COMMIT were recorded
+    (its coarser grain), and reports the failure (the `sync-exception` property)."""
+    if node.pending:
+        return _NO
+    zxid = msg[2]
+    what = (f"node {node.id} got COMMIT {zxid[0]}.{zxid[1]} after NEWLEADER with "
+            "packetsNotCommitted empty: Learner.syncWithLeader throws a NullPointerException "
+            "(ZOOKEEPER-4394)")
+    return ((FAILED, "sync-exception", what),)
+
+
+def _gives_up(node: Node, j: int, epoch: int, zxid: tuple, n: int, rules: Rules) -> Step:
+    """D9: an ACKEPOCH shows follower `j` ahead of the leader; `Leader.waitForEpochAck` throws
+    "Follower is ahead of the leader", and the leader gives up its epoch and looks again."""
+    st = look(node, n, rules)
+    what = (f"leader {node.id} gives up epoch {node.accepted_epoch}: follower {j} is ahead "
+            f"(current epoch {epoch}, last zxid {zxid[0]}.{zxid[1]}; Leader.waitForEpochAck)")
+    return Step(st.node, st.outs, st.effects + ((FAILED, "leader-gives-up", what),))
