@@ -494,7 +494,7 @@ def check_json(d) -> str:
     if not isinstance(d, dict):
         raise UsageError("malformed trace event: not an object")
     kind = d.get("kind")
-    cls = BY_NAME.get(kind)
+    cls = BY_NAME.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise UsageError(f"malformed trace event: unknown kind {kind!r} "
                          f"(known: {', '.join(BY_NAME)})")
