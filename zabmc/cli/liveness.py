@@ -5,12 +5,9 @@ The search itself is `zabmc.explore.liveness.Liveness`; `zabmc.cli.results.repor
 
 from __future__ import annotations
 
-import json
 import os
 
-import click
-
-from zabmc.cli.results import trace_path, write_html
+from zabmc.cli.results import print_end, trace_path, write_html
 from zabmc.explore.outcome import StopReason
 from zabmc.report.console import print_show_hint, print_trace
 
@@ -54,12 +51,8 @@ def show(spec, res, saved, console, failed) -> None:
             if failed.attempt(write_html, out, trace):
                 console.print(f"picture of the {trace.lasso['property']} lasso written to {out}",
                               highlight=False)
-    if spec.as_json:
-        click.echo(json.dumps(result_json(res, paths), indent=2))
-    else:
-        if traces:
-            console.print()
-        _summary(console, res, paths, replaced)
+    print_end(spec, console, bool(traces), lambda: result_json(res, paths),
+              lambda: _summary(console, res, paths, replaced))
 
 
 def _scope(res) -> str:

@@ -102,28 +102,27 @@ def model_option(default: str = _D.model, help: str | None = None):
                         help=help or _models_help())
 
 
+def _int(flag: str, help: str):
+    """An integer option whose CheckSpec field is the flag's name, with that field's default."""
+    return click.option(flag, type=int, default=getattr(_D, flag[2:].replace("-", "_")),
+                        show_default=True, help=help)
+
+
 def bounds_options():
     """--nodes, --depth, --network and the budgets."""
     return _stack(
-        click.option("--nodes", type=int, default=_D.nodes, show_default=True,
-                     help="Cluster size."),
-        click.option("--depth", type=int, default=_D.depth, show_default=True,
-                     help="Bound on events per path."),
+        _int("--nodes", "Cluster size."),
+        _int("--depth", "Bound on events per path."),
         click.option("--network", type=click.Choice(["bag", "fifo"]), default=_D.network,
                      show_default=True,
                      help="bag: any in-flight message may arrive next (the simulator's 1-3 tick "
                           "delays); fifo: per-link order (TCP)."),
-        click.option("--max-drops", type=int, default=_D.max_drops, show_default=True,
-                     help="Message drops budget."),
-        click.option("--max-timeouts", type=int, default=_D.max_timeouts, show_default=True,
-                     help="Election timeouts budget (shared by all nodes)."),
-        click.option("--max-heartbeats", type=int, default=_D.max_heartbeats, show_default=True,
-                     help="Heartbeats budget."),
-        click.option("--proposals", type=int, default=_D.proposals, show_default=True,
-                     help="Client proposals budget."),
-        click.option("--max-crashes", type=int, default=_D.max_crashes, show_default=True,
-                     help="Crashes budget (shared by all nodes): a crash keeps only the node's "
-                          "durable fields; restarts are unbudgeted."),
+        _int("--max-drops", "Message drops budget."),
+        _int("--max-timeouts", "Election timeouts budget (shared by all nodes)."),
+        _int("--max-heartbeats", "Heartbeats budget."),
+        _int("--proposals", "Client proposals budget."),
+        _int("--max-crashes", "Crashes budget (shared by all nodes): a crash keeps only the "
+                              "node's durable fields; restarts are unbudgeted."),
     )
 
 
@@ -145,10 +144,8 @@ def strategy_options():
                      show_default=True,
                      help="bfs: shortest counterexamples; dfs: memory = the path; random: seeded "
                           "walks."),
-        click.option("--seed", type=int, default=_D.seed, show_default=True,
-                     help="Seed for --strategy random."),
-        click.option("--walks", type=int, default=_D.walks, show_default=True,
-                     help="Walks for --strategy random."),
+        _int("--seed", "Seed for --strategy random."),
+        _int("--walks", "Walks for --strategy random."),
         click.option("--no-shorten", is_flag=True,
                      help="Keep dfs/random counterexamples as found (default: shorten them by "
                           "replay)."),

@@ -227,14 +227,22 @@ def _print(spec, outcome, traces, trace_paths, replaced, console, failed) -> Non
                               len(groups) > 1)
             if failed.attempt(write_html, path, first, others):
                 pictures.append((first.violation.property, path))
-    if spec.as_json:
-        click.echo(json.dumps(outcome_json(outcome, trace_paths), indent=2))
-    else:
-        if traces:
-            console.print()
-        print_summary(console, outcome, trace_paths, replaced)
+    print_end(spec, console, bool(traces), lambda: outcome_json(outcome, trace_paths),
+              lambda: print_summary(console, outcome, trace_paths, replaced))
     for prop, path in pictures:
         console.print(f"picture of the {prop} counterexample written to {path}", highlight=False)
+def print_end(spec, console, printed: bool, document, summary) -> None:
+    """The end of a run's output, safety or liveness: with --json the JSON document
+    (`document()`) alone on stdout, else a blank line after any counterexample printed, then
+    the summary (`summary()`)."""
+    if spec.as_json:
+        click.echo(json.dumps(document(), indent=2))
+        return
+    if printed:
+        console.print()
+    summary()
+
+
 def outcome_json(o, trace_paths: dict) -> dict:
     out = {
         "verdict": o.verdict,
