@@ -326,9 +326,10 @@ def test_check_help_groups_its_options_into_sections(capsys):
 
 
 def test_model_help_lists_every_registered_model(capsys):
-    from zabmc.model import MODELS
+    from zabmc.model import ALIASES, MODELS
 
     for cmd in ("check", "graph"):
         code, out, _ = run([cmd, "--help"], capsys)
         flat = " ".join(out.split())
-        assert code == 0 and f"Protocol model: {', '.join(MODELS)} (`zabmc models`" in flat
+        assert code == 0 and f"Protocol model: {', '.join(MODELS)}; ZooKeeper releases by " \
+            f"version: {', '.join(ALIASES)} (`zabmc models`" in flat

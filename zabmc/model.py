@@ -174,13 +174,23 @@ MODELS = {
     "zk-fixed": "models.zk:FIXED",
     "zk-fle": "models.zk:FLE",
     "zk-fixed-fle": "models.zk:FIXED_FLE",
+    "zk-3.9.3": "models.zk:R393",
+}
+#: ZooKeeper releases by version, each the registered model whose rules it ships (models/zk)
+ALIASES = {
+    "zk-3.6.2": "zk-pre3911",  # before ZOOKEEPER-3911's fix (PR #1445, in 3.6.3 and 3.7.0)
+    "zk-3.7.0": "zk",
+    "zk-3.8.0": "zk",  # Debian's zookeeper package; `zabmc real` runs it
+    "zk-3.8.5": "zk-fixed",  # ZOOKEEPER-4785's fix (PR #2132)
+    "zk-3.9.2": "zk-fixed",  # ZOOKEEPER-4785's fix (PR #2133)
 }
 
 
 def get_model(name: str) -> Model:
     """The model registered under `name`; a `UsageError` naming the choices otherwise."""
-    target = MODELS.get(name)
+    target = MODELS.get(ALIASES.get(name, name))
     if target is None:
-        raise UsageError(f"unknown model {name!r}; choose one of: {', '.join(sorted(MODELS))}")
+        raise UsageError(f"unknown model {name!r}; choose one of: "
+                         f"{', '.join(sorted([*MODELS, *ALIASES]))}")
     module, attr = target.split(":")
     return getattr(importlib.import_module(module), attr)

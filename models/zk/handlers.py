@@ -505,7 +505,7 @@ def _on_newleader(node: Node, epoch: int, rules: Rules) -> Step:
     if node.mode == TRUNC:  # snapshotNeeded: the data tree is written
         node = node._replace(history=node.history + node.mem, mem=())
     node = node._replace(current_epoch=epoch, nl=True)
-    how = rules.newleader
+    how, node = _AT_NEWLEADER.get(rules.newleader, _as_is)(node, rules)
     if how != "uptodate" and node.pending:
         if how == "sync":  # written to disk before the acknowledgement
             node = node._replace(history=log_of(node) + node.pending, mem=(), pending=())
@@ -664,3 +664,39 @@ def _gives_up(node: Node, j: int, epoch: int, zxid: tuple, n: int, rules: Rules)
     what = (f"leader {node.id} gives up epoch {node.accepted_epoch}: follower {j} is ahead "
             f"(current epoch {epoch}, last zxid {zxid[0]}.{zxid[1]}; Leader.waitForEpochAck)")
     return Step(st.node, st.outs, st.effects + ((FAILED, "leader-gives-up", what),))
+
+
+# --- ZooKeeper 3.9.3's NEWLEADER (PR #2152) ---------------------------------------------------------
+# Also at the end of the file, for the same reason as the failures above.
+from bisect import bisect_right  # noqa: E402
+
+
+class Committed393Rules(Rules):
+    """ZooKeeper 3.9.3 (PR #2152, merged as #2188: ZOOKEEPER-4394, 4643, 4646): at NEWLEADER the
+    follower writes the transactions the leader committed in the DIFF (packetsCommitted) to disk
+    and applies them, keeps the outstanding proposals (packetsNotLogged) for the SyncThread at
+    UPTODATE, then writes currentEpoch and acknowledges."""
+
+    tag = "3.9.3"
+    newleader = "committed"
+
+
+def _as_is(node: Node, rules: Rules) -> tuple:
+    return rules.newleader, node
+
+
+def _persist_committed(node: Node, rules: Rules) -> tuple:
+    """3.9.3's NEWLEADER: the committed prefix of the DIFF (its zxids up to `pcommit`, the DIFF's
+    last COMMIT) appended, written (`ZKDatabase.commit`) and applied; the outstanding proposals
+    stay in `pending`, which UPTODATE hands to the SyncThread as the "uptodate" rule does.
+    Returns the rule the rest of NEWLEADER follows, and the node."""
+    pending = node.pending
+    cut = bisect_right([t[0] for t in pending], node.pcommit)
+    if cut:  # pcommit is then a zxid of the DIFF, beyond every zxid the follower held: its commit
+        node = node._replace(history=log_of(node) + pending[:cut], mem=(), pending=pending[cut:],
+                             commit=node.pcommit)
+    return "uptodate", node
+
+
+#: what NEWLEADER does first under a rule other than the older releases'
+_AT_NEWLEADER = {"committed": _persist_committed}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from models.common.model import RulesModel
 
 from . import codec, handlers
-from .handlers import FixedFleRules, FixedRules, FleRules, Pre3911Rules, Rules
+from .handlers import Committed393Rules, FixedFleRules, FixedRules, FleRules, Pre3911Rules, Rules
 from .state import Node
 
 
@@ -46,9 +46,12 @@ MODEL = ZkModel(description="ZooKeeper 3.7.0's ZAB 1.0 (FLE outcome, DIFF/TRUNC 
                             "asynchronous transaction log)")
 PRE3911 = ZkModel(Pre3911Rules(), description="zk before ZOOKEEPER-3911: DIFF proposals logged "
                                               "only at UPTODATE")
-FIXED = ZkModel(FixedRules(), description="zk with the ZOOKEEPER-4646/4643 fix: proposals "
+FIXED = ZkModel(FixedRules(), description="zk with ZOOKEEPER-4785's fix (PR #2111): proposals "
                                           "written, then currentEpoch, then ACK of NEWLEADER")
 FLE = ZkModel(FleRules(), description="zk with the election at Fast Leader Election's grain "
                                      "(notifications, logical clocks)")
 FIXED_FLE = ZkModel(FixedFleRules(), description="zk-fixed with the election at Fast Leader "
                                                  "Election's grain")
+R393 = ZkModel(Committed393Rules(), description="ZooKeeper 3.9.3: at NEWLEADER the DIFF's committed "
+                                                "transactions written, outstanding ones kept for "
+                                                "UPTODATE (PR #2152)")

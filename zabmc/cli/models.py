@@ -1,5 +1,5 @@
-"""`zabmc models`: the registered protocol models, each with a one-line description and the network
-semantics it is claimed correct under."""
+"""`zabmc models`: the registered protocol models, each with a one-line description, the network
+semantics it is claimed correct under, and the ZooKeeper releases named after it."""
 
 from __future__ import annotations
 
@@ -19,13 +19,14 @@ NETWORK_MEANING = {
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def models(as_json):
     """List the protocol models that --model accepts."""
-    from zabmc.model import MODELS, get_model
+    from zabmc.model import ALIASES, MODELS, get_model
 
     rows = []
     for name in MODELS:  # registration order: the default model first
         m = get_model(name)
         rows.append({"name": m.name, "description": m.description,
-                     "network_assumption": m.network_assumption})
+                     "network_assumption": m.network_assumption,
+                     "releases": [v for v, target in ALIASES.items() if target == name]})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return EXIT_OK
@@ -34,4 +35,6 @@ def models(as_json):
         click.echo(f"{r['name']:<{width}}  {r['description']}")
         meaning = NETWORK_MEANING.get(r["network_assumption"], "see the model")
         click.echo(f"{'':<{width}}  network: {r['network_assumption']} ({meaning})")
+        if r["releases"]:
+            click.echo(f"{'':<{width}}  also named: {', '.join(r['releases'])}")
     return EXIT_OK

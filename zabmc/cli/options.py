@@ -92,9 +92,10 @@ def section(title: str, *decorators):
 
 
 def _models_help() -> str:
-    from zabmc.model import MODELS
+    from zabmc.model import ALIASES, MODELS
 
-    return (f"Protocol model: {', '.join(MODELS)} (`zabmc models` says what each is).")
+    return (f"Protocol model: {', '.join(MODELS)}; ZooKeeper releases by version: "
+            f"{', '.join(ALIASES)} (`zabmc models` says what each is).")
 
 
 def model_option(default: str = _D.model, help: str | None = None):
