@@ -66,7 +66,10 @@ CODES = {
 
 FAST = settings(max_examples=12, deadline=None, derandomize=True, database=None,
                 suppress_health_check=list(HealthCheck))
+# The slow variants are derandomized too, so that CI sees the same 300 examples every run (a fuzz
+# test that fails one run in five is a flaky gate); ZABMC_FUZZ_RANDOM=1 draws new ones, to hunt.
 LONG = settings(max_examples=300, deadline=None, database=None,
+                derandomize=not os.environ.get("ZABMC_FUZZ_RANDOM"),
                 suppress_health_check=list(HealthCheck))
 
 

@@ -440,6 +440,8 @@ def _read_manifest(directory: str, missing_ok: bool = False,
     if _digest(body) != digest:
         raise _bad(directory, f"{MANIFEST} fails its checksum (corrupt)")
     fmt = body.get("format")
+    if not isinstance(fmt, str):
+        raise _bad(directory, f"{MANIFEST} is not what zabmc writes: no format name")
     if fmt == SPARK_FORMAT and fmt not in formats:
         raise _bad(directory, "it was written by the Spark engine (resume it with --engine spark)")
     versions = {f: v if isinstance(v, tuple) else (v,) for f, v in formats.items()}
