@@ -121,6 +121,16 @@ def test_a_number_too_long_or_nesting_too_deep_is_a_one_line_error(cli, tmp_path
     assert line.endswith(f"{path} is not usable JSON: {why}"), line
 
 
+def test_a_trace_saved_with_a_byte_order_mark_replays(cli, tmp_path):
+    """Some editors save UTF-8 with a byte order mark; partition scripts accept it, and so do the
+    JSON files: the same trace, marked, replays to the same confirmed violation."""
+    src = _repo("tests/corpus/db19/fifo-duplicate-zxid.trace.json")
+    marked = tmp_path / "marked.trace.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + open(src, "rb").read())
+    plain = cli(["replay", "-q", src])
+    assert cli(["replay", "-q", str(marked)]) == plain and plain[0] == 10
+
+
 # --- a missing optional dependency ----------------------------------------------------------------
 def test_sweep_report_without_pyarrow_is_the_install_hint(tmp_path):
     import os

@@ -45,7 +45,9 @@ def parse_json(text: str, what: str):
     more digits than Python converts (4,300 by default), and nesting deeper than its recursion
     limit. A JSONDecodeError propagates, for the caller to place in its own terms (line, column)."""
     try:
-        return json.loads(text)
+        # a byte order mark, which some Windows editors write, is no part of the document (as in
+        # partition scripts)
+        return json.loads(text.removeprefix("\ufeff"))
     except json.JSONDecodeError:
         raise
     except ValueError as e:  # int("9" * 5000): Python refuses integers that long
