@@ -151,8 +151,8 @@ def mutated_json(draw, doc):
             del parent[path[-1]]
         elif how == "nest":  # a placeholder, made brackets in the text (`_dumps`)
             parent[path[-1]] = f"{DEEP}{draw(st.sampled_from([50, 5000, 100_000]))}"
-        else:
-            parent[path[-1]] = draw(HOSTILE)
+        else:  # a copy: a later step may write into it, and `st.just` values are shared
+            parent[path[-1]] = copy.deepcopy(draw(HOSTILE))
     return doc
 
 
