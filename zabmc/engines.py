@@ -115,13 +115,16 @@ def _checkpoint_options(spec, env, log) -> dict:
     options = {"codec": make_codec(codec_name, env)}
     if spec.resume_dir:
         options["resume"] = ck.load(spec.resume_dir, ident)
-    _guard(spec, ck)
     options["checkpoint"] = _writer(ck.Checkpointer, directory, ident, spec, log)
     return options
 
 
 def _writer(cls, directory, ident, spec, log):
-    """A checkpoint writer of class `cls` into `directory`; a one-line error if it cannot be."""
+    """A checkpoint writer of class `cls` into `directory` (never over a checkpoint this run
+    does not resume, `_guard`); a one-line error if it cannot be."""
+    from zabmc.explore import checkpoint as ck
+
+    _guard(spec, ck)
     try:
         return cls(directory, ident, every=spec.checkpoint_every, log=_logger(spec, log))
     except OSError as e:
@@ -154,7 +157,6 @@ def _spark_checkpoint_options(spec, env, log) -> dict:
         options["resume"] = sck.load(spec.resume_dir, ident)
     if sck.is_url(directory):
         return options  # lineage cuts only: level snapshots are written with plain file I/O
-    _guard(spec, ck)
     options["snapshots"] = _writer(sck.LevelSnapshots, directory, ident, spec, log)
     return options
 

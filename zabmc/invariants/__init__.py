@@ -181,10 +181,7 @@ class Checker:
         found = []
         for eff in effects:
             tag = eff[0]
-            if tag == FAILED:
-                if eff[1] in en:
-                    found.append(Violation(eff[1], eff[2], (i,), ()))
-            elif tag == PROPOSED:
+            if tag == PROPOSED:
                 if bc is not None:
                     bc = bc + ((eff[1], i),)
             elif tag == SYNCED and est is not None:
@@ -195,6 +192,8 @@ class Checker:
                 entry = (eff[1], i)
                 if entry not in pro:
                     pro = tuple(sorted(pro + (entry,)))
+            elif tag == FAILED and eff[1] in en:  # rare: last, off the common tags' path
+                found.append(Violation(eff[1], eff[2], (i,), ()))
         log_changed = False
         dseq = None
         # History and commit point are all the log and history checks read.
@@ -227,7 +226,7 @@ class Checker:
             for eff in effects:
                 if eff[0] == PROPOSED:
                     found.append(_primary_integrity(i, node, eff[1], logs))
-        if node is not prev:
+        if self.node_checks and node is not prev:
             for name, check in self.node_checks:
                 what = check(node)
                 if what is not None:
