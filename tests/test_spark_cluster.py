@@ -18,7 +18,9 @@ import pytest
 
 from conftest import need_pyspark
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+# one worker of a parallel run (make test: pytest-xdist --dist loadgroup) runs this module, so
+# its tests share the one standalone cluster the module fixture starts
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark-cluster")]
 
 BAG_BUG = ["--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals", "2"]
 LONGER = ["--nodes", "3", "--depth", "22", "--no-invariants"]

@@ -680,8 +680,11 @@ def test_make_gate_runs_the_gate_of_the_verification_report():
     assert all("--model zk-fixed " in line for line in gate[10:])
     assert len(gate) == 19
     assert _recipe(makefile, "gate: install") == ["zabmc gate"]
+    # the whole suite in two parts that together select every test (not real, then real alone)
     assert _recipe(makefile, "test: install-test") == [
-        "$(PY) -m pytest -q -p no:cacheprovider --durations=25", "zabmc gate"]
+        '$(PY) -m pytest -q -p no:cacheprovider --durations=25 -n auto --maxprocesses 4 '
+        '--dist loadgroup -m "not real"',
+        "$(PY) -m pytest -q -p no:cacheprovider -m real", "zabmc gate"]
     ci = (root / ".ci/run").read_text().splitlines()
     assert ci[-1] == "make test"
     assert [(g.model, g.depth, g.crashes, g.reduction) for g in verify.GATE] == [
