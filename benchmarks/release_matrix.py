@@ -95,9 +95,10 @@ def main() -> int:
               "where the depth-first runs meet `primary-integrity` at 29 events; they have not yet "
               "been read step by step against the JIRA issues.", ""]
     lines += ["Not in the matrix yet: ZOOKEEPER-4685 (a follower's proposal ACK overtaking its "
-              "NEWLEADER ACK) and ZOOKEEPER-4925 (3.9.3's hole in `committedLog`) need the finer "
-              "grain of models/zk/README.md's plan (the SyncThread's acknowledgements as steps of "
-              "their own; the committed log), and 3.9.4 needs 4925's fix on top of it.", ""]
+              "NEWLEADER ACK) needs the threads' grain of `zk-3.7.0` and `zk-3.9.2` (its own "
+              "section below; the rows here are the coarse variants); ZOOKEEPER-4925 (3.9.3's "
+              "hole in `committedLog`) needs the committed log, and 3.9.4 needs 4925's fix on top "
+              "of it.", ""]
     section = "\n".join(lines)
     print(section)
     if a.write:

@@ -175,14 +175,14 @@ MODELS = {
     "zk-fle": "models.zk:FLE",
     "zk-fixed-fle": "models.zk:FIXED_FLE",
     "zk-3.9.3": "models.zk:R393",
+    "zk-3.7.0": "models.zk:R370",
+    "zk-3.9.2": "models.zk:R392",
 }
 #: ZooKeeper releases by version, each the registered model whose rules it ships (models/zk)
 ALIASES = {
     "zk-3.6.2": "zk-pre3911",  # before ZOOKEEPER-3911's fix (PR #1445, in 3.6.3 and 3.7.0)
-    "zk-3.7.0": "zk",
-    "zk-3.8.0": "zk",  # Debian's zookeeper package; `zabmc real` runs it
-    "zk-3.8.5": "zk-fixed",  # ZOOKEEPER-4785's fix (PR #2132)
-    "zk-3.9.2": "zk-fixed",  # ZOOKEEPER-4785's fix (PR #2133)
+    "zk-3.8.0": "zk",  # Debian's zookeeper package; `zabmc real` runs it (at zk's grain)
+    "zk-3.8.5": "zk-3.9.2",  # ZOOKEEPER-4785's fix (PR #2132; #2133 in 3.9.2)
 }
 
 

@@ -55,3 +55,62 @@ FIXED_FLE = ZkModel(FixedFleRules(), description="zk-fixed with the election at 
 R393 = ZkModel(Committed393Rules(), description="ZooKeeper 3.9.3: at NEWLEADER the DIFF's committed "
                                                 "transactions written, outstanding ones kept for "
                                                 "UPTODATE (PR #2152)")
+
+
+# --- the finer grain of ZooKeeper's follower threads (models/zk/README.md, F1-F8) ----------------
+from . import fine  # noqa: E402
+
+
+class Fine370Rules(Rules):
+    """ZooKeeper 3.7.0 at its threads' grain: NEWLEADER's ACK a step of its own after the queueing
+    (F1), the SyncThread acknowledging every transaction it writes (F3), the leader taking the
+    first ACK it reads as the NEWLEADER ack (F4)."""
+
+    tag = "3.7.0"
+
+
+class Fine392Rules(FixedRules):
+    """ZooKeeper 3.9.2 (and 3.8.5) at the same grain: ZOOKEEPER-4785's fix (PR #2111; #2132 in
+    3.8.5, #2133 in 3.9.2) writes the proposals in the QuorumPeer thread before the NEWLEADER ACK
+    and acknowledges them only after UPTODATE's (F6): ZOOKEEPER-4685 cannot happen."""
+
+    tag = "3.9.2"
+
+
+class FineZkModel(ZkModel):
+    """A `ZkModel` whose kernel is `fine` over the bound `handlers` (passed on every call, so a
+    mutated kernel reaches these variants too)."""
+
+    codec = fine  # its views: the coarse ones, and the finer fields of its nodes
+    fresh = staticmethod(fine.fresh)
+    describe_action = staticmethod(fine.describe_action)
+
+    def start(self, node, n: int):
+        return fine.start(self.handlers, node, n, self.rules)
+
+    def deliver(self, node, src: int, msg, n: int):
+        return fine.deliver(self.handlers, node, src, msg, n, self.rules)
+
+    def timeout(self, node, n: int):
+        return fine.timeout(self.handlers, node, n, self.rules)
+
+    def propose(self, node, payload: bytes, n: int):
+        return fine.propose(self.handlers, node, payload, n, self.rules)
+
+    def actions(self, nodes, down: int, n: int) -> list:
+        return fine.actions(self.handlers, nodes, down, n, self.rules)
+
+    def act(self, nodes, label: tuple, n: int) -> list:
+        return fine.act(self.handlers, nodes, label, n, self.rules)
+
+    def on_drop(self, nodes, src: int, dst: int, msg, n: int) -> list:
+        return fine.on_drop(self.handlers, nodes, src, dst, msg, n, self.rules)
+
+
+R370 = FineZkModel(Fine370Rules(), description="ZooKeeper 3.7.0 at its threads' grain: NEWLEADER's "
+                                                "ACK a step after the queueing, the SyncThread "
+                                                "acknowledging all it writes, the leader's first "
+                                                "ACK read as NEWLEADER's (ZOOKEEPER-4685)")
+R392 = FineZkModel(Fine392Rules(), description="ZooKeeper 3.9.2 and 3.8.5 at the same grain: "
+                                                "proposals written before the NEWLEADER ACK, "
+                                                "acknowledged after UPTODATE's (PR #2111)")
