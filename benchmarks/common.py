@@ -75,17 +75,25 @@ def update_section(text: str, heading: str, section: str, title: str) -> str:
 def check_json(args: list[str], cwd=None, env=None, what: str = "zabmc check") -> dict:
     """Run one child process (`args`, the command line of a `zabmc check ... --json`), and return
     its JSON summary with `cpu_seconds`: the child's user+system CPU time. A run that neither
-    passed (0) nor found a violation (10) stops the benchmark, with the child's error."""
-    import json
-    import resource
+    passed (0) nor found a violation (10) stops the benchmark, with the child's error.
 
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    The CPU time is this child's alone (`os.wait4` on its pid), so children run at once from
+    several threads (`--jobs`) are not counted in each other's figures, as a difference of
+    RUSAGE_CHILDREN would count them."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(args, cwd=cwd, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
     if p.returncode not in (0, 10):
-        raise SystemExit(f"{what} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
-    d = json.loads(p.stdout)
-    d["cpu_seconds"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        raise SystemExit(f"{what} failed ({p.returncode}): {stderr.strip()[-500:]}")
+    d = json.loads(stdout)
+    d["cpu_seconds"] = usage.ru_utime + usage.ru_stime
     d["exit"] = p.returncode
     return d
 
