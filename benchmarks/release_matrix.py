@@ -90,10 +90,12 @@ def main() -> int:
         lines.append(f"| {r[0]} | {r[1]} | `{r[2]}` | " + " | ".join(row) + " |")
     lines += ["", "| column | matches | flags |", "|---|---|---|"]
     lines += [f"| {c} | {issue} | `{flags}` |" for c, (issue, flags, _) in COLUMNS.items()]
-    lines += ["", "The data-loss columns check the default safety properties; the shortest runs "
-              "break `sane-history` first (a node whose last committed zxid lies beyond its log), "
-              "where the depth-first runs meet `primary-integrity` at 29 events; they have not yet "
-              "been read step by step against the JIRA issues.", ""]
+    lines += ["", "The data-loss columns check the default safety properties. The shortest run "
+              "of `zk` is ZOOKEEPER-4643's (a follower crashes with currentEpoch on disk and the "
+              "transactions not, before its NEWLEADER ack leaves, and truncates a committed "
+              "transaction as the next leader: `sane-history`), the depth-first one "
+              "ZOOKEEPER-4646's (the ack counted, then the crash: `primary-integrity`); "
+              "\"Beside Remix\" below reads both step by step.", ""]
     lines += ["Not in the matrix yet: ZOOKEEPER-4685 (a follower's proposal ACK overtaking its "
               "NEWLEADER ACK) needs the threads' grain of `zk-3.7.0` and `zk-3.9.2` (its own "
               "section below; the rows here are the coarse variants); ZOOKEEPER-4925 (3.9.3's "
