@@ -2,7 +2,8 @@
 
 - tests/corpus/zk holds the counterexamples of ZOOKEEPER-3911 (`zk-pre3911`) and ZOOKEEPER-4646
   (`zk`), as `zabmc check --strategy dfs` found them (reports/zookeeper.md); each replays to its
-  violation at the same step, and the DFS finds it again, event for event (slow).
+  violation at the same step, and the DFS finds it again, event for event (slow). It also holds
+  ZOOKEEPER-4643's run, the shortest breadth-first search finds in `zk` (at the end).
 - The same run of events in `zk-fixed` breaks nothing: the follower's NEWLEADER acknowledgement
   comes after the proposals are on its disk, so its crash loses nothing the leader counted.
 - What tells the two bugs apart: in `zk` a write by the follower's SyncThread between its
@@ -321,3 +322,42 @@ def test_3_9_3_has_no_sync_exception():
     assert fixed393.violations == [] and str(fixed393.stop_reason) == "exhausted"
     [found] = CheckSpec(model="zk-3.8.5", **bounds).validate().run().violations
     assert found.violation.property == "sync-exception"
+
+
+# --- ZOOKEEPER-4643: the shortest data-loss run of zk (reports/zookeeper.md, "Beside Remix") ------
+
+# tests/corpus/zk/zookeeper-4643.trace.json is the run breadth-first search finds first with the
+# bounds of the corpus (27 events; reports/zookeeper.md has its states and CPU seconds). Read
+# against ZOOKEEPER-4643: node 2 writes currentEpoch 2 at NEWLEADER (event 19), crashes before its
+# SyncThread writes 1.1 and before its ack leaves (event 20), and leads epoch 3 on that epoch,
+# truncating node 1's committed 1.1 (event 27).
+NEWLEADER_4643, CRASH_4643 = 19, 20
+
+
+def test_zookeeper_4643_replays_to_a_truncated_commit():
+    data = load(str(CORPUS / "zookeeper-4643.trace.json"))
+    assert data["model"] == "zk"
+    result = replay(data)
+    assert result.confirmed
+    assert (result.trace.violation.property, result.trace.violation_step) == ("sane-history", 27)
+    shapes = [shape(d) for d in events("zookeeper-4643")]
+    assert shapes[NEWLEADER_4643 - 1] == ("deliver", 0, 2, "NEWLEADER")
+    assert shapes[CRASH_4643 - 1] == ("crash", 2)
+    # 4643, not 4646: node 2 never acknowledged NEWLEADER, and nothing was written in between
+    assert not any(s[:3] == ("deliver", 2, 0) for s in shapes[NEWLEADER_4643:CRASH_4643])
+    assert ("action", ("log", 2)) not in shapes[:CRASH_4643]
+    env = env_for("zk", "zookeeper-4643")
+    found, s = run_shapes(env, shapes)
+    assert found == [(27, "sane-history")]
+    # node 1 committed 1.1 in epoch 1 and lost it to the leader of epoch 3, node 2
+    assert s.nodes[1].history == () and s.nodes[2].current_epoch == 3
+
+
+def test_zk_fixed_survives_the_4643_run():
+    """zk-fixed (3.8.5, 3.9.2) writes the DIFF's transactions before currentEpoch: the crashed
+    follower comes back with 1.1, so its epoch-3 leadership keeps it. The same events up to the
+    follower's crash and restart, then the rest as far as zk-fixed enables them."""
+    shapes = [shape(d) for d in events("zookeeper-4643")]
+    found, s = run_shapes(env_for("zk-fixed", "zookeeper-4643"), shapes[:CRASH_4643 + 1])
+    assert found == []
+    assert [t[0] for t in s.nodes[2].history] == [(1, 1)] and s.nodes[2].current_epoch == 2
