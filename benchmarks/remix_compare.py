@@ -99,7 +99,8 @@ def main() -> int:
 
 NOTES = [
     "What each row's run is, read step by step against the JIRA issue (`zabmc replay` prints "
-    "them; the depth-first 4646 run is tests/corpus/zk/zookeeper-4646.trace.json):",
+    "them; the 4643 and 4646 runs are tests/corpus/zk/zookeeper-4643.trace.json and "
+    "zookeeper-4646.trace.json):",
     "",
     "- **ZOOKEEPER-4643** (`zk`, breadth-first, 27 events): node 1 leads epoch 1 and commits 1.1 "
     "with node 0; node 0 times out and leads epoch 2 with node 2, whose DIFF carries 1.1; node 2 "
