@@ -63,7 +63,7 @@ def test_a_lost_message_needs_the_quiet_timers():
     env = _env("zab", max_drops=1, proposals=0)
     r = check_liveness(env)
     assert r.complete and r.lassos == []
-    assert (r.prefix_states, r.suffix_states) == (15948, 17791)
+    assert (r.prefix_states, r.suffix_states) == (15948, 17958)
     bare = check_liveness(env, timers=False)
     assert bare.fair_components["eventually-leader"] == 11
     (lasso,) = bare.lassos
@@ -152,13 +152,23 @@ def test_partial_verdicts_say_so(cli):
     (["--strategy", "dfs"], "--liveness runs breadth-first in-process"),
     (["--all"], "--all does not work with --liveness"),
     (["--checkpoint", "x"], "--checkpoint does not work with --liveness"),
-    (["--model", "zk"], "does not say who leads whom"),
     (["--invariant", "agreement"], "unknown liveness property 'agreement'"),
     (["--max-states", "0"], "--max-states must be at least 1"),
 ])
 def test_bad_liveness_flags(cli, args, message):
     r = run(cli, "check", "--liveness", *args)
     assert r.exit_code == 2 and message in r.output
+    assert len(r.output.strip().splitlines()) == 1
+
+
+def test_a_model_that_does_not_say_who_leads_whom_is_refused(cli, monkeypatch):
+    """Every registered model has the liveness hooks now (the zk family since #36 point 4); a
+    model without them gets the one-line refusal."""
+    from models.zk import ZkModel
+
+    monkeypatch.delattr(ZkModel, "leader_of")
+    r = run(cli, "check", "--liveness", "--model", "zk")
+    assert r.exit_code == 2 and "model zk does not say who leads whom" in r.output
     assert len(r.output.strip().splitlines()) == 1
 
 
