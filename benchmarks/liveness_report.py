@@ -1,7 +1,7 @@
 """Run `zabmc check --liveness` over db19, the zab models and the zk family and write
 reports/liveness.md.
 
-    python benchmarks/liveness_report.py      # about seven minutes on a 2-core machine
+    python benchmarks/liveness_report.py      # about four minutes on a 2-core machine
 
 Each row is one `zabmc check --liveness ... --json` run in its own process, so the figures are the
 command's own (states of both phases, fair components, the lasso's shape, CPU seconds, peak RSS).

@@ -35,7 +35,7 @@ def test_zab_is_live_without_faults_and_with_a_crash():
     assert r.lassos == []
     r = check_liveness(_env("zab", proposals=0, max_crashes=1, depth=60))
     assert r.stop_reason == "exhausted"
-    assert (r.prefix_states, r.suffix_states) == (222097, 219065)
+    assert (r.prefix_states, r.suffix_states) == (226771, 223549)
     assert r.lassos == [] and r.fair_components == {"eventually-leader": 0, "eventually-commit": 0}
 
 
