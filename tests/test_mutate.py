@@ -65,8 +65,9 @@ def test_the_gate_runs_are_the_makefiles(cli):
 
 
 def test_every_zk_fixed_gate_run_is_a_zk_fixed_safety_search():
-    """zk-fixed's gate: its own model, and safety only (the zk models have no liveness
-    properties: a --liveness run would be a usage error, which once counted as a catch)."""
+    """zk-fixed's gate: its own model, and safety only (no gate run checks a zk model's liveness;
+    before the zk models had liveness hooks a --liveness run was a usage error, which once counted
+    as a catch)."""
     from zabmc.mutate import gate_for
 
     assert GATES == {"zab": GATE + OMEGA_GATE, "zab-omega": OMEGA_GATE, "zk-fixed": ZK_FIXED_GATE}
