@@ -1,4 +1,5 @@
-"""Run `zabmc check --liveness` over db19, zab and zab-1419 and write reports/liveness.md.
+"""Run `zabmc check --liveness` over db19, the zab models and the zk family and write
+reports/liveness.md.
 
     python benchmarks/liveness_report.py      # about four minutes on a 2-core machine
 
@@ -38,6 +39,36 @@ RUNS = [
     ("zab", "--nodes 3 --proposals 0 --max-crashes 1 --depth 80", "one crash"),
     ("zab", "--nodes 3 --proposals 1 --max-drops 1 --depth 80", "one drop, one proposal"),
     ("zab-1419", "--nodes 3 --proposals 0 --depth 80", "the ZOOKEEPER-1419-style vote order"),
+    # election timeouts (#36 point 4): two nodes, where every space below is exhausted in seconds;
+    # three nodes with a timeout pass the default cap (half a million states each, about 100 CPU
+    # seconds and 2 GiB), so the one three-node row is capped
+    ("db19", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    ("zab", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60",
+     "one timeout (the lasso of #36 before D17)"),
+    ("zab", "--nodes 2 --proposals 1 --max-timeouts 2 --depth 60", "two timeouts"),
+    ("zab", "--nodes 2 --proposals 2 --max-timeouts 1 --max-crashes 1 --depth 60",
+     "a timeout and a crash, two proposals"),
+    ("zab-omega", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    ("zab-1419", "--nodes 3 --proposals 0 --max-timeouts 1 --depth 80 --max-states 100000",
+     "one timeout (capped)"),
+    # the zk family: election as its outcome (zk, zk-fixed, zk-pre3911, zk-3.9.3) and at FLE's
+    # grain (zk-fle, zk-fixed-fle, whose spaces never end: every abandoned round raises the
+    # logical clock, so they run to a depth bound)
+    ("zk", "--nodes 3 --proposals 1 --depth 60", "no faults"),
+    ("zk", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    ("zk", "--nodes 2 --proposals 1 --max-crashes 1 --depth 60", "one crash"),
+    ("zk-fixed", "--nodes 3 --proposals 1 --depth 60", "no faults"),
+    ("zk-fixed", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    ("zk-fixed", "--nodes 2 --proposals 1 --max-crashes 1 --depth 60", "one crash"),
+    ("zk-pre3911", "--nodes 2 --proposals 1 --depth 60", "no faults"),
+    ("zk-pre3911", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    ("zk-3.9.3", "--nodes 2 --proposals 1 --depth 60", "no faults"),
+    ("zk-3.9.3", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    ("zk-fle", "--nodes 2 --proposals 1 --depth 30", "no faults (depth-bounded)"),
+    ("zk-fle", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 30", "one timeout (depth-bounded)"),
+    ("zk-fixed-fle", "--nodes 2 --proposals 1 --depth 30", "no faults (depth-bounded)"),
+    ("zk-fixed-fle", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 30",
+     "one timeout (depth-bounded)"),
 ]
 
 
@@ -107,6 +138,30 @@ def main() -> None:
         "and it is never synchronised. zab's links are the paper's reliable FIFO channels, so a "
         "silent loss lies outside its assumptions. ZooKeeper closes the connection instead, "
         "which is what the zk models' drops do.",
+        "- **zab under election timeouts.** A follower that times out and re-elects its "
+        "established leader used to be stranded: the leader ignored its CEPOCH (it had promised "
+        "that epoch already and may not acknowledge it twice), so a proposal it missed while "
+        "looking was never delivered to it (two nodes, one proposal, one timeout). The model now "
+        "does what ZooKeeper's LearnerHandler does (models/zab/README.md D17): NEWEPOCH of the "
+        "current epoch, an ACK-E that does not acknowledge it (epoch -1), then NEWLEADER with the "
+        "leader's history; the follower acknowledges the proposals it gets there. The timeout rows "
+        "are live. With three nodes and a timeout the product graph passes half a million states; "
+        "those rows are capped.",
+        "- **The zk family is live without faults** on two and three nodes (two for the variants "
+        "that differ from zk only at NEWLEADER). **With one timeout or one crash, eventually-commit "
+        "fails, and the lasso is the model's, not ZooKeeper's.** Node 0 follows and logs the "
+        "proposal 1.1 without learning it committed; it leaves its leader (a timeout, or the "
+        "leader's crash), the same leader is elected for epoch 2 and counts its whole log as "
+        "committed, and node 0 is synchronised with an empty DIFF from 1.1: nothing tells it that "
+        "1.1 committed, and with no further proposal it never delivers it. In ZooKeeper 3.7.0 "
+        "the follower applied 1.1 when it left its role: `ZooKeeperServer.shutdown(false)` calls "
+        "`zkDb.fastForwardDataBase()` (lines 856-872), which replays every logged transaction "
+        "(`FileTxnSnapLog.fastForwardFromEdits`). The model delivers only what a node knows "
+        "committed (models/zk/README.md D5), so its DIFF would have to say that the follower's "
+        "log up to the DIFF's zxid is committed, a change to every zk count that is left for "
+        "now. The FLE variants' spaces never end (each abandoned round raises the logical "
+        "clock), so their rows are depth-bounded; a cycle that needs a new round cannot close, "
+        "so a livelock of that kind would show as a bound rather than a lasso.",
         "- **db19** with two nodes is live under each of the faults above. db-19 lets two "
         "non-looking nodes answer each other's votes forever (C13). The exchange never "
         "quiets the network, but real time fires the stranded node's election timer during "

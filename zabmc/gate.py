@@ -18,14 +18,15 @@ history), under partial-order reduction (docs/reduction.md: an exhausted reduced
 full one's verdict), about a minute each.
 
 zk-fixed, the ZooKeeper model with the fixes of ZOOKEEPER-3911 and -4646 (models/zk; safety only:
-the zk models have no liveness properties), in about 100 CPU seconds: exhaustive on two nodes with
-faults and on three without (--require-complete), every path of up to 24 events with a timeout
-and of up to 30 with a crash, seeded random walks with every fault, a depth-first search of the
-known bugs' bounds capped at its first 800,000 states (the same states on every run; zk and
-zk-pre3911 fail it with their bugs, 29 events deep: within their first 723,978 and 538,595 states,
-where the complete search of zk-fixed takes some 14 CPU minutes), and every path of up to 26
-events with a lost message and of up to 10 with a lost message and two timeouts (the mutation
-campaign's wider random search found mutants there, 26 and 10 events deep, that the others miss).
+no run checks a zk model's liveness, reports/liveness.md has it), in about 100 CPU seconds:
+exhaustive on two nodes with faults and on three without (--require-complete), every path of up to
+24 events with a timeout and of up to 30 with a crash, seeded random walks with every fault, a
+depth-first search of the known bugs' bounds capped at its first 800,000 states (the same states on
+every run; zk and zk-pre3911 fail it with their bugs, 29 events deep: within their first 723,978
+and 538,595 states, where the complete search of zk-fixed takes some 14 CPU minutes), and every
+path of up to 26 events with a lost message and of up to 10 with a lost message and two timeouts
+(the mutation campaign's wider random search found mutants there, 26 and 10 events deep, that the
+others miss).
 """
 
 from __future__ import annotations

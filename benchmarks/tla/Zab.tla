@@ -273,6 +273,39 @@ OnNewLeader(c, src, e, h) ==
     IF c.nd.role # Following \/ e # c.nd.acc THEN c
     ELSE Send([c EXCEPT !.nd.cur = e, !.nd.hist = h], src, <<"ACKLEADER", e>>)
 
+\* --- D17: a follower that rejoins its leader's epoch (the wrappers at the end of handlers.py) ---
+
+\* the current epoch of an ACKEPOCH that does not acknowledge (NOT_AN_ACK)
+NotAnAck == -1
+
+\* _on_cepoch_rejoin: a CEPOCH of the chosen epoch itself gets NEWEPOCH of it too.
+OnCEpochRejoin(c, src, p) ==
+    IF c.nd.role = Leading /\ c.nd.phase # PCepoch /\ p = c.nd.pne
+    THEN Send(c, src, <<"NEWEPOCH", p>>)
+    ELSE OnCEpoch(c, src, p)
+
+\* _on_new_epoch_rejoin: NEWEPOCH of the promised epoch, from the leader, is answered with an
+\* ACKEPOCH that does not acknowledge it.
+OnNewEpochRejoin(c, src, e) ==
+    IF c.nd.role = Following /\ src = c.nd.lid /\ e = c.nd.acc /\ ~AcksNewEpoch(c.nd, e)
+    THEN Send(c, src, <<"ACKEPOCH", e, NotAnAck, LastZxid(c.nd), c.nd.hist>>)
+    ELSE OnNewEpoch(c, src, e)
+
+\* _on_ack_epoch_rejoin: a non-acknowledgement never counts; once the history is chosen its
+\* sender is synchronised again (and, after establishment, its ACK-LD awaited again).
+OnAckEpochRejoin(c, src, e, fe, fz, fh) ==
+    IF fe # NotAnAck THEN OnAckEpoch(c, src, e, fe, fz, fh)
+    ELSE IF c.nd.role # Leading \/ e # c.nd.pne \/ c.nd.phase < PSync THEN c
+    ELSE LET la == IF c.nd.phase = PBroadcast THEN c.nd.lacks \ {src} ELSE c.nd.lacks
+         IN Send([c EXCEPT !.nd.lacks = la, !.nd.eacks = @ \cup {src}], src,
+                 <<"NEWLEADER", e, c.nd.hist>>)
+
+\* _on_new_leader_rejoin (D13): an accepted NEWLEADER whose history ends in a proposal of epoch e
+\* is followed by the ACK of that proposal.
+OnNewLeaderRejoin(c, src, e, h) ==
+    LET c1 == OnNewLeader(c, src, e, h)
+    IN IF c1 # c /\ HistLast(h)[1] = e THEN Send(c1, src, <<"ACK", HistLast(h)>>) ELSE c1
+
 \* _on_ack_leader (l.2.2; l.3.4 for a late follower)
 OnAckLeader(c, src, e) ==
     IF c.nd.role # Leading \/ c.nd.phase < PSync \/ e # c.nd.cur \/ src \in c.nd.lacks THEN c
@@ -325,10 +358,10 @@ Deliver(c, src, m) ==
     LET k == m[1] IN
     CASE k = "VOTE"         -> OnVote(c, src, m[2], m[3], m[5], FALSE)
       [] k = "LFL"          -> OnVote(c, src, m[2], m[3], m[2], TRUE)
-      [] k = "CEPOCH"       -> OnCEpoch(c, src, m[2])
-      [] k = "NEWEPOCH"     -> OnNewEpoch(c, src, m[2])
-      [] k = "ACKEPOCH"     -> OnAckEpoch(c, src, m[2], m[3], m[4], m[5])
-      [] k = "NEWLEADER"    -> OnNewLeader(c, src, m[2], m[3])
+      [] k = "CEPOCH"       -> OnCEpochRejoin(c, src, m[2])
+      [] k = "NEWEPOCH"     -> OnNewEpochRejoin(c, src, m[2])
+      [] k = "ACKEPOCH"     -> OnAckEpochRejoin(c, src, m[2], m[3], m[4], m[5])
+      [] k = "NEWLEADER"    -> OnNewLeaderRejoin(c, src, m[2], m[3])
       [] k = "ACKLEADER"    -> OnAckLeader(c, src, m[2])
       [] k = "COMMITLEADER" -> OnCommitLeader(c, src, m[2], m[3])
       [] k = "PROPOSE"      -> OnPropose(c, src, m[2])

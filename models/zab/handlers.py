@@ -483,13 +483,13 @@ def deliver(node: Node, src: int, msg: tuple, n: int, rules: Rules = RULES) -> S
     elif kind == LFL:
         _on_vote(c, src, msg[1], msg[2], msg[1], True)
     elif kind == CEPOCH:
-        _on_cepoch(c, src, msg[1])
+        _on_cepoch_rejoin(c, src, msg[1])
     elif kind == NEWEPOCH:
-        _on_new_epoch(c, src, msg[1])
+        _on_new_epoch_rejoin(c, src, msg[1])
     elif kind == ACKEPOCH:
-        _on_ack_epoch(c, src, msg[1], msg[2], msg[3], msg[4])
+        _on_ack_epoch_rejoin(c, src, msg[1], msg[2], msg[3], msg[4])
     elif kind == NEWLEADER:
-        _on_new_leader(c, src, msg[1], msg[2])
+        _on_new_leader_rejoin(c, src, msg[1], msg[2])
     elif kind == ACKLEADER:
         _on_ack_leader(c, src, msg[1])
     elif kind == COMMITLEADER:
@@ -544,3 +544,76 @@ def propose(node: Node, payload: bytes, n: int, rules: Rules = RULES) -> Step:
     c.multicast(_forward(node), (PROPOSE, txn))
     _try_commit(c, zxid)
     return c.done()
+
+
+# --- A follower that rejoins its leader's epoch (D17) ------------------------------------------------
+# These wrappers stand at the end of the file so that every mutant above keeps its line:column name
+# (tests/test_mutate.py, reports/verification.md); `deliver` calls them instead of the handlers they
+# extend. They are ZooKeeper's answer to a follower that promised the leader's epoch already and
+# follows that leader again (after a timeout or a restart): the leader's LearnerHandler sends
+# LEADERINFO of the current epoch to every FOLLOWERINFO, the follower answers ACKEPOCH with epoch
+# -1 (not an acknowledgement), and the leader synchronises it like any late follower.
+
+#: the current epoch of an ACKEPOCH that does not acknowledge the new epoch (ZooKeeper's -1)
+NOT_AN_ACK = -1
+
+
+def _on_cepoch_rejoin(c: _Ctx, src: int, p: int) -> None:
+    """l.1.1 and D8, and D17: once the epoch is chosen, a CEPOCH that promised it already is
+    answered with NEWEPOCH of that epoch too (ZooKeeper's LearnerHandler.run sends LEADERINFO of
+    the current epoch to every FOLLOWERINFO: Leader.getEpochToPropose returns the epoch once it
+    is chosen)."""
+    node = c.node
+    if node.role == LEADING and node.phase != P_CEPOCH and p == node.pending_new_epoch:
+        c.send(src, (NEWEPOCH, p))
+    else:
+        _on_cepoch(c, src, p)
+
+
+def _on_new_epoch_rejoin(c: _Ctx, src: int, e: int) -> None:
+    """f.1.2, and D17: NEWEPOCH of the epoch already promised, from the leader followed, is
+    answered with an ACKEPOCH that does not acknowledge it (current epoch -1), carrying the last
+    zxid and history so that the leader can synchronise the follower (Learner.registerWithLeader:
+    `newEpoch == self.getAcceptedEpoch()` puts -1). f.p is unchanged."""
+    node = c.node
+    if (node.role == FOLLOWING and src == node.leader_id and e == node.accepted_epoch
+            and not c.r.acks_new_epoch(node, e)):
+        c.effects.append(EFF_TIMER)
+        c.send(src, (ACKEPOCH, e, NOT_AN_ACK, last_zxid(node), node.history))
+    else:
+        _on_new_epoch(c, src, e)
+
+
+def _on_ack_epoch_rejoin(c: _Ctx, src: int, e: int, f_epoch: int, f_zxid: tuple,
+                         f_hist: tuple) -> None:
+    """l.1.2 and D8, and D17: an ACKEPOCH that does not acknowledge never counts (Leader.
+    waitForEpochAck skips a current epoch of -1). Once the initial history is chosen, its sender is
+    synchronised with NEWLEADER of the leader's history, even if it was synchronised in this epoch
+    before (LearnerHandler.run: syncFollower, then NEWLEADER, whatever the epoch acknowledgement
+    said); after establishment its ACK-LD is then awaited again, to be answered with COMMIT-LD
+    (UPTODATE). Before the history is chosen the leader ignores it (ZooKeeper's LearnerHandler
+    would wait and synchronise it later; here the follower's election timer starts it again)."""
+    if f_epoch != NOT_AN_ACK:
+        _on_ack_epoch(c, src, e, f_epoch, f_zxid, f_hist)
+        return
+    node = c.node
+    bit = 1 << src
+    if node.role != LEADING or e != node.pending_new_epoch or node.phase < P_SYNC:
+        return
+    if node.phase == P_BROADCAST:
+        node = node._replace(leader_acks=node.leader_acks & ~bit)
+    c.node = node._replace(epoch_acks=node.epoch_acks | bit)
+    c.send(src, (NEWLEADER, e, node.history))
+
+
+def _on_new_leader_rejoin(c: _Ctx, src: int, e: int, hist: tuple) -> None:
+    """f.2.1, and D13: a follower synchronised with I o beta acknowledges beta too, the proposals
+    of the new epoch it holds now, by acknowledging the last of them after ACK-LD (an
+    acknowledgement covers every earlier zxid, D13). ZooKeeper's follower logs the proposals it was
+    sent during the synchronisation when NEWLEADER arrives (Learner.syncWithLeader, NEWLEADER case:
+    `fzk.logRequest` for each of `packetsNotCommitted`), and every logged proposal is acknowledged."""
+    node = c.node
+    _on_new_leader(c, src, e, hist)
+    last = history_last(hist)
+    if c.node is not node and last[0] == e:  # accepted, and it holds proposals of epoch e
+        c.send(src, (ACK, last))

@@ -279,8 +279,8 @@ def timeout(node: Node, n: int, rules: Rules) -> Step | None:
     return look(node, n, rules)
 
 
-def heartbeat(node: Node, n: int, rules: Rules) -> None:
-    return None  # pings carry nothing the model reads (D10)
+def heartbeat(node: Node, n: int, rules: Rules) -> Step | None:
+    return _ping(node, n)  # D10: pings carry nothing the model reads; they keep followers' timers
 
 
 def can_propose(node: Node) -> bool:
@@ -700,3 +700,21 @@ def _persist_committed(node: Node, rules: Rules) -> tuple:
 
 #: what NEWLEADER does first under a rule other than the older releases'
 _AT_NEWLEADER = {"committed": _persist_committed}
+
+
+# --- the leader's pings (D10) -------------------------------------------------------------------------
+# At the end of the file, for the same reason as the failures above.
+from .state import PING  # noqa: E402
+
+
+def _ping(node: Node, n: int) -> Step | None:
+    """D10: an established leader pings the followers it forwards to (`Leader.lead`'s loop calls
+    `LearnerHandler.ping` for each learner, which sends only once its sending thread runs, that is
+    after NEWLEADER was queued). A PING changes nothing a handler reads; what it does is keep the
+    follower's read timeout from expiring (`check --liveness` reads to whom it goes). None when
+    there is nobody to ping."""
+    if node.role != LEADING or node.phase != L_BROADCAST:
+        return None
+    outs = tuple((j, (PING, node.lconn[j])) for j in range(n)
+                 if j != node.id and node.forwarding >> j & 1)
+    return Step(node, outs, _NO) if outs else None

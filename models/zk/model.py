@@ -8,7 +8,7 @@ from models.common.model import RulesModel
 
 from . import codec, handlers
 from .handlers import Committed393Rules, FixedFleRules, FixedRules, FleRules, Pre3911Rules, Rules
-from .state import Node
+from .state import ELECTION, FOLLOWING, L_BROADCAST, LEADING, Node
 
 
 def fresh_node(node_id: int, n: int) -> Node:
@@ -40,6 +40,24 @@ class ZkModel(RulesModel):
         return handlers.on_drop(nodes, src, dst, msg, n, self.rules)
 
     describe_action = staticmethod(codec.describe_action)
+
+    # --- liveness (docs/liveness.md) ---------------------------------------------------------------
+    @staticmethod
+    def leader_of(node):
+        """The node this one follows: itself when leading; a follower's leader once it is
+        connected to it (from FOLLOWERINFO on: `Learner.connectToLeader` has succeeded; with FLE a
+        decided follower waits for `connect`, D1); None while looking or not yet connected."""
+        if node.role == LEADING:
+            return node.id
+        if node.role == FOLLOWING and node.phase != ELECTION:
+            return node.leader
+        return None
+
+    @staticmethod
+    def established(node) -> bool:
+        """A leader that a quorum (itself included) acknowledged NEWLEADER to
+        (`Leader.waitForNewLeaderAck`, then `startZkServer`: the phase L_BROADCAST)."""
+        return node.role == LEADING and node.phase == L_BROADCAST
 
 
 MODEL = ZkModel(description="ZooKeeper 3.7.0's ZAB 1.0 (FLE outcome, DIFF/TRUNC sync, "

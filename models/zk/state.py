@@ -34,9 +34,9 @@ MODE_NAMES = ("NONE", "DIFF", "TRUNC", "SNAP")
 
 # Message kinds.
 (FOLLOWERINFO, LEADERINFO, ACKEPOCH, SYNC, NEWLEADER, ACKLD, UPTODATE, PROPOSAL, ACK, COMMIT,
- NOTIFICATION) = range(11)
+ NOTIFICATION, PING) = range(12)
 MSG_NAMES = ("FOLLOWERINFO", "LEADERINFO", "ACKEPOCH", "SYNC", "NEWLEADER", "ACK-NEWLEADER",
-             "UPTODATE", "PROPOSAL", "ACK", "COMMIT", "NOTIFICATION")
+             "UPTODATE", "PROPOSAL", "ACK", "COMMIT", "NOTIFICATION", "PING")
 # Every message carries, first, the connection it travels on (`conn`, D8).
 MSG_FIELDS = (
     ("conn", "accepted_epoch"),
@@ -50,6 +50,7 @@ MSG_FIELDS = (
     ("conn", "zxid"),
     ("conn", "zxid"),
     ("conn", "vote", "round", "state"),  # FLE (D1): vote = (peer epoch, zxid, leader); conn 0
+    ("conn",),  # the leader's heartbeat (D10): read by no handler
 )
 
 
