@@ -213,7 +213,10 @@ def test_the_random_walk_stage_catches_a_skipped_history_selection():
 
     model = ZabModel(SkipHistorySelection())
     r = run_search("zab", None, GATE[7], model=model)
-    assert (r["caught"], r["property"], r["depth"]) == (True, "prefix", 44)
+    # zabmc's own figures (detect change only). Since zab re-synchronises a follower that
+    # re-elects its leader (D17), 10,000 walks of seed 1 no longer met this bug (seeds 2, 4 and 5
+    # did, 3 did not); the run takes 20,000, which meet it in walk 10,001 onwards, 42 events deep
+    assert (r["caught"], r["property"], r["depth"]) == (True, "prefix", 42)
 
 
 def test_mutate_lists_and_rejects_a_bad_index(cli):

@@ -10,7 +10,7 @@ Runs 1, 4 and 5 exhaust their state spaces; 6 and 7 explore every path of up to 
 with two). Runs 2 and 3 check liveness: once faults stop, a leader is elected and every proposal
 commits (a fair cycle or dead end that never gets there is a lasso counterexample); their spaces
 are finite, so one that reaches the depth bound (elections that never settle, epochs growing
-forever) fails too (--require-complete, exit 4). Run 8 takes 10,000 seeded random walks of up to
+forever) fails too (--require-complete, exit 4). Run 8 takes 20,000 seeded random walks of up to
 60 events with every kind of fault, deeper than the exhaustive runs reach; the seed makes it
 reproducible and its counterexample is shortened by replay. Runs 9 and 10 exhaust three nodes with
 a proposal and a timeout, on zab and on zab-omega (votes by node id, so Phase 1 must recover
@@ -45,7 +45,7 @@ ZAB = (
     "--model zab --network fifo --nodes 3 --proposals 2 --max-crashes 1 --depth 24",
     "--model zab --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --depth 23",
     "--model zab --network fifo --nodes 3 --proposals 2 --max-timeouts 2 --max-drops 1 "
-    "--max-heartbeats 1 --max-crashes 1 --depth 60 --strategy random --seed 1 --walks 10000",
+    "--max-heartbeats 1 --max-crashes 1 --depth 60 --strategy random --seed 1 --walks 20000",
     # exhaustive under partial-order reduction (docs/reduction.md): every state of three nodes with
     # a proposal and a timeout, where stale-epoch-proposal breaks sane-history 27 events deep
     "--model zab --network fifo --nodes 3 --proposals 1 --max-timeouts 1 --depth 200 "
