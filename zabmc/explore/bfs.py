@@ -20,6 +20,7 @@ from xxhash import xxh3_128_digest
 
 from .env import Env
 from .outcome import DEPTH_BOUND, EXHAUSTED, Outcome, StopReason
+from .por import Expansion
 from .search import Search
 from .seen import SortedRunSet, as_array, member
 from .spill import Level
@@ -166,16 +167,10 @@ class BFS(Search):
         successors = self.env.successors
         try:
             for pi, s in enumerate(frontier):
-                succ = successors(s)
-                keep = por.choose(s, succ) if por is not None else None
-                if keep is None:
-                    chunk.offer(pi, enumerate(succ))
-                    if por is not None:
-                        por.full += 1
+                if por is None:
+                    chunk.offer(pi, enumerate(successors(s)))
                 else:
-                    chunk.offer(pi, [(ei, succ[ei]) for ei in keep], True)
-                    chunk.reduced[pi] = (succ, keep)  # the proviso may want the rest
-                    por.reduced += 1
+                    chunk.offer_reduced(pi, s)
                 if len(chunk.cand) >= CHUNK:
                     pending = chunk.flush()
                     if pending:
@@ -347,7 +342,7 @@ class _Chunk:
         if por is not None:
             self.level_seen = SortedRunSet()  # the states this level has found so far
             self.edges: list = []  # (parent index, fingerprint) of every event a stubborn set kept
-            self.reduced: dict = {}  # parent index -> (successors, kept indices), this chunk only
+            self.reduced: dict = {}  # parent index -> (its `Expansion`, kept indices), this chunk only
 
     def flush(self) -> list:
         """Merge the chunk's candidates into the visited set and the level; with a reduction, the
@@ -390,12 +385,26 @@ class _Chunk:
         self.reduced.clear()
         return pending
 
+    def offer_reduced(self, pi: int, s) -> None:
+        """Offer state `pi`, `s`, to the chunk with a reduction: its stubborn set's events, or
+        every event. Only the offered events' successors are built."""
+        por = self.por
+        x = Expansion(self.bfs.env, s)
+        keep = por.choose(s, x)
+        if keep is None:
+            self.offer(pi, x.everything())
+            por.full += 1
+        else:
+            self.offer(pi, x.pairs(keep), True)
+            self.reduced[pi] = (x, keep)  # the proviso may want the rest
+            por.reduced += 1
+
     def expand_rest(self, pending) -> None:
         """Expand the events the stubborn sets of `pending` left out."""
         por = self.por
-        for pi, succ, keep in pending:
+        for pi, x, keep in pending:
             kept = set(keep)
-            self.offer(pi, [(ei, x) for ei, x in enumerate(succ) if ei not in kept])
+            self.offer(pi, x.pairs(i for i in range(len(x.events)) if i not in kept))
             por.reduced -= 1
             por.full += 1
 

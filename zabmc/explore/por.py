@@ -76,9 +76,11 @@ class Stubborn:
         self.reduced = 0
         self.full = 0
 
-    def choose(self, s, succ) -> list | None:
-        """The indices (into `succ`, the full successor list of `s`) of a stubborn set's events,
-        smallest first among the candidate node sets; None when `s` must be expanded fully.
+    def choose(self, s, x: Expansion) -> list | None:
+        """The indices (into `x.events`, every event enabled in `s`, in `Env.successors`' order)
+        of a stubborn set's events, smallest first among the candidate node sets; None when `s`
+        must be expanded fully. It builds the successors of only the events it must look into
+        (`_guarded`), through `x`.
 
         The proviso (no event of the set may lead back to the same or an earlier level) is the
         caller's: it knows the levels."""
@@ -89,7 +91,8 @@ class Stubborn:
         actors = []  # the node each event belongs to (a drop: the node its link leads to)
         seeds = 0  # nodes with a delivery or restart enabled: an event no other node can disable
         proposer = 0  # the node an enabled proposal goes to, as a bit: it stays outside S
-        for ev, _, _ in succ:
+        evs = x.events
+        for ev in evs:
             t = type(ev)
             if t is Deliver:
                 a = ev.dst
@@ -133,9 +136,9 @@ class Stubborn:
             keep = [i for i, a in enumerate(actors) if S >> a & 1]
             if best is not None and len(keep) >= len(best):
                 continue
-            if drops and not self._drops_inside(succ, S):
+            if drops and not self._drops_inside(evs, S):
                 continue
-            if guard and not self._guarded(s, succ, keep):
+            if guard and not self._guarded(s, x, keep):
                 continue
             best = keep
         return best
@@ -154,16 +157,16 @@ class Stubborn:
                     work.append(q)
         return S
 
-    def _drops_inside(self, succ, S) -> bool:
+    def _drops_inside(self, evs, S) -> bool:
         """With `Model.on_drop`, a drop changes the nodes at both ends of its link: no enabled
         drop may join S to a node outside it (later messages on such a link queue behind the
         head, so the enabled drops are the only ones that can happen before S acts)."""
-        for ev, _, _ in succ:
+        for ev in evs:
             if type(ev) is Drop and (S >> ev.src & 1) != (S >> ev.dst & 1):
                 return False
         return True
 
-    def _guarded(self, s, succ, keep) -> bool:
+    def _guarded(self, s, x: Expansion, keep) -> bool:
         """While proposals are left, a proposal may happen outside S before S acts; it must not
         see a different cluster for S having acted first: no event of S may change a delivery
         log (a proposal is checked against them, and appended to the broadcast order deliveries
@@ -172,10 +175,44 @@ class Stubborn:
         nodes, logs = s.nodes, s.ghost[0]
         can = self.can_propose
         for i in keep:
-            s2 = succ[i][1]
+            s2 = x.get(i)[1]
             if self.checking_logs and s2.ghost[0] != logs:
                 return False
             for old, new in zip(nodes, s2.nodes):
                 if new is not old and can(new) != can(old):
                     return False
         return True
+
+
+class Expansion:
+    """One state's enabled events (`events`, `Env.events`: the indices of `Env.successors`), and
+    the successors of those a reduced search asks for, each built once (`get`): the events a
+    stubborn set leaves out cost no state, encoding or fingerprint."""
+
+    __slots__ = ("built", "env", "events", "s")
+
+    def __init__(self, env, s):
+        self.env = env
+        self.s = s
+        self.events = env.events(s)
+        self.built: dict = {}
+
+    def get(self, i: int) -> tuple:
+        """`(event, next_state, violation)` of event number `i`."""
+        built = self.built
+        item = built.get(i)
+        if item is None:
+            item = built[i] = self.events[i].build(self.env, self.s)  # `Env.successor`
+        return item
+
+    def pairs(self, indices) -> list:
+        """`(i, get(i))` for each of `indices`."""
+        get = self.get
+        return [(i, get(i)) for i in indices]
+
+    def everything(self):
+        """`(i, successor)` for every enabled event, in order (a full expansion): in one pass of
+        `Env.successors` when none is built yet."""
+        if not self.built:
+            return enumerate(self.env.successors(self.s))
+        return self.pairs(range(len(self.events)))
