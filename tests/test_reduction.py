@@ -253,3 +253,68 @@ def test_the_reduced_space_does_not_depend_on_how_a_level_is_chunked(monkeypatch
         (big.distinct, big.generated, big.per_depth)
     assert small.extra["reduction"] == big.extra["reduction"]
     assert big.per_depth[-1] > 7 * 100  # many chunks a level
+
+
+# --- events before states (issue #38): the reduced search against a simple second one --------------
+
+
+class _Eager:
+    """What `Stubborn.choose` reads of a state, from its full successor list (built first)."""
+
+    def __init__(self, succ):
+        self.events = [ev for ev, _, _ in succ]
+        self.get = succ.__getitem__
+
+
+def reference_reduced(env) -> tuple:
+    """A second implementation of the reduced search (docs/reduction.md, "The method"), as plain as
+    it can be: every successor built first (as the search did before issue #38), a dict from each
+    visited state's fingerprint to the level it was first found at, and the proviso decided level
+    by level (a kept event into a state of the parent's level or earlier expands the parent
+    fully). It shares `Stubborn.choose` with the search, so it checks how the search builds
+    successors, chunks its levels and applies the proviso, not the choice of sets.
+    (distinct, transitions, per-depth counts)."""
+    por = Stubborn(env)
+    init, _ = env.initial()
+    fp = env.fingerprint
+    level = {fp(init): 0}
+    frontier, per_depth, transitions, depth = [init], [1], 0, 0
+    while frontier and depth < env.config.depth:
+        nxt = []
+        for s in frontier:
+            succ = env.successors(s)
+            keep = por.choose(s, _Eager(succ))
+            if keep is not None and any(level.get(fp(succ[i][1]), depth + 1) <= depth
+                                        for i in keep):
+                keep = None  # the proviso
+            for i in range(len(succ)) if keep is None else keep:
+                transitions += 1
+                f = fp(succ[i][1])
+                if f not in level:
+                    level[f] = depth + 1
+                    nxt.append(succ[i][1])
+        depth += 1
+        if nxt:
+            per_depth.append(len(nxt))
+        frontier = nxt
+    return len(level), transitions, per_depth
+
+
+@pytest.mark.parametrize("model, bounds", [
+    ("zab", dict(nodes=3, proposals=1, depth=18)),
+    ("zab", dict(nodes=2, proposals=2, max_timeouts=1, max_drops=1, max_heartbeats=1)),
+    ("zab", dict(nodes=2, proposals=2, max_crashes=1)),
+    ("db19", dict(nodes=2, proposals=2, max_timeouts=1)),
+    ("zab-omega", dict(nodes=3, proposals=0)),
+])
+def test_the_reduced_search_counts_what_a_plain_second_implementation_counts(model, bounds):
+    """The search lists events first and builds only the successors it keeps (issue #38); a plain
+    implementation that builds every successor first gets the same distinct states, transitions
+    and states per level."""
+    model = get_model(model)
+    cfg = ExploreConfig(network="fifo", **{"depth": 10_000, **bounds})
+    env = Env(model, cfg, Checker(DEFAULT_PROPERTIES))
+    out = BFS(env, stop_at_first=False, reduction=Stubborn(env)).run()
+    ref = reference_reduced(Env(model, cfg, Checker(DEFAULT_PROPERTIES)))
+    # `generated` counts the initial state too
+    assert (out.distinct, out.generated - 1, out.per_depth) == ref
