@@ -34,9 +34,10 @@ from __future__ import annotations
 
 from zabmc.errors import UsageError
 
-from .events import CRASHES, DOWN, DROPS, MADE, Action, Deliver, Drop, Propose, Restart
+from .events import (CRASHES, DOWN, DROPS, HEARTBEATS, MADE, TIMEOUTS, Action, Deliver, Drop,
+                     Heartbeat, Propose, Restart, Timeout)
 
-REDUCTIONS = ("none", "por")
+REDUCTIONS = ("none", "por", "por+sleep")
 _CLOSURE_MEMO = 100_000  # closures memoised by (empty links, seed set); few patterns recur
 
 
@@ -48,23 +49,24 @@ def refuse(reduction: str, *, network: str, model, strategy: str = "bfs",
     if reduction == "none":
         return
     if liveness:
-        raise UsageError("--reduction por checks safety only: not with --liveness")
+        raise UsageError(f"--reduction {reduction} checks safety only: not with --liveness")
     if strategy != "bfs" or engine != "in-process":
-        raise UsageError("--reduction por works with the in-process breadth-first search "
+        raise UsageError(f"--reduction {reduction} works with the in-process breadth-first search "
                          "(--strategy bfs --engine in-process)")
     if network != "fifo":
-        raise UsageError("--reduction por needs --network fifo: on a bag any send enables a "
-                         "delivery at once, so nothing can be left out")
+        raise UsageError(f"--reduction {reduction} needs --network fifo: on a bag any send "
+                         "enables a delivery at once, so nothing can be left out")
     if getattr(model, "actions", None) is not None:
-        raise UsageError(f"--reduction por cannot reduce model {model.name}: its own steps "
-                         "(actions) change several nodes at once")
+        raise UsageError(f"--reduction {reduction} cannot reduce model {model.name}: its own "
+                         "steps (actions) change several nodes at once")
 
 
 class Stubborn:
     """Chooses, per state, the events a reduced search expands (`choose`)."""
 
-    def __init__(self, env):
+    def __init__(self, env, sleep: bool = False):
         refuse("por", network=env.config.network, model=env.model)
+        self.sleep = Sleep() if sleep else None  # sleep sets beside the stubborn sets
         self.env = env
         self.n = env.n
         self.proposals = env.config.proposals
@@ -216,3 +218,122 @@ class Expansion:
         if not self.built:
             return enumerate(self.env.successors(self.s))
         return self.pairs(range(len(self.events)))
+
+
+#: the kinds whose events a sleep set may hold (the others are dependent on every event), and the
+#: budget two events of the same kind share (two of them commute only while it has two units)
+_SLEEPY = {Deliver: None, Timeout: TIMEOUTS, Heartbeat: HEARTBEATS, Drop: DROPS}
+
+
+def independent(s, a, b) -> bool:
+    """Whether events `a` and `b`, both enabled in state `s`, commute there in the sense the
+    reduction's argument needs (docs/reduction.md, "Sleep sets"): either order reaches the same
+    state (ghost included), neither disables the other, and each fires the same property checks.
+
+    Deliveries, timeouts, heartbeats and drops of disjoint nodes (a delivery's node is its
+    destination, a drop's are both ends of its link) commute on FIFO links: each changes only its
+    own node, takes the head of one link and appends to the tails of others. Two events of one
+    kind that share a budget commute only while the budget has two units left. Proposals, crashes,
+    restarts and actions are dependent on everything: a proposal reads who may propose and every
+    log, a crash cuts links, a restart's sends reach nodes that were down."""
+    ka, kb = type(a), type(b)
+    if ka not in _SLEEPY or kb not in _SLEEPY:
+        return False
+    if ka is kb and ka is not Deliver and s.budgets[_SLEEPY[ka]] < 2:
+        return False
+    na = 1 << a[1] | 1 << a[0] if ka is Drop else 1 << a[1] if ka is Deliver else 1 << a[0]
+    nb = 1 << b[1] | 1 << b[0] if kb is Drop else 1 << b[1] if kb is Deliver else 1 << b[0]
+    return not na & nb
+
+
+class Sleep:
+    """Sleep sets of depth one for the level-synchronous search (`--reduction por+sleep`).
+
+    When state P of level d has two events a and b, independent in P, whose successors it
+    reaches (offered, or asleep itself), Y = P.a and X = P.b commute into one state: X.a = Y.b.
+    If Y and X are both first found at level d + 1, Y comes first in the level, and Y's edge b
+    reaches Y.b (offered, or asleep with its end known), then X need not build X.a: that state is
+    reached already, and its fingerprint is known. X's event a is *asleep*. So no state is left
+    out, and the proviso sees X's asleep events of its stubborn set as edges to that state: the
+    reduced space is the one `--reduction por` explores, with fewer transitions built, encoded and
+    fingerprinted. docs/reduction.md says why every verdict is kept.
+
+    Per level: `note` collects, during level d, for each state of level d + 1 (by fingerprint)
+    the pairs (a, fingerprint of Y, b) its parents give it; `start_level` turns them into
+    indices in the level once it is complete; `asleep(i)` then gives state i's asleep events,
+    from what the earlier states of the level reached (`expanded`)."""
+
+    def __init__(self):
+        self.offered: dict = {}  # fp of X -> [(a, fp of Y, b)], arrivals of the level being built
+        self.index: dict = {}  # fp -> index in the level being built, for the states found in it
+        self.pairs: dict = {}  # index of X -> [(a, index of Y, b)], the level being expanded
+        self.watched: set = set()  # indices of Y some X of this level asks about
+        self.done: dict = {}  # index of Y -> {event: fp of its end}, what it reached (if watched)
+        self.pruned = 0  # events left asleep (edges not built), over the run
+
+    def note(self, s, items) -> None:
+        """State `s` (P) of level d reached `items`, `(event, fingerprint of its successor)`:
+        for every two of them, a and b, independent in `s`, P.b may sleep on a if P.a reaches
+        P.a.b first, and P.a on b if P.b reaches P.b.a first (`start_level` keeps the one whose
+        other state comes first in the level)."""
+        if len(items) < 2:
+            return
+        masks = []  # the nodes of each event, as bits; 0 for a kind dependent on every event
+        for ev, _ in items:
+            k = type(ev)
+            masks.append(1 << ev[1] if k is Deliver else 1 << ev[0] | 1 << ev[1] if k is Drop
+                         else 1 << ev[0] if k is Timeout or k is Heartbeat else 0)
+        offered = self.offered
+        for k in range(1, len(items)):
+            mb = masks[k]
+            if not mb:
+                continue
+            b, fx = items[k]
+            for j in range(k):
+                ma = masks[j]
+                if not ma or ma & mb:
+                    continue
+                a, fy = items[j]
+                if fx == fy or not independent(s, a, b):
+                    continue
+                offered.setdefault(fx, []).append((a, fy, b))
+                offered.setdefault(fy, []).append((b, fx, a))
+
+    def found(self, fp: bytes, index: int) -> None:
+        """State `fp` is new at level d + 1, at `index` in it."""
+        self.index[fp] = index
+
+    def start_level(self) -> None:
+        """Level d + 1 is complete: its pairs by index; what level d kept is dropped."""
+        index, pairs, watched = self.index, {}, set()
+        for fx, lst in self.offered.items():
+            ix = index.get(fx)
+            if ix is None:
+                continue  # X was found at an earlier level: expanded already
+            for a, fy, b in lst:
+                iy = index.get(fy)
+                if iy is not None and iy < ix:  # Y is expanded first
+                    pairs.setdefault(ix, []).append((a, iy, b))
+                    watched.add(iy)
+        self.pairs, self.watched = pairs, watched
+        self.offered, self.index, self.done = {}, {}, {}
+
+    def asleep(self, i: int) -> dict:
+        """The events state `i` of the level need not expand, each with the fingerprint of the
+        state it leads to: each `a` of a pair whose Y, an earlier state of the level, reached
+        Y.b, the same state."""
+        lst = self.pairs.pop(i, None)
+        out: dict = {}
+        if lst:
+            done = self.done
+            for a, iy, b in lst:
+                fp = done.get(iy, {}).get(b)
+                if fp is not None and a not in out:
+                    out[a] = fp
+        return out
+
+    def expanded(self, i: int, items) -> None:
+        """State `i` of the level reached `items`, `(event, fingerprint of its successor)`, in
+        its first pass: the events it offered and those asleep."""
+        if i in self.watched:
+            self.done[i] = dict(items)
