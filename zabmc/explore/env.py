@@ -103,6 +103,8 @@ class Env:
         # the encoding's tuple header: marshal version 2, TYPE_TUPLE, n nodes + net, budgets, ghost
         self._head = b"(" + (self.n + 3).to_bytes(4, "little")
         self._node_bytes: dict = {}  # id(node) -> (node, its marshal-v2 bytes)
+        n = self.n
+        self._links = tuple((k, k // n, k % n) for k in range(n * n))  # fifo: (k, src, dst)
         # with no property checked the ghost never changes and no step violates anything
         self._checking = checker.active
 
@@ -172,8 +174,7 @@ class Env:
     def _heads(self, net: tuple):
         """`(k, src, dst, msg)` for every message that may be delivered or dropped next."""
         if self.fifo:
-            n = self.n
-            return [(k, k // n, k % n, q[0]) for k, q in enumerate(net) if q]
+            return [(k, src, dst, net[k][0]) for k, src, dst in self._links if net[k]]
         return [(k, src, dst, msg) for k, ((src, dst, msg), _) in enumerate(net)]
 
     # --- events --------------------------------------------------------------------------------------

@@ -412,9 +412,12 @@ class Propose(_NodeEvent, _fields("Propose", "node k", "propose")):
         made = b[MADE]
         if made >= env.config.proposals:
             return
-        down, propose = b[DOWN], env._propose
+        down, get = b[DOWN], env._propose_cache.get
         for i, node in enumerate(s.nodes):
-            if not down >> i & 1 and propose(node, made) is not None:
+            if down >> i & 1:
+                continue
+            e = get((id(node), made))  # `Env._propose`'s memo, read inline
+            if (e[1] if e is not None else env._propose(node, made)) is not None:
                 out.append(_new(Propose, (i, made, "propose")))
                 return
 

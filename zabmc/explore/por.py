@@ -61,6 +61,10 @@ def refuse(reduction: str, *, network: str, model, strategy: str = "bfs",
                          "steps (actions) change several nodes at once")
 
 
+def _size_then_seed(c: tuple) -> tuple:
+    return c[0], c[1]
+
+
 class Stubborn:
     """Chooses, per state, the events a reduced search expands (`choose`)."""
 
@@ -74,6 +78,8 @@ class Stubborn:
         self.can_propose = env.model.can_propose
         self.checking_logs = env.checker.active and env.checker.need_logs
         self._closures: dict = {}
+        # the candidate sets by what decides them (`choose`): few patterns recur
+        self._candidates: dict = {}
         # counts of the states expanded in part and in full (what the summary reports)
         self.reduced = 0
         self.full = 0
@@ -89,11 +95,38 @@ class Stubborn:
         b = s.budgets
         if b[CRASHES]:
             return None
+        evs = x.events
+        empty = 0  # the empty links, as bits src*n + dst
+        k = 0
+        for k, q in enumerate(s.net):
+            if not q:
+                empty |= 1 << k
+        # The events are the deliveries, one per non-empty link in link order, then the others:
+        # the empty links and the others (kind, node) say what every candidate set is.
+        busy = k + 1 - empty.bit_count()
+        key = (empty, b[DOWN], *[(type(ev), ev[0]) for ev in evs[busy:]])
+        memo = self._candidates
+        cands = memo.get(key)
+        if cands is None:
+            if len(memo) > _CLOSURE_MEMO:
+                memo.clear()
+            cands = memo[key] = self._sets(evs, empty, b[DOWN], b[DROPS] > 0)
+        if not cands or not b[MADE] < self.proposals:
+            return cands[0] if cands else None
+        for keep in cands:  # proposals are left: what a proposal reads must not move
+            if self._guarded(s, x, keep):
+                return keep
+        return None
+
+    def _sets(self, evs, empty: int, down: int, drops_left: bool) -> tuple:
+        """The candidate stubborn sets of a state whose enabled events are `evs` (with `empty`
+        links and `down` nodes), as kept indices, the fewest events first and the lowest seed on
+        a tie; all but `_guarded`, which reads the successors. () when there is none: the state
+        is expanded fully."""
         n = self.n
         actors = []  # the node each event belongs to (a drop: the node its link leads to)
         seeds = 0  # nodes with a delivery or restart enabled: an event no other node can disable
         proposer = 0  # the node an enabled proposal goes to, as a bit: it stays outside S
-        evs = x.events
         for ev in evs:
             t = type(ev)
             if t is Deliver:
@@ -105,27 +138,18 @@ class Stubborn:
                 a = ev.node
                 proposer = 1 << a
             elif t is Action:
-                return None
+                return ()
             else:
                 a = ev.node
                 if t is Restart:
                     seeds |= 1 << a
             actors.append(a)
-        if not seeds:
-            return None
-        net = s.net
-        empty = 0  # the empty links, as bits src*n + dst
-        for k, q in enumerate(net):
-            if not q:
-                empty |= 1 << k
         closures = self._closures
         if len(closures) > _CLOSURE_MEMO:
             closures.clear()
-        down = b[DOWN]
         everyone = (1 << n) - 1
-        guard = b[MADE] < self.proposals  # proposals are left: what a proposal reads must not move
-        drops = self.on_drop and b[DROPS] > 0
-        best = None
+        drops = self.on_drop and drops_left
+        cands = []  # (events, seed, S, kept indices)
         for p in range(n):
             if not seeds >> p & 1:
                 continue
@@ -133,17 +157,14 @@ class Stubborn:
             S = closures.get((empty, start))
             if S is None:
                 S = closures[(empty, start)] = self._closure(start, empty)
-            if S == everyone or S & proposer:
-                continue
-            keep = [i for i, a in enumerate(actors) if S >> a & 1]
-            if best is not None and len(keep) >= len(best):
+            if S == everyone or S & proposer or any(S == c[2] for c in cands):
                 continue
             if drops and not self._drops_inside(evs, S):
                 continue
-            if guard and not self._guarded(s, x, keep):
-                continue
-            best = keep
-        return best
+            keep = [i for i, a in enumerate(actors) if S >> a & 1]
+            cands.append((len(keep), p, S, keep))
+        cands.sort(key=_size_then_seed)
+        return tuple(c[3] for c in cands)
 
     def _closure(self, S: int, empty: int) -> int:
         """The smallest superset of node set `S` (a bit mask) that has no empty link into it from
