@@ -185,7 +185,16 @@ def speed(log, ref: str, depth: int, reductions=("none", "por")) -> dict:
                     raise SystemExit(f"--reduction {reduction}: {key} differs: {a[key]} at "
                                      f"{ref}, {b[key]} in this tree")
             rows.append({"reduction": reduction, "base": a, "new": b})
-    return {"ref": ref, "depth": depth, "rows": rows}
+        log(f"this tree: --reduction por+sleep --depth {depth}")
+        d = tree_check(ROOT, model, flags, depth, "por+sleep")
+        por = next(r["new"] for r in rows if r["reduction"] == "por")
+        asleep = d["reduction"]["transitions_asleep"]
+        if (d["distinct_states"], d["per_depth"], d["states"] + asleep) != \
+                (por["distinct_states"], por["per_depth"], por["states"]):
+            raise SystemExit("--reduction por+sleep: not the states of --reduction por, or "
+                             "transitions built + asleep differ from its transitions")
+        sleep = {"reduction": "por+sleep", "new": d, "asleep": asleep}
+    return {"ref": ref, "depth": depth, "rows": rows, "sleep": sleep}
 
 
 def render_speed(res: dict, seconds: float) -> str:
@@ -213,7 +222,16 @@ def render_speed(res: dict, seconds: float) -> str:
                    f"{a['cpu_seconds'] / max(b['cpu_seconds'], 1e-9):.2f}x | "
                    f"{a['memory']['peak_rss_bytes'] / 2**20:,.0f} / "
                    f"{b['memory']['peak_rss_bytes'] / 2**20:,.0f} |")
-    out.append("")
+    sl = res["sleep"]
+    d = sl["new"]
+    por = next(r["new"] for r in res["rows"] if r["reduction"] == "por")
+    out += ["", f"`--reduction por+sleep` (sleep sets; this tree only, `{ref}` has none): "
+            f"{d['distinct_states']:,} distinct states, the states of `--reduction por` level by "
+            f"level (checked), {d['states']:,} transitions built and {sl['asleep']:,} asleep "
+            f"({sl['asleep'] / por['states']:.0%} of `por`'s {por['states']:,}); "
+            f"CPU {d['cpu_seconds']:.1f} s against `por`'s {por['cpu_seconds']:.1f} s in this tree "
+            f"({por['cpu_seconds'] / max(d['cpu_seconds'], 1e-9):.2f}x), peak RSS "
+            f"{d['memory']['peak_rss_bytes'] / 2**20:,.0f} MiB.", ""]
     return "\n".join(out)
 
 
