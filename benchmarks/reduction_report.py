@@ -17,13 +17,23 @@ Writes three sections:
     python benchmarks/reduction_report.py --only findings --write
     python benchmarks/reduction_report.py --only spaces --write
     python benchmarks/reduction_report.py --only mutants --write
+    python benchmarks/reduction_report.py --only speed --against REF [--depth 30] --write
+
+`--only speed` (issue #38) writes "Partial-order reduction: speed": `zabmc check` on issue #19's
+three-node space (`SPEED_SPACE`) to a depth bound, without and with the reduction, from this
+tree and from commit REF (extracted with `git archive`) in the same run: fresh processes,
+alternating which tree goes first, CPU seconds of each child process. Both trees must report the
+same distinct states, transitions and per-depth counts, or the script stops.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -136,6 +146,92 @@ def render_spaces(rows: list[dict], seconds: float) -> str:
             "the set, the proviso's bookkeeping) than the states it saves: a CPU ratio below 1. "
             "It pays on three nodes, where independent deliveries to different followers "
             "abound.", ""]
+    return "\n".join(out)
+
+
+#: issue #19's depth-40 target space (reports/benchmarks.md, "Reach"), run to a smaller depth
+SPEED_SPACE = ("zab", "--nodes 3 --proposals 2 --max-timeouts 1")
+
+
+def tree_check(tree: Path, model: str, flags: str, depth: int, reduction: str) -> dict:
+    """`zabmc check` of one space run from `tree` in a fresh process; its summary and CPU s."""
+    args = [sys.executable, "-c", "from zabmc.cli import main; main()", "check", "--model", model,
+            "--network", "fifo", *flags.split(), "--depth", str(depth), "--reduction", reduction,
+            "--json", "-q", "--trace-out", os.devnull]
+    return check_json(args, cwd=tree, env=dict(os.environ, PYTHONPATH=str(tree)),
+                      what=f"zabmc check --reduction {reduction} in {tree}")
+
+
+def speed(log, ref: str, depth: int, reductions=("none", "por")) -> dict:
+    """This tree's and commit `ref`'s `zabmc check SPEED_SPACE --depth DEPTH`, once each per
+    reduction, alternating the order; the counts of the two trees must agree."""
+    model, flags = SPEED_SPACE
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="zabmc-ref-") as tmp:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True,
+                                 check=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        trees = [(ref, Path(tmp)), ("this tree", ROOT)]
+        for k, reduction in enumerate(reductions):
+            got = {}
+            for name, tree in (trees if k % 2 == 0 else trees[::-1]):
+                log(f"{name}: --reduction {reduction} --depth {depth}")
+                got[name] = d = tree_check(tree, model, flags, depth, reduction)
+                log(f"  {d['distinct_states']:,} distinct, {d['states']:,} transitions, "
+                    f"CPU {d['cpu_seconds']:.1f} s")
+            a, b = got[ref], got["this tree"]
+            for key in ("distinct_states", "states", "per_depth", "stop_reason"):
+                if a[key] != b[key]:
+                    raise SystemExit(f"--reduction {reduction}: {key} differs: {a[key]} at "
+                                     f"{ref}, {b[key]} in this tree")
+            rows.append({"reduction": reduction, "base": a, "new": b})
+        log(f"this tree: --reduction por+sleep --depth {depth}")
+        d = tree_check(ROOT, model, flags, depth, "por+sleep")
+        por = next(r["new"] for r in rows if r["reduction"] == "por")
+        asleep = d["reduction"]["transitions_asleep"]
+        if (d["distinct_states"], d["per_depth"], d["states"] + asleep) != \
+                (por["distinct_states"], por["per_depth"], por["states"]):
+            raise SystemExit("--reduction por+sleep: not the states of --reduction por, or "
+                             "transitions built + asleep differ from its transitions")
+        sleep = {"reduction": "por+sleep", "new": d, "asleep": asleep}
+    return {"ref": ref, "depth": depth, "rows": rows, "sleep": sleep}
+
+
+def render_speed(res: dict, seconds: float) -> str:
+    now = datetime.date.today().isoformat()
+    model, flags = SPEED_SPACE
+    ref, depth = res["ref"], res["depth"]
+    out = [
+        "## Partial-order reduction: speed", "",
+        f"Produced by `python benchmarks/reduction_report.py --only speed --against {ref} "
+        f"--depth {depth} --write` on {now}, commit `{commit()}`, {cpu_model()}, in "
+        f"{seconds / 60:.1f} minutes; do not edit by hand. `zabmc check --model {model} "
+        f"--network fifo {flags} --depth {depth}` (issue #19's depth-40 space, to depth "
+        f"{depth}: not exhausted), run from commit `{ref}` and from this tree, each in a fresh "
+        "process, alternating which tree goes first. Both trees report the same distinct states, "
+        "transitions and per-depth counts; the script fails otherwise. CPU seconds are those of "
+        "the whole process, one run each; the machine was shared, so read the ratios.", "",
+        (f"| reduction | distinct | transitions | CPU s (`{ref}` / this tree) | speed-up | "
+         f"peak RSS MiB (`{ref}` / this tree) |"),
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in res["rows"]:
+        a, b = r["base"], r["new"]
+        out.append(f"| `{r['reduction']}` | {b['distinct_states']:,} | {b['states']:,} | "
+                   f"{a['cpu_seconds']:.1f} / {b['cpu_seconds']:.1f} | "
+                   f"{a['cpu_seconds'] / max(b['cpu_seconds'], 1e-9):.2f}x | "
+                   f"{a['memory']['peak_rss_bytes'] / 2**20:,.0f} / "
+                   f"{b['memory']['peak_rss_bytes'] / 2**20:,.0f} |")
+    sl = res["sleep"]
+    d = sl["new"]
+    por = next(r["new"] for r in res["rows"] if r["reduction"] == "por")
+    out += ["", f"`--reduction por+sleep` (sleep sets; this tree only, `{ref}` has none): "
+            f"{d['distinct_states']:,} distinct states, the states of `--reduction por` level by "
+            f"level (checked), {d['states']:,} transitions built and {sl['asleep']:,} asleep "
+            f"({sl['asleep'] / por['states']:.0%} of `por`'s {por['states']:,}); "
+            f"CPU {d['cpu_seconds']:.1f} s against `por`'s {por['cpu_seconds']:.1f} s in this tree "
+            f"({por['cpu_seconds'] / max(d['cpu_seconds'], 1e-9):.2f}x), peak RSS "
+            f"{d['memory']['peak_rss_bytes'] / 2**20:,.0f} MiB.", ""]
     return "\n".join(out)
 
 
@@ -278,7 +374,11 @@ def render_mutants(results: list[dict], seconds: float) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=["spaces", "mutants", "findings"])
+    ap.add_argument("--only", choices=["spaces", "mutants", "findings", "speed"])
+    ap.add_argument("--against", default="main", metavar="REF",
+                    help="with --only speed: the commit to compare this tree with (default main)")
+    ap.add_argument("--depth", type=int, default=30,
+                    help="with --only speed: the depth bound (default 30)")
     ap.add_argument("--write", action="store_true", help="write the sections into the reports")
     args = ap.parse_args(argv)
 
@@ -299,6 +399,13 @@ def main(argv=None) -> int:
         if args.write:
             REPORT.write_text(update_section(REPORT.read_text(), "## Partial-order reduction",
                                              section, TITLE))
+    if args.only == "speed":
+        t = time.time()
+        section = render_speed(speed(log, args.against, args.depth), time.time() - t)
+        print(section)
+        if args.write:
+            REPORT.write_text(update_section(REPORT.read_text(),
+                                             "## Partial-order reduction: speed", section, TITLE))
     if args.only in (None, "mutants"):
         t = time.time()
         results = [mutants(log, name) for name in MUTANT_SPACES]

@@ -20,13 +20,13 @@ from zabmc.invariants import DEFAULT_PROPERTIES, Checker
 from zabmc.model import get_model
 
 
-def search(model, por: bool, stop_at_first=False, **bounds):
+def search(model, por, stop_at_first=False, **bounds):
     """One breadth-first search of `model` (a name or a model) on FIFO links, every default
-    property; with the reduction or without."""
+    property; with the reduction (`por` true; "sleep": with sleep sets too) or without."""
     model = get_model(model) if isinstance(model, str) else model
     cfg = ExploreConfig(network="fifo", **{"depth": 10_000, **bounds})
     env = Env(model, cfg, Checker(DEFAULT_PROPERTIES))
-    opts = {"reduction": Stubborn(env)} if por else {}
+    opts = {"reduction": Stubborn(env, sleep=por == "sleep")} if por else {}
     return BFS(env, stop_at_first=stop_at_first, **opts).run()
 
 
@@ -170,7 +170,8 @@ def test_generated_mutants_break_the_same_properties_with_the_reduction(name):
     for bounds in (dict(nodes=2, proposals=2, max_timeouts=1, max_drops=1, max_heartbeats=1),
                    dict(nodes=2, proposals=2, max_timeouts=1, max_crashes=1)):
         a, b = search(model, False, **bounds), search(model, True, **bounds)
-        assert verdict(a) == verdict(b)
+        c = search(model, "sleep", **bounds)
+        assert verdict(a) == verdict(b) == verdict(c)
         assert a.violations  # each of these is caught there: the comparison has teeth
         assert b.distinct < a.distinct
 
@@ -255,3 +256,191 @@ def test_the_reduced_space_does_not_depend_on_how_a_level_is_chunked(monkeypatch
         (big.distinct, big.generated, big.per_depth)
     assert small.extra["reduction"] == big.extra["reduction"]
     assert big.per_depth[-1] > 7 * 100  # many chunks a level
+    # with sleep sets, which state of a level comes first can change with the chunks, and so
+    # which transitions sleep; the states, the expansions and the transitions awake or asleep
+    # do not (docs/reduction.md, "Sleep sets")
+    sleepy = search("zab", "sleep", **bounds)
+    red = sleepy.extra["reduction"]
+    assert (sleepy.distinct, sleepy.per_depth) == (big.distinct, big.per_depth)
+    assert (red["states_reduced"], red["states_expanded_fully"]) == \
+        (big.extra["reduction"]["states_reduced"], big.extra["reduction"]["states_expanded_fully"])
+    assert sleepy.generated + red["transitions_asleep"] == big.generated
+
+
+# --- events before states (issue #38): the reduced search against a simple second one --------------
+
+
+class _Eager:
+    """What `Stubborn.choose` reads of a state, from its full successor list (built first)."""
+
+    def __init__(self, succ):
+        self.events = [ev for ev, _, _ in succ]
+        self.get = succ.__getitem__
+
+
+def reference_reduced(env) -> tuple:
+    """A second implementation of the reduced search (docs/reduction.md, "The method"), as plain as
+    it can be: every successor built first (as the search did before issue #38), a dict from each
+    visited state's fingerprint to the level it was first found at, and the proviso decided level
+    by level (a kept event into a state of the parent's level or earlier expands the parent
+    fully). It shares `Stubborn.choose` with the search, so it checks how the search builds
+    successors, chunks its levels and applies the proviso, not the choice of sets.
+    (distinct, transitions, per-depth counts)."""
+    por = Stubborn(env)
+    init, _ = env.initial()
+    fp = env.fingerprint
+    level = {fp(init): 0}
+    frontier, per_depth, transitions, depth = [init], [1], 0, 0
+    while frontier and depth < env.config.depth:
+        nxt = []
+        for s in frontier:
+            succ = env.successors(s)
+            keep = por.choose(s, _Eager(succ))
+            if keep is not None and any(level.get(fp(succ[i][1]), depth + 1) <= depth
+                                        for i in keep):
+                keep = None  # the proviso
+            for i in range(len(succ)) if keep is None else keep:
+                transitions += 1
+                f = fp(succ[i][1])
+                if f not in level:
+                    level[f] = depth + 1
+                    nxt.append(succ[i][1])
+        depth += 1
+        if nxt:
+            per_depth.append(len(nxt))
+        frontier = nxt
+    return len(level), transitions, per_depth
+
+
+@pytest.mark.parametrize("model, bounds", [
+    ("zab", dict(nodes=3, proposals=1, depth=18)),
+    ("zab", dict(nodes=2, proposals=2, max_timeouts=1, max_drops=1, max_heartbeats=1)),
+    ("zab", dict(nodes=2, proposals=2, max_crashes=1)),
+    ("db19", dict(nodes=2, proposals=2, max_timeouts=1)),
+    ("zab-omega", dict(nodes=3, proposals=0)),
+])
+def test_the_reduced_search_counts_what_a_plain_second_implementation_counts(model, bounds):
+    """The search lists events first and builds only the successors it keeps (issue #38); a plain
+    implementation that builds every successor first gets the same distinct states, transitions
+    and states per level."""
+    model = get_model(model)
+    cfg = ExploreConfig(network="fifo", **{"depth": 10_000, **bounds})
+    env = Env(model, cfg, Checker(DEFAULT_PROPERTIES))
+    out = BFS(env, stop_at_first=False, reduction=Stubborn(env)).run()
+    ref = reference_reduced(Env(model, cfg, Checker(DEFAULT_PROPERTIES)))
+    # `generated` counts the initial state too
+    assert (out.distinct, out.generated - 1, out.per_depth) == ref
+
+
+
+# --- sleep sets (issue #38, `--reduction por+sleep`) ----------------------------------------------
+
+
+def test_what_independent_calls_independent_commutes():
+    """`independent(s, a, b)` is the premise of sleep sets: both orders of a and b are possible
+    and reach the same state, ghost included. Checked on every pair of enabled events of every
+    state of a walk where two timeouts, drops and heartbeats are left (they may commute) and
+    where one is (they may not: the first disables the second)."""
+    from zabmc.explore.por import independent
+
+    checked = refused = 0
+    for model, budget in (("zab", 2), ("zab", 1), ("db19", 2)):
+        env = Env(get_model(model), ExploreConfig(nodes=3, network="fifo", proposals=1,
+                                                  max_drops=budget, max_timeouts=budget,
+                                                  max_heartbeats=budget),
+                  Checker(DEFAULT_PROPERTIES))
+        s0, _ = env.initial()
+        seen, todo = {env.fingerprint(s0)}, [s0]
+        while todo and len(seen) < 600:
+            s = todo.pop()
+            evs = env.events(s)
+            after = {ev: env.successor(s, ev)[1] for ev in evs}
+            for i, a in enumerate(evs):
+                for b in evs[i + 1:]:
+                    if not independent(s, a, b):
+                        if type(a) is type(b) and a.kind in ("timeout", "drop") and budget == 1:
+                            refused += 1
+                            assert b not in env.events(after[a])  # it had to be refused
+                        continue
+                    assert independent(s, b, a)
+                    assert b in env.events(after[a]) and a in env.events(after[b])
+                    ab = env.successor(after[a], b)[1]
+                    ba = env.successor(after[b], a)[1]
+                    assert env.fingerprint(ab) == env.fingerprint(ba)
+                    checked += 1
+            for s2 in after.values():
+                fp = env.fingerprint(s2)
+                if fp not in seen:
+                    seen.add(fp)
+                    todo.append(s2)
+    assert checked > 1_000 and refused > 10  # the walk met many pairs of both sorts
+
+
+@pytest.mark.parametrize("model, bounds, full, reduced", [c for c in CASES if not c.marks])
+def test_sleep_sets_leave_the_reduced_space_as_it_is_and_build_fewer_transitions(
+        model, bounds, full, reduced):
+    """With sleep sets the search reaches the states `--reduction por` reaches, level by level,
+    with the same full and partial expansions, and builds fewer transitions: exactly the asleep
+    ones fewer (docs/reduction.md, "Sleep sets")."""
+    b, c = search(model, True, **bounds), search(model, "sleep", **bounds)
+    assert verdict(b) == verdict(c)
+    assert (c.distinct, c.per_depth) == (b.distinct, b.per_depth)
+    red, sl = b.extra["reduction"], c.extra["reduction"]
+    assert sl["method"] == "por+sleep"
+    assert (sl["states_reduced"], sl["states_expanded_fully"]) == \
+        (red["states_reduced"], red["states_expanded_fully"])
+    assert c.generated + sl["transitions_asleep"] == b.generated
+    if bounds["nodes"] == 3:
+        assert sl["transitions_asleep"] > b.generated // 10  # it has teeth where nodes abound
+
+
+def test_check_reports_sleep_sets_in_json_and_summary(cli):
+    args = ["check", "--model", "zab", "--nodes", "3", "--proposals", "1", "--depth", "100", "-q"]
+    code, out, _ = cli(args + ["--reduction", "por+sleep", "--json"])
+    assert code == 0
+    d = json.loads(out)
+    red = d["reduction"]
+    assert (red["method"], red["states_reduced"], red["states_expanded_fully"]) == \
+        ("por+sleep", 6_436, 3_830)  # as --reduction por (test above)
+    assert (d["distinct_states"], d["complete"]) == (10_266, True)
+    assert d["states"] + red["transitions_asleep"] == 22_845  # por's count (CASES)
+    code, out, _ = cli(args + ["--reduction", "por+sleep"])
+    text = " ".join(out.split())
+    assert f"sleep sets {red['transitions_asleep']:,} transitions not built" in text
+
+
+def test_a_run_with_sleep_sets_resumes_from_every_level_to_the_same_states(tmp_path):
+    """Sleep sets are not in a checkpoint: the first level a resumed run expands has none, so it
+    builds more transitions; the states, levels and verdict are those of the uninterrupted run
+    (docs/reduction.md, "Sleep sets")."""
+    import shutil
+
+    from zabmc.explore import checkpoint as ck
+    from zabmc.explore.codec import choose_codec, make_codec
+
+    cfg = ExploreConfig(network="fifo", nodes=3, proposals=1, depth=10_000)
+    env = Env(get_model("zab"), cfg, Checker(DEFAULT_PROPERTIES))
+    ident = ck.identity(model="zab", config=cfg, invariants=env.checker.names, strategy="bfs",
+                        stop_at_first=False, codec=choose_codec(env), reduction="por+sleep")
+    codec = make_codec(ident["codec"], env)
+    work, copies = tmp_path / "ck", []
+
+    def keep(line):  # after each checkpoint: a copy of each level's
+        dst = tmp_path / f"level-{len(copies)}"
+        shutil.copytree(work, dst)
+        copies.append(dst)
+
+    def run(**kw):
+        return BFS(env, stop_at_first=False, reduction=Stubborn(env, sleep=True), codec=codec,
+                   **kw).run()
+
+    plain = run(checkpoint=ck.Checkpointer(str(work), ident, every=0, log=keep))
+    assert len(copies) >= 20
+    more = 0
+    for d in copies[::4]:
+        resumed = run(resume=ck.load(str(d), ident))
+        assert (resumed.distinct, resumed.per_depth, verdict(resumed)) == \
+            (plain.distinct, plain.per_depth, verdict(plain))
+        assert resumed.generated >= plain.generated
+        more += resumed.generated > plain.generated
+    assert more  # the resumed level's transitions were all built

@@ -50,10 +50,10 @@ def prepare(spec, log=None):
         options = _checkpoint_options(spec, env, log)
     if spec.strategy == "bfs" and spec.engine == "in-process":
         options.update(_spill_options(spec, env, options))
-    if spec.reduction == "por":
+    if spec.reduction != "none":
         from zabmc.explore.por import Stubborn
 
-        options["reduction"] = Stubborn(env)
+        options["reduction"] = Stubborn(env, sleep=spec.reduction == "por+sleep")
     return Prepared(spec, env, options)
 
 

@@ -27,7 +27,7 @@ from zabmc.strategies import STRATEGIES
 ENGINES = ("in-process", "spark")
 STRATEGY_NAMES = tuple(STRATEGIES)
 #: zabmc.explore.por.REDUCTIONS, not imported from there: that would load the explorer at start-up
-REDUCTIONS = ("none", "por")
+REDUCTIONS = ("none", "por", "por+sleep")
 BOUNDS = ("nodes", "network", "max_drops", "max_timeouts", "max_heartbeats", "proposals", "depth",
           "max_crashes")  # ExploreConfig's fields, in its order
 

@@ -248,7 +248,8 @@ def check_options():
                              default=_D.reduction, show_default=True,
                              help="por: partial-order reduction (stubborn sets; fifo, bfs, "
                                   "in-process): an exhausted reduced space has the full one's "
-                                  "verdict with fewer states (docs/reduction.md)."),
+                                  "verdict with fewer states; por+sleep: the same states, fewer "
+                                  "transitions built (sleep sets; docs/reduction.md)."),
                 click.option("--max-states", type=int, default=None, metavar="N",
                              help="--liveness: stop after N states [default: 1,000,000]; "
                                   "--strategy dfs: stop at the first distinct state beyond N "

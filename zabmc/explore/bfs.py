@@ -20,6 +20,7 @@ from xxhash import xxh3_128_digest
 
 from .env import Env
 from .outcome import DEPTH_BOUND, EXHAUSTED, Outcome, StopReason
+from .por import Expansion
 from .search import Search
 from .seen import SortedRunSet, as_array, member
 from .spill import Level
@@ -163,19 +164,15 @@ class BFS(Search):
         self.table.new_level()
         nxt = Level(spill) if spill is not None else []
         chunk = _Chunk(self, depth, nxt, fingerprint, blobs, por)
+        if chunk.sleep is not None:
+            chunk.sleep.start_level()
         successors = self.env.successors
         try:
             for pi, s in enumerate(frontier):
-                succ = successors(s)
-                keep = por.choose(s, succ) if por is not None else None
-                if keep is None:
-                    chunk.offer(pi, enumerate(succ))
-                    if por is not None:
-                        por.full += 1
+                if por is None:
+                    chunk.offer(pi, enumerate(successors(s)))
                 else:
-                    chunk.offer(pi, [(ei, succ[ei]) for ei in keep], True)
-                    chunk.reduced[pi] = (succ, keep)  # the proviso may want the rest
-                    por.reduced += 1
+                    chunk.offer_reduced(pi, s)
                 if len(chunk.cand) >= CHUNK:
                     pending = chunk.flush()
                     if pending:
@@ -303,6 +300,9 @@ class BFS(Search):
         if por is not None:
             out.extra["reduction"] = {"method": "por", "states_reduced": por.reduced,
                                       "states_expanded_fully": por.full}
+            if por.sleep is not None:
+                out.extra["reduction"].update(method="por+sleep",
+                                              transitions_asleep=por.sleep.pruned)
         spill = self.options.get("spill")
         if spill is not None:
             out.extra["frontier_disk_bytes"] = spill.peak_disk_bytes
@@ -343,11 +343,13 @@ class _Chunk:
         self.fingerprint = fingerprint
         self.blobs = blobs
         self.por = por
+        self.sleep = por.sleep if por is not None else None  # a `por.Sleep`, or None
         self.cand: dict = {}  # fp -> (state, parent index, event index), this chunk only
         if por is not None:
             self.level_seen = SortedRunSet()  # the states this level has found so far
             self.edges: list = []  # (parent index, fingerprint) of every event a stubborn set kept
-            self.reduced: dict = {}  # parent index -> (successors, kept indices), this chunk only
+            # parent index -> (its `Expansion`, kept indices, asleep ones), this chunk only
+            self.reduced: dict = {}
 
     def flush(self) -> list:
         """Merge the chunk's candidates into the visited set and the level; with a reduction, the
@@ -356,9 +358,13 @@ class _Chunk:
         fps = list(cand)
         new = self.seen.add_batch(fps, distinct=True)  # a dict's keys: no duplicates
         add_state = self.nxt.append
-        add_parent, add_event = table.parents[-1].append, table.events[-1].append
+        parents = table.parents[-1]
+        add_parent, add_event = parents.append, table.events[-1].append
+        found = self.sleep.found if self.sleep is not None else None
         for fp, is_new in zip(fps, new.tolist()):
             if is_new:
+                if found is not None:
+                    found(fp, len(parents))  # its index in the next level
                 s2, pi, ei = cand[fp]
                 if blobs is None:
                     add_state(s2)
@@ -378,8 +384,9 @@ class _Chunk:
         edges, level_seen = self.edges, self.level_seen
         old = set()
         if edges:  # only the ends of kept events can send a state back
-            ends = {fp for _, fp in edges}
-            again = [fp for fp, is_new in zip(fps, new.tolist()) if not is_new and fp in ends]
+            # the ends not new in this chunk (an asleep event's end can be out of the chunk)
+            fresh = {fp for fp, is_new in zip(fps, new.tolist()) if is_new}
+            again = [fp for fp in {fp for _, fp in edges} if fp not in fresh]
             if again:
                 here = level_seen.contains_batch(again).tolist()
                 old = {fp for fp, h in zip(again, here) if not h}
@@ -390,21 +397,64 @@ class _Chunk:
         self.reduced.clear()
         return pending
 
+    def offer_reduced(self, pi: int, s) -> None:
+        """Offer state `pi`, `s`, to the chunk with a reduction: its stubborn set's events, or
+        every event, less those asleep (`--reduction por+sleep`). Only the offered events'
+        successors are built. An asleep event of the stubborn set still counts for the proviso,
+        with the end another state's edge reached: the proviso decides as without sleep sets."""
+        por, sleep = self.por, self.sleep
+        x = Expansion(self.bfs.env, s)
+        keep = por.choose(s, x)
+        got = None
+        zz = {}  # asleep: event index -> fingerprint of its end
+        if sleep is not None:
+            got = []
+            asleep = sleep.asleep(pi)
+            if asleep:
+                zz = {i: asleep[ev] for i, ev in enumerate(x.events) if ev in asleep}
+        if keep is None:
+            self.offer(pi, x.pairs([i for i in range(len(x.events)) if i not in zz]) if zz
+                       else x.everything(), got=got)
+            por.full += 1
+            if zz:
+                sleep.pruned += len(zz)
+        else:
+            self.offer(pi, x.pairs([i for i in keep if i not in zz]) if zz else x.pairs(keep),
+                       True, got)
+            if zz:
+                for i in keep:
+                    if i in zz:
+                        sleep.pruned += 1
+                        self.edges.append((pi, zz[i]))
+            self.reduced[pi] = (x, keep, zz)  # the proviso may want the rest
+            por.reduced += 1
+        if sleep is not None:
+            if zz:  # an asleep event's end is reached too, by another state's edge
+                evs = x.events
+                got += [(evs[i], f) for i, f in zz.items()]
+            sleep.expanded(pi, got)
+            sleep.note(s, got)
+
     def expand_rest(self, pending) -> None:
-        """Expand the events the stubborn sets of `pending` left out."""
+        """Expand the events the stubborn sets of `pending` left out (less those asleep)."""
         por = self.por
-        for pi, succ, keep in pending:
+        for pi, x, keep, zz in pending:
             kept = set(keep)
-            self.offer(pi, [(ei, x) for ei, x in enumerate(succ) if ei not in kept])
+            rest = [i for i in range(len(x.events)) if i not in kept]
+            if zz:
+                self.sleep.pruned += sum(1 for i in rest if i in zz)
+                rest = [i for i in rest if i not in zz]
+            self.offer(pi, x.pairs(rest))
             por.reduced -= 1
             por.full += 1
 
-    def offer(self, pi: int, items, track: bool = False) -> None:
+    def offer(self, pi: int, items, track: bool = False, got: list | None = None) -> None:
         """Offer state `pi`'s successors `items`, `(event index, (event, state, violation))`
         pairs, to the chunk: record their violations, keep each new fingerprint's first parent;
-        with `track`, note the edges for the proviso."""
+        with `track`, note the edges for the proviso; `got` collects `(event, fingerprint)`."""
         out, cand, fingerprint = self.out, self.cand, self.fingerprint
         edges = self.edges if track else None
+        noting = track or got is not None
         depth = self.depth
         before = out.generated  # counted once per state; exact whenever it is read
         k = 0
@@ -415,6 +465,9 @@ class _Chunk:
             fp = fingerprint(s2)
             if fp not in cand:
                 cand[fp] = (s2, pi, ei)
-            if track:
-                edges.append((pi, fp))
+            if noting:
+                if track:
+                    edges.append((pi, fp))
+                if got is not None:
+                    got.append((ev, fp))
         out.generated = before + k

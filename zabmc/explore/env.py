@@ -14,8 +14,9 @@ A `State` is an immutable value `(nodes, net, budgets, ghost)`:
 Events are the values of `zabmc.explore.events` (deliver, drop, timeout, heartbeat, propose, crash,
 restart), which
 also enumerates them: `successors(state)` lists them in a fixed order, so an event's index in that
-list identifies it (traces store indices and rebuild states by replay). Every protocol step goes
-through the model's kernel functions.
+list identifies it (traces store indices and rebuild states by replay); `events(state)` lists the
+same events in the same order without building their states, and `successor(state, event)` builds
+one. Every protocol step goes through the model's kernel functions.
 """
 
 from __future__ import annotations
@@ -96,10 +97,14 @@ class Env:
         self._propose_cache: dict = {}
         # the kinds this configuration can ever enable (the others' expanders would only find
         # their budget empty on every state): same events, same order, fewer calls
-        self._expanders = tuple(kind.expand for kind in _events.KINDS if kind.possible(self))
+        kinds = tuple(kind for kind in _events.KINDS if kind.possible(self))
+        self._expanders = tuple(kind.expand for kind in kinds)
+        self._listers = tuple(kind.enabled for kind in kinds)  # the same, without the states
         # the encoding's tuple header: marshal version 2, TYPE_TUPLE, n nodes + net, budgets, ghost
         self._head = b"(" + (self.n + 3).to_bytes(4, "little")
         self._node_bytes: dict = {}  # id(node) -> (node, its marshal-v2 bytes)
+        n = self.n
+        self._links = tuple((k, k // n, k % n) for k in range(n * n))  # fifo: (k, src, dst)
         # with no property checked the ghost never changes and no step violates anything
         self._checking = checker.active
 
@@ -159,17 +164,37 @@ class Env:
             return tuple(() if k // n == i or k % n == i else q for k, q in enumerate(net))
         return tuple(e for e in net if e[0][0] != i and e[0][1] != i)
 
+    def _link(self, net: tuple, ev) -> int:
+        """The position in `net` of the message that delivery or drop `ev` takes: its link's
+        queue (fifo) or its multiset element (bag)."""
+        if self.fifo:
+            return ev[0] * self.n + ev[1]
+        return bisect_left(net, ((ev[0], ev[1], ev[2]),))
+
     def _heads(self, net: tuple):
         """`(k, src, dst, msg)` for every message that may be delivered or dropped next."""
         if self.fifo:
-            n = self.n
-            return [(k, k // n, k % n, q[0]) for k, q in enumerate(net) if q]
+            return [(k, src, dst, net[k][0]) for k, src, dst in self._links if net[k]]
         return [(k, src, dst, msg) for k, ((src, dst, msg), _) in enumerate(net)]
 
     # --- events --------------------------------------------------------------------------------------
     def events(self, s: State) -> list[tuple]:
-        """Every enabled event, in the fixed order successors() uses."""
-        return [ev for ev, _, _ in self.successors(s)]
+        """Every enabled event, in the fixed order successors() uses (the same indices), without
+        building their successor states: `successor(s, ev)` builds the one of an event.
+
+        What decides whether an event is enabled is cheap for most kinds (a message at a link's
+        head, a budget, a down node); a timeout, heartbeat or proposal is enabled when its kernel
+        function gives a step, which this asks of the memoised kernel, as `successors` does."""
+        out: list = []
+        heads = self._heads(s.net)
+        for enabled in self._listers:
+            enabled(self, s, heads, out)
+        return out
+
+    def successor(self, s: State, ev) -> tuple:
+        """`(ev, next_state, violation or None)` for event `ev`, enabled in `s` (one of
+        `events(s)`): the item `successors(s)` lists for it."""
+        return ev.build(self, s)
 
     def successors(self, s: State) -> list:
         """`(event, next_state, violation or None)` for every enabled event, in a fixed order: the
@@ -266,16 +291,16 @@ class Env:
 
     def step(self, s: State, event: tuple) -> tuple[State, Violation | None]:
         """Apply one event (matched by value against the enabled ones)."""
-        for ev, s2, v in self.successors(s):
+        for ev in self.events(s):
             if ev == event:
-                return s2, v
+                return self.successor(s, ev)[1:]
         raise UsageError(f"event {event.describe(self.model)} is not enabled in this state")
 
     def step_index(self, s: State, index: int) -> tuple[tuple, State, Violation | None]:
-        succ = self.successors(s)
-        if not 0 <= index < len(succ):
+        evs = self.events(s)
+        if not 0 <= index < len(evs):
             raise UsageError(f"event index {index} is out of range for this state")
-        return succ[index]
+        return self.successor(s, evs[index])
 
     # --- encoding and fingerprint (E1) -----------------------------------------------------------
     def encode(self, s: State) -> bytes:

@@ -5,6 +5,9 @@ An event is an immutable value of one of the classes below. Each class knows, in
 - `expand(env, s, heads, out)`: append `(event, next_state, violation)` for every event of the
   kind enabled in state `s`, in a fixed order; `KINDS` fixes the order of the kinds, so an event's
   index in `Env.successors(s)` identifies it (traces store indices and rebuild states by replay);
+- `enabled(env, s, heads, out)`: the same events without their states, and `event.build(env, s)`:
+  the item `expand` lists for one of them (`Env.events`, `Env.successor`: a reduced search builds
+  only the successors it keeps); a kind that does not define them gets defaults that run `expand`;
 - `possible(env)`: whether the kind can be enabled at all under `env`'s configuration and model
   (a kind whose budget, its `bound`, is zero never is); `Env.successors` skips the others;
 - `step(model, nodes, n)`: the kernel call it makes, as a `Step` of the node that acts (`actor`),
@@ -138,6 +141,25 @@ class _Event:
         """The same event with its node ids mapped through `ids` (old id -> new id)."""
         return self
 
+    @classmethod
+    def enabled(cls, env, s, heads, out) -> None:
+        """Append the kind's events enabled in state `s` (the values `expand` lists, in its order)
+        without building their successor states. This default runs `expand`: a kind of zabmc's
+        own lists them more cheaply."""
+        found: list = []
+        cls.expand(env, s, heads, found)
+        out.extend(ev for ev, _, _ in found)
+
+    def build(self, env, s):
+        """The `(event, next_state, violation)` that `expand` lists for this event in state `s`
+        (the event is enabled there). This default runs `expand`."""
+        found: list = []
+        type(self).expand(env, s, env._heads(s.net), found)
+        for item in found:
+            if item[0] == self:
+                return item
+        raise ValueError(f"{self!r} is not enabled")  # pragma: no cover - callers pass enabled ones
+
 
 class _MessageEvent(_Event):
     """What the events about one in-flight message share: `(src, dst, msg, kind)`."""
@@ -238,6 +260,20 @@ class Deliver(_MessageEvent, _fields("Deliver", "src dst msg", "deliver")):
             out.append(apply(_new(Deliver, (src, dst, msg, "deliver")), s, dst,
                              deliver(nodes[dst], src, msg), take(net, k), budgets))
 
+    @staticmethod
+    def enabled(env, s, heads, out) -> None:
+        out.extend([_new(Deliver, (src, dst, msg, "deliver")) for _, src, dst, msg in heads])
+
+    def build(self, env, s):
+        src, dst, msg = self[0], self[1], self[2]
+        net = s.net
+        if env.fifo:  # `Env._take`, inline
+            k = src * env.n + dst
+            net = (*net[:k], net[k][1:], *net[k + 1:])
+        else:
+            net = env._take(net, env._link(net, self))
+        return env._apply(self, s, dst, env._deliver(s.nodes[dst], src, msg), net, s.budgets)
+
     def step(self, model, nodes, n):
         return model.deliver(nodes[self.dst], self.src, self.msg, n)
 
@@ -264,11 +300,28 @@ class Drop(_MessageEvent, _fields("Drop", "src dst msg", "drop")):
         take, state = env._take, type(s)
         nodes, net, ghost = s.nodes, s.net, s.ghost
         on_drop = getattr(env.model, "on_drop", None)
-        for k, src, dst, msg in heads:
+        for k, src, dst, msg in heads:  # `_one`, inline
             ev = _new(Drop, (src, dst, msg, "drop"))
             s2 = _new(state, (nodes, take(net, k), b2, ghost))
             steps = on_drop(nodes, src, dst, msg, env.n) if on_drop is not None else None
             out.append(env._apply_all(ev, s2, steps) if steps else (ev, s2, None))
+
+    @staticmethod
+    def _one(env, s, ev, k: int, b2: tuple, on_drop):
+        """The successor of `s` when drop `ev` takes the message at net position `k`."""
+        nodes = s.nodes
+        s2 = _new(type(s), (nodes, env._take(s.net, k), b2, s.ghost))
+        steps = on_drop(nodes, ev[0], ev[1], ev[2], env.n) if on_drop is not None else None
+        return env._apply_all(ev, s2, steps) if steps else (ev, s2, None)
+
+    @staticmethod
+    def enabled(env, s, heads, out) -> None:
+        if s.budgets[DROPS]:
+            out.extend([_new(Drop, (src, dst, msg, "drop")) for _, src, dst, msg in heads])
+
+    def build(self, env, s):
+        return Drop._one(env, s, self, env._link(s.net, self), spend(s.budgets, DROPS),
+                         getattr(env.model, "on_drop", None))
 
     def step(self, model, nodes, n):
         return None
@@ -289,6 +342,28 @@ class _TimerEvent(_NodeEvent):
     def expand(cls, env, s, heads, out) -> None:
         _each_node(env, s, out, cls.budget, cls, cls._field_defaults["kind"],
                    getattr(env.model, cls.handler), getattr(env, cls.cache))
+
+    @classmethod
+    def enabled(cls, env, s, heads, out) -> None:
+        b = s.budgets
+        if not b[cls.budget]:
+            return
+        cache = getattr(env, cls.cache)
+        get, down = cache.get, b[DOWN]
+        for i, node in enumerate(s.nodes):
+            if down >> i & 1:
+                continue
+            e = get(id(node))  # `Env._node_step`'s memo, read inline
+            step = e[1] if e is not None else \
+                env._node_step(cache, getattr(env.model, cls.handler), node)
+            if step is not None:
+                out.append(_new(cls, (i, cls._field_defaults["kind"])))
+
+    def build(self, env, s):
+        cls, i = type(self), self[0]
+        step = env._node_step(getattr(env, cls.cache), getattr(env.model, cls.handler),
+                              s.nodes[i])
+        return env._apply(self, s, i, step, s.net, spend(s.budgets, cls.budget))
 
     def step(self, model, nodes, n):
         return getattr(model, self.handler)(nodes[self.node], n)
@@ -331,6 +406,26 @@ class Propose(_NodeEvent, _fields("Propose", "node k", "propose")):
                 out.append(env._apply(_new(Propose, (i, made, "propose")), s, i, step, s.net, b2))
                 return
 
+    @staticmethod
+    def enabled(env, s, heads, out) -> None:
+        b = s.budgets
+        made = b[MADE]
+        if made >= env.config.proposals:
+            return
+        down, get = b[DOWN], env._propose_cache.get
+        for i, node in enumerate(s.nodes):
+            if down >> i & 1:
+                continue
+            e = get((id(node), made))  # `Env._propose`'s memo, read inline
+            if (e[1] if e is not None else env._propose(node, made)) is not None:
+                out.append(_new(Propose, (i, made, "propose")))
+                return
+
+    def build(self, env, s):
+        i, k = self[0], self[1]
+        return env._apply(self, s, i, env._propose(s.nodes[i], k), s.net,
+                          put(s.budgets, MADE, k + 1))
+
     def step(self, model, nodes, n):
         return model.propose(nodes[self.node], payload(self.k), n)
 
@@ -365,16 +460,28 @@ class Crash(_NodeEvent, _fields("Crash", "node", "crash")):
         b = s.budgets
         if not b[CRASHES]:
             return
-        model, n, nodes, down = env.model, env.n, s.nodes, b[DOWN]
-        for i in range(n):
-            if down >> i & 1:
-                continue
-            b2 = put(spend(b, CRASHES), DOWN, down | 1 << i)
-            node = crashed(model, nodes[i], n)
-            nodes2 = nodes if node == nodes[i] else nodes[:i] + (node,) + nodes[i + 1:]
-            ghost, v = env.checker.step(s.ghost, i, node, (), nodes2, nodes[i])
-            out.append((_new(Crash, (i, "crash")),
-                        type(s)(nodes2, env._cut_off(s.net, i), b2, ghost), v))
+        down = b[DOWN]
+        for i in range(env.n):
+            if not down >> i & 1:
+                out.append(_new(Crash, (i, "crash")).build(env, s))
+
+    @staticmethod
+    def enabled(env, s, heads, out) -> None:
+        b = s.budgets
+        if not b[CRASHES]:
+            return
+        down = b[DOWN]
+        for i in range(env.n):
+            if not down >> i & 1:
+                out.append(_new(Crash, (i, "crash")))
+
+    def build(self, env, s):
+        i, b, nodes, n = self[0], s.budgets, s.nodes, env.n
+        b2 = put(spend(b, CRASHES), DOWN, b[DOWN] | 1 << i)
+        node = crashed(env.model, nodes[i], n)
+        nodes2 = nodes if node == nodes[i] else nodes[:i] + (node,) + nodes[i + 1:]
+        ghost, v = env.checker.step(s.ghost, i, node, (), nodes2, nodes[i])
+        return self, type(s)(nodes2, env._cut_off(s.net, i), b2, ghost), v
 
     def step(self, model, nodes, n):
         return Step(crashed(model, nodes[self.node], n), (), ())
@@ -400,12 +507,21 @@ class Restart(_NodeEvent, _fields("Restart", "node", "restart")):
         down = b[DOWN]
         if not down:
             return
-        model, n, nodes = env.model, env.n, s.nodes
-        for i in range(n):
+        for i in range(env.n):
             if down >> i & 1:
-                b2 = put(b, DOWN, down & ~(1 << i))
-                step = model.start(nodes[i], n)
-                out.append(env._apply(_new(Restart, (i, "restart")), s, i, step, s.net, b2))
+                out.append(_new(Restart, (i, "restart")).build(env, s))
+
+    @staticmethod
+    def enabled(env, s, heads, out) -> None:
+        down = s.budgets[DOWN]
+        for i in range(env.n):
+            if down >> i & 1:
+                out.append(_new(Restart, (i, "restart")))
+
+    def build(self, env, s):
+        i, b = self[0], s.budgets
+        return env._apply(self, s, i, env.model.start(s.nodes[i], env.n), s.net,
+                          put(b, DOWN, b[DOWN] & ~(1 << i)))
 
     def step(self, model, nodes, n):
         return model.start(nodes[self.node], n)
@@ -449,6 +565,17 @@ class Action(_Event, _fields("Action", "label", "action")):
         for label in actions(nodes, s.budgets[DOWN], n):
             out.append(env._apply_all(_new(Action, (label, "action")), s,
                                       model.act(nodes, label, n)))
+
+    @staticmethod
+    def enabled(env, s, heads, out) -> None:
+        actions = getattr(env.model, "actions", None)
+        if actions is None:
+            return
+        for label in actions(s.nodes, s.budgets[DOWN], env.n):
+            out.append(_new(Action, (label, "action")))
+
+    def build(self, env, s):
+        return env._apply_all(self, s, env.model.act(s.nodes, self[0], env.n))
 
     def step(self, model, nodes, n):
         return None

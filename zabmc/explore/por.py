@@ -34,9 +34,10 @@ from __future__ import annotations
 
 from zabmc.errors import UsageError
 
-from .events import CRASHES, DOWN, DROPS, MADE, Action, Deliver, Drop, Propose, Restart
+from .events import (CRASHES, DOWN, DROPS, HEARTBEATS, MADE, TIMEOUTS, Action, Deliver, Drop,
+                     Heartbeat, Propose, Restart, Timeout)
 
-REDUCTIONS = ("none", "por")
+REDUCTIONS = ("none", "por", "por+sleep")
 _CLOSURE_MEMO = 100_000  # closures memoised by (empty links, seed set); few patterns recur
 
 
@@ -48,23 +49,28 @@ def refuse(reduction: str, *, network: str, model, strategy: str = "bfs",
     if reduction == "none":
         return
     if liveness:
-        raise UsageError("--reduction por checks safety only: not with --liveness")
+        raise UsageError(f"--reduction {reduction} checks safety only: not with --liveness")
     if strategy != "bfs" or engine != "in-process":
-        raise UsageError("--reduction por works with the in-process breadth-first search "
+        raise UsageError(f"--reduction {reduction} works with the in-process breadth-first search "
                          "(--strategy bfs --engine in-process)")
     if network != "fifo":
-        raise UsageError("--reduction por needs --network fifo: on a bag any send enables a "
-                         "delivery at once, so nothing can be left out")
+        raise UsageError(f"--reduction {reduction} needs --network fifo: on a bag any send "
+                         "enables a delivery at once, so nothing can be left out")
     if getattr(model, "actions", None) is not None:
-        raise UsageError(f"--reduction por cannot reduce model {model.name}: its own steps "
-                         "(actions) change several nodes at once")
+        raise UsageError(f"--reduction {reduction} cannot reduce model {model.name}: its own "
+                         "steps (actions) change several nodes at once")
+
+
+def _size_then_seed(c: tuple) -> tuple:
+    return c[0], c[1]
 
 
 class Stubborn:
     """Chooses, per state, the events a reduced search expands (`choose`)."""
 
-    def __init__(self, env):
+    def __init__(self, env, sleep: bool = False):
         refuse("por", network=env.config.network, model=env.model)
+        self.sleep = Sleep() if sleep else None  # sleep sets beside the stubborn sets
         self.env = env
         self.n = env.n
         self.proposals = env.config.proposals
@@ -72,24 +78,56 @@ class Stubborn:
         self.can_propose = env.model.can_propose
         self.checking_logs = env.checker.active and env.checker.need_logs
         self._closures: dict = {}
+        # the candidate sets by what decides them (`choose`): few patterns recur
+        self._candidates: dict = {}
         # counts of the states expanded in part and in full (what the summary reports)
         self.reduced = 0
         self.full = 0
 
-    def choose(self, s, succ) -> list | None:
-        """The indices (into `succ`, the full successor list of `s`) of a stubborn set's events,
-        smallest first among the candidate node sets; None when `s` must be expanded fully.
+    def choose(self, s, x: Expansion) -> list | None:
+        """The indices (into `x.events`, every event enabled in `s`, in `Env.successors`' order)
+        of a stubborn set's events, smallest first among the candidate node sets; None when `s`
+        must be expanded fully. It builds the successors of only the events it must look into
+        (`_guarded`), through `x`.
 
         The proviso (no event of the set may lead back to the same or an earlier level) is the
         caller's: it knows the levels."""
         b = s.budgets
         if b[CRASHES]:
             return None
+        evs = x.events
+        empty = 0  # the empty links, as bits src*n + dst
+        k = 0
+        for k, q in enumerate(s.net):
+            if not q:
+                empty |= 1 << k
+        # The events are the deliveries, one per non-empty link in link order, then the others:
+        # the empty links and the others (kind, node) say what every candidate set is.
+        busy = k + 1 - empty.bit_count()
+        key = (empty, b[DOWN], *[(type(ev), ev[0]) for ev in evs[busy:]])
+        memo = self._candidates
+        cands = memo.get(key)
+        if cands is None:
+            if len(memo) > _CLOSURE_MEMO:
+                memo.clear()
+            cands = memo[key] = self._sets(evs, empty, b[DOWN], b[DROPS] > 0)
+        if not cands or not b[MADE] < self.proposals:
+            return cands[0] if cands else None
+        for keep in cands:  # proposals are left: what a proposal reads must not move
+            if self._guarded(s, x, keep):
+                return keep
+        return None
+
+    def _sets(self, evs, empty: int, down: int, drops_left: bool) -> tuple:
+        """The candidate stubborn sets of a state whose enabled events are `evs` (with `empty`
+        links and `down` nodes), as kept indices, the fewest events first and the lowest seed on
+        a tie; all but `_guarded`, which reads the successors. () when there is none: the state
+        is expanded fully."""
         n = self.n
         actors = []  # the node each event belongs to (a drop: the node its link leads to)
         seeds = 0  # nodes with a delivery or restart enabled: an event no other node can disable
         proposer = 0  # the node an enabled proposal goes to, as a bit: it stays outside S
-        for ev, _, _ in succ:
+        for ev in evs:
             t = type(ev)
             if t is Deliver:
                 a = ev.dst
@@ -100,27 +138,18 @@ class Stubborn:
                 a = ev.node
                 proposer = 1 << a
             elif t is Action:
-                return None
+                return ()
             else:
                 a = ev.node
                 if t is Restart:
                     seeds |= 1 << a
             actors.append(a)
-        if not seeds:
-            return None
-        net = s.net
-        empty = 0  # the empty links, as bits src*n + dst
-        for k, q in enumerate(net):
-            if not q:
-                empty |= 1 << k
         closures = self._closures
         if len(closures) > _CLOSURE_MEMO:
             closures.clear()
-        down = b[DOWN]
         everyone = (1 << n) - 1
-        guard = b[MADE] < self.proposals  # proposals are left: what a proposal reads must not move
-        drops = self.on_drop and b[DROPS] > 0
-        best = None
+        drops = self.on_drop and drops_left
+        cands = []  # (events, seed, S, kept indices)
         for p in range(n):
             if not seeds >> p & 1:
                 continue
@@ -128,17 +157,14 @@ class Stubborn:
             S = closures.get((empty, start))
             if S is None:
                 S = closures[(empty, start)] = self._closure(start, empty)
-            if S == everyone or S & proposer:
+            if S == everyone or S & proposer or any(S == c[2] for c in cands):
+                continue
+            if drops and not self._drops_inside(evs, S):
                 continue
             keep = [i for i, a in enumerate(actors) if S >> a & 1]
-            if best is not None and len(keep) >= len(best):
-                continue
-            if drops and not self._drops_inside(succ, S):
-                continue
-            if guard and not self._guarded(s, succ, keep):
-                continue
-            best = keep
-        return best
+            cands.append((len(keep), p, S, keep))
+        cands.sort(key=_size_then_seed)
+        return tuple(c[3] for c in cands)
 
     def _closure(self, S: int, empty: int) -> int:
         """The smallest superset of node set `S` (a bit mask) that has no empty link into it from
@@ -154,16 +180,16 @@ class Stubborn:
                     work.append(q)
         return S
 
-    def _drops_inside(self, succ, S) -> bool:
+    def _drops_inside(self, evs, S) -> bool:
         """With `Model.on_drop`, a drop changes the nodes at both ends of its link: no enabled
         drop may join S to a node outside it (later messages on such a link queue behind the
         head, so the enabled drops are the only ones that can happen before S acts)."""
-        for ev, _, _ in succ:
+        for ev in evs:
             if type(ev) is Drop and (S >> ev.src & 1) != (S >> ev.dst & 1):
                 return False
         return True
 
-    def _guarded(self, s, succ, keep) -> bool:
+    def _guarded(self, s, x: Expansion, keep) -> bool:
         """While proposals are left, a proposal may happen outside S before S acts; it must not
         see a different cluster for S having acted first: no event of S may change a delivery
         log (a proposal is checked against them, and appended to the broadcast order deliveries
@@ -172,10 +198,163 @@ class Stubborn:
         nodes, logs = s.nodes, s.ghost[0]
         can = self.can_propose
         for i in keep:
-            s2 = succ[i][1]
+            s2 = x.get(i)[1]
             if self.checking_logs and s2.ghost[0] != logs:
                 return False
             for old, new in zip(nodes, s2.nodes):
                 if new is not old and can(new) != can(old):
                     return False
         return True
+
+
+class Expansion:
+    """One state's enabled events (`events`, `Env.events`: the indices of `Env.successors`), and
+    the successors of those a reduced search asks for, each built once (`get`): the events a
+    stubborn set leaves out cost no state, encoding or fingerprint."""
+
+    __slots__ = ("built", "env", "events", "s")
+
+    def __init__(self, env, s):
+        self.env = env
+        self.s = s
+        self.events = env.events(s)
+        self.built: dict = {}
+
+    def get(self, i: int) -> tuple:
+        """`(event, next_state, violation)` of event number `i`."""
+        built = self.built
+        item = built.get(i)
+        if item is None:
+            item = built[i] = self.events[i].build(self.env, self.s)  # `Env.successor`
+        return item
+
+    def pairs(self, indices) -> list:
+        """`(i, get(i))` for each of `indices`."""
+        get = self.get
+        return [(i, get(i)) for i in indices]
+
+    def everything(self):
+        """`(i, successor)` for every enabled event, in order (a full expansion): in one pass of
+        `Env.successors` when none is built yet."""
+        if not self.built:
+            return enumerate(self.env.successors(self.s))
+        return self.pairs(range(len(self.events)))
+
+
+#: the kinds whose events a sleep set may hold (the others are dependent on every event), and the
+#: budget two events of the same kind share (two of them commute only while it has two units)
+_SLEEPY = {Deliver: None, Timeout: TIMEOUTS, Heartbeat: HEARTBEATS, Drop: DROPS}
+
+
+def independent(s, a, b) -> bool:
+    """Whether events `a` and `b`, both enabled in state `s`, commute there in the sense the
+    reduction's argument needs (docs/reduction.md, "Sleep sets"): either order reaches the same
+    state (ghost included), neither disables the other, and each fires the same property checks.
+
+    Deliveries, timeouts, heartbeats and drops of disjoint nodes (a delivery's node is its
+    destination, a drop's are both ends of its link) commute on FIFO links: each changes only its
+    own node, takes the head of one link and appends to the tails of others. Two events of one
+    kind that share a budget commute only while the budget has two units left. Proposals, crashes,
+    restarts and actions are dependent on everything: a proposal reads who may propose and every
+    log, a crash cuts links, a restart's sends reach nodes that were down."""
+    ka, kb = type(a), type(b)
+    if ka not in _SLEEPY or kb not in _SLEEPY:
+        return False
+    if ka is kb and ka is not Deliver and s.budgets[_SLEEPY[ka]] < 2:
+        return False
+    na = 1 << a[1] | 1 << a[0] if ka is Drop else 1 << a[1] if ka is Deliver else 1 << a[0]
+    nb = 1 << b[1] | 1 << b[0] if kb is Drop else 1 << b[1] if kb is Deliver else 1 << b[0]
+    return not na & nb
+
+
+class Sleep:
+    """Sleep sets of depth one for the level-synchronous search (`--reduction por+sleep`).
+
+    When state P of level d has two events a and b, independent in P, whose successors it
+    reaches (offered, or asleep itself), Y = P.a and X = P.b commute into one state: X.a = Y.b.
+    If Y and X are both first found at level d + 1, Y comes first in the level, and Y's edge b
+    reaches Y.b (offered, or asleep with its end known), then X need not build X.a: that state is
+    reached already, and its fingerprint is known. X's event a is *asleep*. So no state is left
+    out, and the proviso sees X's asleep events of its stubborn set as edges to that state: the
+    reduced space is the one `--reduction por` explores, with fewer transitions built, encoded and
+    fingerprinted. docs/reduction.md says why every verdict is kept.
+
+    Per level: `note` collects, during level d, for each state of level d + 1 (by fingerprint)
+    the pairs (a, fingerprint of Y, b) its parents give it; `start_level` turns them into
+    indices in the level once it is complete; `asleep(i)` then gives state i's asleep events,
+    from what the earlier states of the level reached (`expanded`)."""
+
+    def __init__(self):
+        self.offered: dict = {}  # fp of X -> [(a, fp of Y, b)], arrivals of the level being built
+        self.index: dict = {}  # fp -> index in the level being built, for the states found in it
+        self.pairs: dict = {}  # index of X -> [(a, index of Y, b)], the level being expanded
+        self.watched: set = set()  # indices of Y some X of this level asks about
+        self.done: dict = {}  # index of Y -> {event: fp of its end}, what it reached (if watched)
+        self.pruned = 0  # events left asleep (edges not built), over the run
+
+    def note(self, s, items) -> None:
+        """State `s` (P) of level d reached `items`, `(event, fingerprint of its successor)`:
+        for every two of them, a and b, independent in `s`, P.b may sleep on a if P.a reaches
+        P.a.b first, and P.a on b if P.b reaches P.b.a first (`start_level` keeps the one whose
+        other state comes first in the level)."""
+        if len(items) < 2:
+            return
+        masks = []  # the nodes of each event, as bits; 0 for a kind dependent on every event
+        for ev, _ in items:
+            k = type(ev)
+            masks.append(1 << ev[1] if k is Deliver else 1 << ev[0] | 1 << ev[1] if k is Drop
+                         else 1 << ev[0] if k is Timeout or k is Heartbeat else 0)
+        offered = self.offered
+        for k in range(1, len(items)):
+            mb = masks[k]
+            if not mb:
+                continue
+            b, fx = items[k]
+            for j in range(k):
+                ma = masks[j]
+                if not ma or ma & mb:
+                    continue
+                a, fy = items[j]
+                if fx == fy or not independent(s, a, b):
+                    continue
+                offered.setdefault(fx, []).append((a, fy, b))
+                offered.setdefault(fy, []).append((b, fx, a))
+
+    def found(self, fp: bytes, index: int) -> None:
+        """State `fp` is new at level d + 1, at `index` in it."""
+        self.index[fp] = index
+
+    def start_level(self) -> None:
+        """Level d + 1 is complete: its pairs by index; what level d kept is dropped."""
+        index, pairs, watched = self.index, {}, set()
+        for fx, lst in self.offered.items():
+            ix = index.get(fx)
+            if ix is None:
+                continue  # X was found at an earlier level: expanded already
+            for a, fy, b in lst:
+                iy = index.get(fy)
+                if iy is not None and iy < ix:  # Y is expanded first
+                    pairs.setdefault(ix, []).append((a, iy, b))
+                    watched.add(iy)
+        self.pairs, self.watched = pairs, watched
+        self.offered, self.index, self.done = {}, {}, {}
+
+    def asleep(self, i: int) -> dict:
+        """The events state `i` of the level need not expand, each with the fingerprint of the
+        state it leads to: each `a` of a pair whose Y, an earlier state of the level, reached
+        Y.b, the same state."""
+        lst = self.pairs.pop(i, None)
+        out: dict = {}
+        if lst:
+            done = self.done
+            for a, iy, b in lst:
+                fp = done.get(iy, {}).get(b)
+                if fp is not None and a not in out:
+                    out[a] = fp
+        return out
+
+    def expanded(self, i: int, items) -> None:
+        """State `i` of the level reached `items`, `(event, fingerprint of its successor)`, in
+        its first pass: the events it offered and those asleep."""
+        if i in self.watched:
+            self.done[i] = dict(items)

@@ -141,6 +141,8 @@ def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=()) 
         total = red["states_reduced"] + red["states_expanded_fully"]
         t.add_row("reduction", f"partial-order (stubborn sets): {red['states_reduced']:,} of "
                   f"{total:,} states expanded in part")
+        if "transitions_asleep" in red:
+            t.add_row("sleep sets", f"{red['transitions_asleep']:,} transitions not built")
     t.add_row("states generated", f"{o.generated:,}")
     t.add_row("distinct states", f"{o.distinct:,}")
     t.add_row("depth reached", str(o.depth_reached))
