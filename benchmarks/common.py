@@ -7,6 +7,7 @@ import os
 import platform
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,6 +71,30 @@ def update_section(text: str, heading: str, section: str, title: str) -> str:
     if not text.endswith("\n"):
         text += "\n"
     return text + "\n" + section
+
+
+def result_cell(d: dict, found: str, cpu_digits: int = 1) -> str:
+    """One search's summary (`check_json`) as a report cell: `found` formatted with the first
+    violation's `property` and `depth`, or "none" and how far the search went; then its distinct
+    states and CPU seconds."""
+    states = f"{d['distinct_states']:,} states, {d['cpu_seconds']:.{cpu_digits}f} CPU s"
+    if d["violations"]:
+        v = d["violations"][0]
+        return f"{found.format(property=v['property'], depth=v['depth'])} ({states})"
+    scope = ("exhausted" if d["stop_reason"] == "exhausted"
+             else f"clean to depth {d['config']['depth']}")
+    return f"none: {scope} ({states})"
+
+
+def write_zk_section(heading: str, section: str, write: bool) -> None:
+    """Print a section of reports/zookeeper.md; with `write`, put it in the report in place of its
+    old text (the other sections stay as they are: zk_report.py keeps this one)."""
+    print(section)
+    if not write:
+        return
+    path = ROOT / "reports" / "zookeeper.md"
+    path.write_text(update_section(path.read_text(), heading, section, "# ZooKeeper"))
+    print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
 
 
 def check_json(args: list[str], cwd=None, env=None, what: str = "zabmc check") -> dict:

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import check_json, commit, update_section  # noqa: E402
+from benchmarks.common import check_json, commit, result_cell, write_zk_section  # noqa: E402
 
 HEADING = "## Releases"
 #: (release, what it ships, the variant it is)
@@ -56,12 +56,7 @@ def cell(model: str, flags: str) -> dict:
 
 
 def show(d: dict) -> str:
-    states = f"{d['distinct_states']:,} states, {d['cpu_seconds']:.0f} CPU s"
-    if d["violations"]:
-        v = d["violations"][0]
-        return f"**{v['property']}** at depth {v['depth']} ({states})"
-    scope = "exhausted" if d["stop_reason"] == "exhausted" else f"clean to depth {d['config']['depth']}"
-    return f"none: {scope} ({states})"
+    return result_cell(d, "**{property}** at depth {depth}", 0)
 
 
 def main() -> int:
@@ -101,14 +96,7 @@ def main() -> int:
               "section below; the rows here are the coarse variants); ZOOKEEPER-4925 (3.9.3's "
               "hole in `committedLog`) needs the committed log, and 3.9.4 needs 4925's fix on top "
               "of it.", ""]
-    section = "\n".join(lines)
-    print(section)
-    if a.write:
-        path = os.path.join(ROOT, "reports", "zookeeper.md")
-        text = open(path).read()
-        with open(path, "w") as f:
-            f.write(update_section(text, HEADING, section, "# ZooKeeper"))
-        print(f"wrote {os.path.relpath(path, ROOT)}", file=sys.stderr)
+    write_zk_section(HEADING, "\n".join(lines), a.write)
     return 0
 
 

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import check_json, commit, update_section  # noqa: E402
+from benchmarks.common import check_json, commit, result_cell, write_zk_section  # noqa: E402
 
 HEADING = "## Beside Remix"
 DATA_LOSS = "--nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1 --depth 30"
@@ -49,13 +49,7 @@ def cell(model: str, flags: str, strategy: str) -> dict:
 
 
 def show(d: dict) -> str:
-    states = f"{d['distinct_states']:,} states, {d['cpu_seconds']:.1f} CPU s"
-    if d["violations"]:
-        v = d["violations"][0]
-        return f"`{v['property']}` at {v['depth']} events ({states})"
-    scope = ("exhausted" if d["stop_reason"] == "exhausted"
-             else f"clean to depth {d['config']['depth']}")
-    return f"not found: {scope} ({states})"
+    return result_cell(d, "`{property}` at {depth} events", 1)
 
 
 def main() -> int:
@@ -86,14 +80,7 @@ def main() -> int:
         lines.append(f"| {issue} | {secs} s, {states:,} | `{model}` | `{flags}` | "
                      + " | ".join(cells) + " |")
     lines += ["", *NOTES, ""]
-    section = "\n".join(lines)
-    print(section)
-    if a.write:
-        path = os.path.join(ROOT, "reports", "zookeeper.md")
-        text = open(path).read()
-        with open(path, "w") as f:
-            f.write(update_section(text, HEADING, section, "# ZooKeeper"))
-        print(f"wrote {os.path.relpath(path, ROOT)}", file=sys.stderr)
+    write_zk_section(HEADING, "\n".join(lines), a.write)
     return 0
 
 

@@ -18,7 +18,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import check_json, commit, update_section  # noqa: E402
+from benchmarks.common import check_json, commit, result_cell, write_zk_section  # noqa: E402
 
 HEADING = "## ZOOKEEPER-4685: the follower's threads"
 MODELS = ("zk-3.7.0", "zk-3.9.2")
@@ -39,12 +39,7 @@ def cell(model: str, flags: str) -> dict:
 
 
 def show(d: dict) -> str:
-    states = f"{d['distinct_states']:,} states, {d['cpu_seconds']:.1f} CPU s"
-    if d["violations"]:
-        return f"**found** at depth {d['violations'][0]['depth']} ({states})"
-    scope = ("exhausted" if d["stop_reason"] == "exhausted"
-             else f"clean to depth {d['config']['depth']}")
-    return f"none: {scope} ({states})"
+    return result_cell(d, "**found** at depth {depth}", 1)
 
 
 def main() -> int:
@@ -74,14 +69,7 @@ def main() -> int:
               "`Leader.waitForNewLeaderAck` then never counts. With node 0 still on its old "
               "connection the leader has no quorum without node 2, and gives up after initLimit "
               "(ZooKeeper's \"Waiting for a quorum of followers\").", ""]
-    section = "\n".join(lines)
-    print(section)
-    if a.write:
-        path = os.path.join(ROOT, "reports", "zookeeper.md")
-        text = open(path).read()
-        with open(path, "w") as f:
-            f.write(update_section(text, HEADING, section, "# ZooKeeper"))
-        print(f"wrote {os.path.relpath(path, ROOT)}", file=sys.stderr)
+    write_zk_section(HEADING, "\n".join(lines), a.write)
     return 0
 
 

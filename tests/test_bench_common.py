@@ -39,3 +39,17 @@ def test_a_childs_cpu_seconds_leave_out_a_sibling_that_ran_at_the_same_time(tmp_
     # a difference of RUSAGE_CHILDREN around the idle child would include the busy second
     assert got["idle"]["cpu_seconds"] < 0.5
     assert got["idle"]["exit"] == got["busy"]["exit"] == 0
+
+
+def test_a_report_cell_names_the_first_violation_or_how_far_the_search_went():
+    from benchmarks.common import result_cell
+
+    d = {"distinct_states": 22_681, "cpu_seconds": 1.46, "stop_reason": "violation",
+         "violations": [{"property": "leader-unexpected-ack", "depth": 18}],
+         "config": {"depth": 30}}
+    assert result_cell(d, "`{property}` at {depth} events") == \
+        "`leader-unexpected-ack` at 18 events (22,681 states, 1.5 CPU s)"
+    d.update(violations=[], stop_reason="depth")
+    assert result_cell(d, "unused", 0) == "none: clean to depth 30 (22,681 states, 1 CPU s)"
+    d.update(stop_reason="exhausted")
+    assert result_cell(d, "unused") == "none: exhausted (22,681 states, 1.5 CPU s)"

@@ -446,6 +446,14 @@ class Propose(_NodeEvent, _fields("Propose", "node k", "propose")):
         return {"kind": "propose", "node": self.node, "payload": payload(self.k).decode()}
 
 
+def _build_enabled(kind, env, s, heads, out) -> None:
+    """`kind.expand` as `kind.enabled`, each event built: for the kinds whose events are few
+    (crashes, restarts), where listing them twice costs nothing worth a second loop."""
+    events: list = []
+    kind.enabled(env, s, heads, events)
+    out.extend([ev.build(env, s) for ev in events])
+
+
 class Crash(_NodeEvent, _fields("Crash", "node", "crash")):
     """Node `node` crashes (E7; budget `max_crashes`, shared by all nodes): it keeps its durable
     fields, loses the rest and every message in flight to or from it, and is down."""
@@ -455,15 +463,9 @@ class Crash(_NodeEvent, _fields("Crash", "node", "crash")):
     cuts_off = True
     lifecycle = "down"
 
-    @staticmethod
-    def expand(env, s, heads, out) -> None:
-        b = s.budgets
-        if not b[CRASHES]:
-            return
-        down = b[DOWN]
-        for i in range(env.n):
-            if not down >> i & 1:
-                out.append(_new(Crash, (i, "crash")).build(env, s))
+    @classmethod
+    def expand(cls, env, s, heads, out) -> None:
+        _build_enabled(cls, env, s, heads, out)
 
     @staticmethod
     def enabled(env, s, heads, out) -> None:
@@ -501,15 +503,9 @@ class Restart(_NodeEvent, _fields("Restart", "node", "restart")):
     lifecycle = "up"
     fair = True
 
-    @staticmethod
-    def expand(env, s, heads, out) -> None:
-        b = s.budgets
-        down = b[DOWN]
-        if not down:
-            return
-        for i in range(env.n):
-            if down >> i & 1:
-                out.append(_new(Restart, (i, "restart")).build(env, s))
+    @classmethod
+    def expand(cls, env, s, heads, out) -> None:
+        _build_enabled(cls, env, s, heads, out)
 
     @staticmethod
     def enabled(env, s, heads, out) -> None:
