@@ -66,7 +66,7 @@ gate: install
 test: install-test
 	$(PY) -m pytest -q -p no:cacheprovider --durations=25 -n auto --maxprocesses 4 --dist loadgroup -m "not real"
 	$(PY) -m pytest -q -p no:cacheprovider -m real
-	zabmc gate
+	zabmc gate --jobs 2
 
 # The quick inner loop: skips tests marked slow or spark.
 test-fast: install-test

@@ -57,9 +57,11 @@ def test_gate_model_without_runs_is_one_line_usage_error(capfd):
                    "zab-omega, zk-fixed)\n")
 
 
-def test_gate_runs_each_check_and_stops_at_the_first_failure(capfd, monkeypatch, tmp_path):
+@pytest.mark.parametrize("jobs", [[], ["--jobs", "2"]])
+def test_gate_runs_each_check_and_stops_at_the_first_failure(capfd, monkeypatch, tmp_path, jobs):
     """Each run prints its command and its summary; the first that fails ends the gate with its
-    exit code (here 10, a violation: db-19's reordered Propose), and later runs do not run."""
+    exit code (here 10, a violation: db-19's reordered Propose), and later runs do not run (with
+    --jobs 2 the third has started and is stopped; nothing of it is printed)."""
     import zabmc.gate
 
     monkeypatch.chdir(tmp_path)
@@ -68,7 +70,7 @@ def test_gate_runs_each_check_and_stops_at_the_first_failure(capfd, monkeypatch,
         "--model db19 --network bag --nodes 2 --depth 12",
         "--model zab --network fifo --nodes 3 --proposals 2 --depth 100",
     ))
-    code, out, err = _gate([], capfd)
+    code, out, err = _gate(jobs, capfd)
     assert code == 10
     lines = out.splitlines()
     assert lines[0] == "zabmc check --model zab --network fifo --nodes 2 --proposals 1 --depth 100 -q"
@@ -78,5 +80,11 @@ def test_gate_runs_each_check_and_stops_at_the_first_failure(capfd, monkeypatch,
     assert "--nodes 3" not in out
     assert err.splitlines()[-1] == ("zabmc: gate run 2 of 3 failed with exit code 10: zabmc check "
                                     "--model db19 --network bag --nodes 2 --depth 12 -q")
-    code, out, _ = _gate(["--model", "zab"], capfd)
-    assert code == 0 and out.splitlines()[-1] == "gate passed: 2 runs"
+    code, out2, _ = _gate(["--model", "zab", *jobs], capfd)
+    assert code == 0 and out2.splitlines()[-1] == "gate passed: 2 runs"
+    # in the gate's order, each run's command before its own report
+    assert [line for line in out2.splitlines() if line.startswith("zabmc check")] == [
+        "zabmc check --model zab --network fifo --nodes 2 --proposals 1 --depth 100 -q",
+        "zabmc check --model zab --network fifo --nodes 3 --proposals 2 --depth 100 -q"]
+    assert out2.count("OK: no property violated") == 2
+    assert out2.index("OK: no property violated") < out2.index("--nodes 3")

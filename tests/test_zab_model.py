@@ -725,7 +725,7 @@ def test_make_gate_runs_the_gate_of_the_verification_report():
     assert _recipe(makefile, "test: install-test") == [
         '$(PY) -m pytest -q -p no:cacheprovider --durations=25 -n auto --maxprocesses 4 '
         '--dist loadgroup -m "not real"',
-        "$(PY) -m pytest -q -p no:cacheprovider -m real", "zabmc gate"]
+        "$(PY) -m pytest -q -p no:cacheprovider -m real", "zabmc gate --jobs 2"]
     ci = (root / ".ci/run").read_text().splitlines()
     assert ci[-1] == "make test"
     assert [(g.model, g.depth, g.crashes, g.reduction) for g in verify.GATE] == [
