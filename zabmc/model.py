@@ -177,6 +177,8 @@ MODELS = {
     "zk-3.9.3": "models.zk:R393",
     "zk-3.7.0": "models.zk:R370",
     "zk-3.9.2": "models.zk:R392",
+    "zk-3.9.3-coarse": "models.zk:R393C",
+    "zk-3.9.4": "models.zk:R394",
 }
 #: ZooKeeper releases by version, each the registered model whose rules it ships (models/zk)
 ALIASES = {

@@ -114,6 +114,9 @@ REGISTRY: dict[str, Property] = {
         always("leader-unexpected-ack", "a leader never takes a proposal's ACK for a follower's "
                "NEWLEADER ack", "ZooKeeper 3.7.0 LearnerHandler.run and Leader.waitForNewLeaderAck "
                "(ZOOKEEPER-4685)", default=False, needs={"failures"}),
+        always("sync-loses-committed", "a leader never synchronises a follower without a "
+               "transaction the leader has applied", "ZooKeeper 3.9.3 LearnerHandler.syncFollower "
+               "over ZKDatabase.committedLog (ZOOKEEPER-4925)", default=False, needs={"failures"}),
         eventually(
             "eventually-leader",
             "once faults stop (no drop, timeout budget or crash; every message delivered, every "

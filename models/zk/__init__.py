@@ -1,11 +1,14 @@
 """ZooKeeper 3.7's implementation of ZAB 1.0 (models/zk/README.md): `zk` as released,
 `zk-pre3911` before ZOOKEEPER-3911's fix, `zk-fixed` with ZOOKEEPER-4785's fix, `zk-3.9.3` with
 3.9.3's, `zk-fle` and `zk-fixed-fle` with the election at Fast Leader Election's grain, and
-`zk-3.7.0` and `zk-3.9.2` at the grain of the follower's threads (models/zk/fine.py)."""
+`zk-3.7.0` and `zk-3.9.2` at the grain of the follower's threads (models/zk/fine.py), `zk-3.9.3` and
+`zk-3.9.4` at the grain of 3.9's in-memory committed log (models/zk/storage.py; the coarse 3.9.3 is
+`zk-3.9.3-coarse`)."""
 
 from .handlers import Committed393Rules, FixedFleRules, FixedRules, FleRules, Pre3911Rules, Rules
-from .model import FIXED, FIXED_FLE, FLE, MODEL, PRE3911, R370, R392, R393, FineZkModel, ZkModel
+from .model import (FIXED, FIXED_FLE, FLE, MODEL, PRE3911, R370, R392, R393, R393C, R394, FineZkModel,
+                    StoreZkModel, ZkModel)
 
-__all__ = ["FIXED", "FIXED_FLE", "FLE", "MODEL", "PRE3911", "R370", "R392", "R393",
-           "Committed393Rules", "FineZkModel",
+__all__ = ["FIXED", "FIXED_FLE", "FLE", "MODEL", "PRE3911", "R370", "R392", "R393", "R393C", "R394",
+           "Committed393Rules", "FineZkModel", "StoreZkModel",
            "FixedFleRules", "FixedRules", "FleRules", "Pre3911Rules", "Rules", "ZkModel"]

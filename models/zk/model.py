@@ -70,9 +70,16 @@ FLE = ZkModel(FleRules(), description="zk with the election at Fast Leader Elect
                                      "(notifications, logical clocks)")
 FIXED_FLE = ZkModel(FixedFleRules(), description="zk-fixed with the election at Fast Leader "
                                                  "Election's grain")
-R393 = ZkModel(Committed393Rules(), description="ZooKeeper 3.9.3: at NEWLEADER the DIFF's committed "
-                                                "transactions written, outstanding ones kept for "
-                                                "UPTODATE (PR #2152)")
+class Coarse393Rules(Committed393Rules):
+    """3.9.3's NEWLEADER at the coarse grain (one history for memory and disk, D4, D8): what
+    `zk-3.9.3` was before the storage grain; `zk-3.9.3` is now models/zk/storage.py's."""
+
+    tag = "3.9.3-coarse"
+
+
+R393C = ZkModel(Coarse393Rules(), description="ZooKeeper 3.9.3's NEWLEADER at the coarse grain: the "
+                                               "DIFF's committed transactions written, outstanding "
+                                               "ones kept for UPTODATE (PR #2152)")
 
 
 # --- the finer grain of ZooKeeper's follower threads (models/zk/README.md, F1-F8) ----------------
@@ -132,3 +139,63 @@ R370 = FineZkModel(Fine370Rules(), description="ZooKeeper 3.7.0 at its threads' 
 R392 = FineZkModel(Fine392Rules(), description="ZooKeeper 3.9.2 and 3.8.5 at the same grain: "
                                                 "proposals written before the NEWLEADER ACK, "
                                                 "acknowledged after UPTODATE's (PR #2111)")
+
+
+# --- the storage grain of ZooKeeper 3.9 (models/zk/README.md, S1-S10) -----------------------------
+from . import storage  # noqa: E402
+
+
+class Store393Rules(Committed393Rules):
+    """ZooKeeper 3.9.3 with its in-memory committed log: `Learner.syncWithLeader` applies the
+    transactions its synchronisation committed with `processTxn(TxnHeader, Record)`, which does
+    not add them to `ZKDatabase.committedLog` (S4; ZOOKEEPER-4925)."""
+
+    tag = "3.9.3"
+    sync_in_clog = False
+
+
+class Store394Rules(Committed393Rules):
+    """ZooKeeper 3.9.4: 4925's fix (PR #2254, #2266 in 3.9.4) applies them with
+    `processTxn(Request)`, which adds them to the committed log (S4)."""
+
+    tag = "3.9.4"
+    sync_in_clog = True
+
+
+class StoreZkModel(ZkModel):
+    """A `ZkModel` whose kernel is `storage` over the bound `handlers` (passed on every call, as
+    `FineZkModel` does, so that a mutated kernel reaches these variants too)."""
+
+    codec = storage  # its views: the coarse ones, and the committed log and data tree
+    fresh = staticmethod(storage.fresh)
+    describe_action = staticmethod(storage.describe_action)
+
+    def start(self, node, n: int):
+        return storage.start(self.handlers, node, n, self.rules)
+
+    def deliver(self, node, src: int, msg, n: int):
+        return storage.deliver(self.handlers, node, src, msg, n, self.rules)
+
+    def timeout(self, node, n: int):
+        return storage.timeout(self.handlers, node, n, self.rules)
+
+    def propose(self, node, payload: bytes, n: int):
+        return storage.propose(self.handlers, node, payload, n, self.rules)
+
+    def actions(self, nodes, down: int, n: int) -> list:
+        return storage.actions(self.handlers, nodes, down, n, self.rules)
+
+    def act(self, nodes, label: tuple, n: int) -> list:
+        return storage.act(self.handlers, nodes, label, n, self.rules)
+
+    def on_drop(self, nodes, src: int, dst: int, msg, n: int) -> list:
+        return storage.on_drop(self.handlers, nodes, src, dst, msg, n, self.rules)
+
+
+R393 = StoreZkModel(Store393Rules(), description="ZooKeeper 3.9.3 with its in-memory committed log: "
+                                                  "the sync's committed transactions applied "
+                                                  "outside it, DIFF chosen from it "
+                                                  "(ZOOKEEPER-4925)")
+R394 = StoreZkModel(Store394Rules(), description="ZooKeeper 3.9.4: as zk-3.9.3, with the sync's "
+                                                  "committed transactions added to the committed "
+                                                  "log (4925's fix, PR #2254)")

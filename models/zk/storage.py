@@ -1,0 +1,288 @@
+"""The `zk` kernel at the grain of ZooKeeper 3.9's in-memory database (models/zk/README.md, "The
+storage grain: S1-S10"): `zk-3.9.3` and `zk-3.9.4`.
+
+The coarse kernel (`handlers`) keeps one `history` per node for the data tree, the transaction
+log, the snapshot and the committed log, and rebuilds memory from disk at every role change (D8).
+Here a node also holds what `ZKDatabase` keeps in memory: `clog`, the zxids of its `committedLog`
+(the proposals `LearnerHandler.syncFollower` sends a DIFF from), and `dt`, its data tree's
+lastProcessedZxid. Both survive a role change (`ZooKeeperServer.shutdown(false)` keeps the
+database and calls `fastForwardDataBase`) and are rebuilt from disk at a restart
+(`loadDataBase`). What adds to `clog` is what calls `ZKDatabase.addCommittedProposal`: the load,
+the fast-forward, and `ZooKeeperServer.processTxn(Request)` (the leader's commits, a follower's
+COMMITs, those after UPTODATE); not 3.9.3's `processTxn(TxnHeader, Record)`, with which
+`Learner.syncWithLeader` applies the transactions its synchronisation committed
+(ZOOKEEPER-4925; 3.9.4 applies them as Requests). The leader chooses DIFF, TRUNC or SNAP as
+3.9's `syncFollower` does, from `clog`, and reports `sync-loses-committed` when what it sends
+leaves out a transaction it has applied.
+
+Every function takes the kernel module `h` first, as models/zk/fine.py does, so that `zabmc
+mutate`'s mutants reach these variants too. Nothing here changes a coarse variant.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from zabmc.model import FAILED, Step
+
+from . import codec
+from .codec import describe_action, describe_msg, dump, msg_json  # noqa: F401  (the views)
+from .state import (ACKEPOCH, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, LEADING, LOOKING, MODE_NAMES,
+                    NEWLEADER, NONE, SNAP, SYNC, TRUNC, ZERO, Node, log_of)
+
+_NO = ()
+
+
+class StoreNode(NamedTuple):
+    """`state.Node`'s fields, in its order, and two more (memory only: a crash forgets them, a
+    restart loads them from disk)."""
+
+    id: int
+    role: int = LOOKING
+    phase: int = 0
+    leader: int = -1
+    accepted_epoch: int = 0
+    current_epoch: int = 0
+    history: tuple = ()
+    last_committed: tuple = ZERO
+    conn: int = 0
+    cut: int = 0
+    mem: tuple = ()
+    commit: tuple = ZERO
+    mode: int = NONE
+    pending: tuple = ()
+    pcommit: tuple = ZERO
+    nl: bool = False
+    lclock: int = 0
+    vote: tuple = ()
+    recv: tuple = ()
+    ooe: tuple = ()
+    learners: int = 0
+    lconn: tuple = ()
+    tmax: int = 0
+    connecting: int = 0
+    electing: int = 0
+    peers: tuple = ()
+    ackld: int = 0
+    forwarding: int = 0
+    acks: tuple = ()
+    # --- the storage grain (S1) ---
+    clog: tuple = ()  # ZKDatabase.committedLog: the zxids it holds, oldest first
+    dt: tuple = ZERO  # the data tree's lastProcessedZxid
+
+
+assert StoreNode._fields[:len(Node._fields)] == Node._fields
+assert StoreNode._field_defaults == {**Node._field_defaults, "clog": (), "dt": ZERO}
+
+
+def fresh(node_id: int, n: int) -> StoreNode:
+    return StoreNode(node_id)
+
+
+def _zx(txns) -> tuple:
+    return tuple(t[0] for t in txns)
+
+
+def _last(txns) -> tuple:
+    return txns[-1][0] if txns else ZERO
+
+
+def _track(x, y, rules, path: str = "request"):
+    """`y`, the coarse kernel's node after a step from `x`, with its committed log and data tree
+    brought along (S2-S5). `path` says how the step applies transactions: "request" through
+    `processTxn(Request)` (S3), "sync" as Learner.syncWithLeader does under DIFF at NEWLEADER or
+    under TRUNC (S4), "snap" for a SNAP (S4)."""
+    if x.role != LOOKING and y.role == LOOKING:
+        # S5: shutdown(false) keeps the database; fastForwardDataBase replays the log beyond
+        # the data tree and adds each replayed transaction to the committed log
+        last = _last(y.history)
+        if x.dt > last:  # memory the coarse shutdown drops (D8: a TRUNC/SNAP sync's applied)
+            return y._replace(clog=tuple(z for z in x.clog if z <= last), dt=last)
+        new = tuple(z for z in _zx(y.history) if z > x.dt)
+        return y._replace(clog=x.clog + new, dt=last) if new else y
+    if path == "snap":  # S4: deserializeSnapshot clears the database; the snapshot is the tree
+        return y._replace(clog=(), dt=_last(y.mem))
+    if path == "sync" and y.mode == TRUNC and x.mode == NONE:
+        # S4: truncateLog is clear() then loadDataBase(); the committed proposals that follow
+        # are applied with processTxn(hdr, txn) (3.9.3) or processTxn(Request) (3.9.4)
+        applied = _zx(y.mem)
+        base = _zx(y.history)
+        clog = base + applied if rules.sync_in_clog else base
+        return y._replace(clog=clog, dt=applied[-1] if applied else _last(y.history))
+    c = y.commit
+    if c <= x.dt:
+        return y
+    applied = tuple(z for z in _zx(log_of(y)) if x.dt < z <= c)
+    if not applied:
+        return y
+    clog = x.clog + applied if path == "request" or rules.sync_in_clog else x.clog
+    return y._replace(clog=clog, dt=applied[-1])
+
+
+def _tracked(pairs, nodes, rules) -> list:
+    return [(i, None if st is None else Step(_track(nodes[i], st.node, rules), st.outs,
+                                             st.effects)) for i, st in pairs]
+
+
+# --- the model's entry points (the adapter calls these with its kernel `h`) ----------------------
+
+
+def start(h, node, n: int, rules) -> Step:
+    """Start-up and every restart: loadDataBase fills the data tree and the committed log with
+    every transaction on disk (S2)."""
+    st = h.start(node, n, rules)
+    y = st.node
+    return Step(y._replace(clog=_zx(y.history), dt=_last(y.history)), st.outs, st.effects)
+
+
+def timeout(h, node, n: int, rules) -> Step | None:
+    st = h.timeout(node, n, rules)
+    return None if st is None else Step(_track(node, st.node, rules), st.outs, st.effects)
+
+
+def propose(h, node, payload: bytes, n: int, rules) -> Step:
+    st = h.propose(node, payload, n, rules)
+    return Step(_track(node, st.node, rules), st.outs, st.effects)
+
+
+def on_drop(h, nodes, src: int, dst: int, msg: tuple, n: int, rules) -> list:
+    return _tracked(h.on_drop(nodes, src, dst, msg, n, rules), nodes, rules)
+
+
+def actions(h, nodes, down: int, n: int, rules) -> list:
+    return h.actions(nodes, down, n, rules)
+
+
+def act(h, nodes, label: tuple, n: int, rules) -> list:
+    return _tracked(h.act(nodes, label, n, rules), nodes, rules)
+
+
+def _live(node, src: int, msg: tuple) -> bool:
+    return node.role == FOLLOWING and src == node.leader and msg[1] == node.conn and not node.cut
+
+
+def deliver(h, node, src: int, msg: tuple, n: int, rules) -> Step:
+    kind = msg[0]
+    if node.role == LEADING and kind == ACKEPOCH:
+        return _leader_ackepoch(h, node, src, msg, n, rules)
+    path = "request"
+    if _live(node, src, msg) and node.phase == F_SYNC:
+        if kind == SYNC and node.mode == NONE:
+            path = "sync"
+            if msg[2] == SNAP:  # S7: the follower's SNAP is the coarse TRUNC to nothing
+                path = "snap"
+                msg = (SYNC, msg[1], TRUNC, ZERO, msg[4], msg[5])
+        elif kind == NEWLEADER and node.mode != NONE and not node.nl:
+            path = "sync"  # 3.9.x: the DIFF's committed transactions applied at NEWLEADER
+    st = h.deliver(node, src, msg, n, rules)
+    return Step(_track(node, st.node, rules, path), st.outs, st.effects)
+
+
+# --- the leader: LearnerHandler.syncFollower over the committed log (S6-S8) ----------------------
+
+
+def _leader_ackepoch(h, x, src: int, msg: tuple, n: int, rules) -> Step:
+    """The coarse ACKEPOCH, with each SYNC it sends chosen again from the committed log."""
+    st = h.deliver(x, src, msg, n, rules)
+    y = _track(x, st.node, rules)
+    outs, effects = [], st.effects
+    for k, m in st.outs:
+        if m[0] == SYNC:
+            peer = msg[3] if k == src else x.peers[k]
+            mode, zxid, txns, committed, missing = sync_follower(y, peer)
+            m = (SYNC, m[1], mode, zxid, txns, committed)
+            if missing:
+                effects = effects + (_loses(y, k, peer, mode, missing),)
+        outs.append((k, m))
+    return Step(y, tuple(outs), effects)
+
+
+def _queue(entries, peer: tuple, upto, op):
+    """LearnerHandler.queueCommittedProposals (release-3.9.3 lines 951-1042) over `entries`
+    (zxids, oldest first) for a learner at `peer`: (op, queued, last queued), where op is the
+    (mode, zxid) packet chosen first (None while none is: the caller then sends a SNAP)."""
+    queued, last, prev = [], peer, ZERO
+    for z in entries:
+        if upto is not None and z > upto:
+            break
+        if z < peer:
+            prev = z
+            continue
+        if op is None:
+            if z == peer:  # the learner's zxid is in our history: DIFF
+                op = (DIFF, None)
+                continue
+            if peer[1] == 0:  # a new epoch's zxid: DIFF and fall through
+                op = (DIFF, None)
+            elif z[0] != peer[0]:  # "Cannot send TRUNC to peer ... from different epoch"
+                return None, queued, last
+            else:
+                op = (TRUNC, prev)
+        if z <= last:
+            continue
+        queued.append(z)
+        last = z
+    if op is None and peer[1] == 0:
+        op = (DIFF, None)
+    return op, queued, last
+
+
+def sync_follower(lead, peer: tuple):
+    """LearnerHandler.syncFollower (release-3.9.3 lines 780-938) for a learner whose last zxid
+    is `peer`, from the leader's data tree `dt`, committed log `clog` and log on disk (`history`),
+    then `Leader.startForwarding` (its outstanding proposals beyond what was queued):
+    (mode, zxid, txns, committed, missing). `txns` are the sync's proposals, of which the first
+    `committed` carry a COMMIT; `missing` the transactions the leader has applied that the
+    learner will not hold."""
+    h, dt, clog = lead.history, lead.dt, lead.clog
+    lo, hi = (clog[0], clog[-1]) if clog else (dt, dt)  # an empty committedLog: lines 815-828
+    op, queued, cur = None, [], peer
+    if peer == dt:  # already in sync: an empty DIFF (849-857)
+        op = (DIFF, peer)
+    elif peer > hi and peer[1] != 0:  # newer than the committed log: TRUNC (858-867)
+        op, cur = (TRUNC, hi), hi
+    elif lo <= peer <= hi:  # within the committed log (868-873)
+        op, queued, cur = _queue(clog, peer, None, None)
+    elif peer < lo and peer in set(_zx(h)):
+        # the on-disk log, then the committed log (874-902); the size limit is not modelled (S8)
+        op, queued, cur = _queue(_zx(h), peer, lo, None)
+        if op is not None and cur >= lo:
+            op, more, cur = _queue(clog, cur, None, op)
+            queued += more
+        else:  # "Detected gap between end of txnlog and start of committedLog": SNAP
+            op, queued, cur = None, [], peer
+    # otherwise (a learner below the log on disk, or a TRUNC across epochs) no op packet: SNAP
+    by = {t[0]: t for t in h}
+    if op is None:
+        op, queued, cur = (SNAP, dt), [z for z in _zx(h) if z <= dt], dt
+    mode, zxid = op
+    if zxid is None:
+        zxid = hi  # DIFF names maxCommittedLog (lastCommittedZxid)
+    sent = [by[z] for z in queued]
+    base = {DIFF: peer, TRUNC: zxid, SNAP: ZERO}[mode]
+    have = set(queued)
+    missing = tuple(t for t in h if base < t[0] <= dt and t[0] not in have)
+    outstanding = [by[z] for z, _ in lead.acks if z > cur] if lead.phase == L_BROADCAST else []
+    return mode, zxid, tuple(sent + outstanding), len(sent), missing
+
+
+def _loses(lead, k: int, peer: tuple, mode: int, missing: tuple) -> tuple:
+    """`sync-loses-committed`: the leader's synchronisation leaves the learner without
+    transactions the leader has applied (ZOOKEEPER-4925: they are not in its committed log)."""
+    zs = ", ".join(f"{t[0][0]}.{t[0][1]}" for t in missing)
+    what = (f"leader {lead.id} synchronises node {k} (last zxid {peer[0]}.{peer[1]}) by "
+            f"{MODE_NAMES[mode]} without {zs}, which it has applied: its committed log "
+            f"({' '.join(f'{z[0]}.{z[1]}' for z in lead.clog) or 'empty'}) lacks "
+            f"{'it' if len(missing) == 1 else 'them'} (LearnerHandler.syncFollower, "
+            "ZOOKEEPER-4925)")
+    return (FAILED, "sync-loses-committed", what)
+
+
+# --- views ----------------------------------------------------------------------------------------
+
+
+def node_json(node: StoreNode) -> dict:
+    out = codec.node_json(node)
+    out.update(committed_log=[list(z) for z in node.clog],
+               data_tree_last_processed=list(node.dt))
+    return out
