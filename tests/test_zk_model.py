@@ -295,14 +295,15 @@ def test_3_9_3_newleader_writes_the_committed_and_keeps_the_outstanding():
     """Learner.syncWithLeader in 3.9.3 (PR #2152), at NEWLEADER after a DIFF of PROPOSAL 1.1,
     COMMIT 1.1, PROPOSAL 1.2: 1.1 is appended, written and applied; 1.2 stays in packetsNotLogged
     (for the SyncThread at UPTODATE); currentEpoch is written; the ACK goes out. 3.8.5 (`zk-fixed`)
-    writes both before the ACK; 3.7.0 (`zk`) queues both for the SyncThread."""
+    writes both before the ACK; 3.7.0 (`zk`) queues both for the SyncThread. At the coarse grain
+    (`zk-3.9.3-coarse`); tests/test_zk_storage.py has the storage grain's (`zk-3.9.3`)."""
     from models.zk.state import ACKLD, DIFF, F_SYNC, FOLLOWING, NEWLEADER, Node
 
     t1, t2 = ((1, 1), b"zab-0"), ((1, 2), b"zab-1")
     follower = Node(0, role=FOLLOWING, phase=F_SYNC, leader=1, accepted_epoch=1, conn=1,
                     mode=DIFF, pending=(t1, t2), pcommit=(1, 1))
     newleader = (NEWLEADER, 1, 1)
-    st = get_model("zk-3.9.3").deliver(follower, 1, newleader, 2)
+    st = get_model("zk-3.9.3-coarse").deliver(follower, 1, newleader, 2)
     assert (st.node.history, st.node.pending, st.node.mem) == ((t1,), (t2,), ())
     assert (st.node.current_epoch, st.node.last_committed, st.node.nl) == (1, (1, 1), True)
     assert st.outs == ((1, (ACKLD, 1, 1)),) and st.effects == ()

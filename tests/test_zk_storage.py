@@ -1,0 +1,248 @@
+"""`zk-3.9.3` and `zk-3.9.4` at the storage grain (models/zk/README.md, S1-S10; models/zk/storage.py):
+the in-memory committed log and data tree, the leader's DIFF/TRUNC/SNAP chosen from them, and
+ZOOKEEPER-4925 (tests/corpus/zk/zookeeper-4925.trace.json).
+
+The expected syncs below are worked out by hand from release-3.9.3's
+`LearnerHandler.syncFollower` and `queueCommittedProposals` (cited at each case)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+from models.zk.refine import shape
+from models.zk.state import (ACKEPOCH, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, L_EPOCH, L_SYNC,
+                             LEADING, NEWLEADER, SNAP, SYNC, TRUNC)
+from models.zk.storage import StoreNode, sync_follower
+from zabmc.explore.env import Env, ExploreConfig
+from zabmc.explore.trace import load, replay
+from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+from zabmc.model import FAILED, crashed, get_model
+
+CORPUS = pathlib.Path(__file__).parent / "corpus" / "zk"
+
+
+def t(e, c):
+    return ((e, c), f"zab-{e}.{c}".encode())
+
+
+T11, T12, T13, T21 = t(1, 1), t(1, 2), t(1, 3), t(2, 1)
+
+
+def leader(history, clog, dt, phase=L_SYNC, acks=()):
+    return StoreNode(1, role=LEADING, phase=phase, leader=1, accepted_epoch=3, current_epoch=3,
+                     history=history, clog=clog, dt=dt, acks=acks)
+
+
+# --- the leader's choice (S6-S9) ------------------------------------------------------------------
+
+def test_a_learner_at_the_leaders_last_zxid_gets_an_empty_diff():
+    """syncFollower lines 849-857: lastProcessedZxid == peerLastZxid."""
+    lead = leader((T11, T12), ((1, 1), (1, 2)), (1, 2))
+    assert sync_follower(lead, (1, 2)) == (DIFF, (1, 2), (), 0, ())
+
+
+def test_a_diff_from_the_committed_log_carries_every_entry_after_the_learner():
+    """868-873, then queueCommittedProposals 977-985 (DIFF at the learner's zxid) and 1021-1025."""
+    lead = leader((T11, T12, T13), ((1, 1), (1, 2), (1, 3)), (1, 3))
+    assert sync_follower(lead, (1, 1)) == (DIFF, (1, 3), (T12, T13), 2, ())
+
+
+def test_a_hole_in_the_committed_log_is_skipped_and_reported():
+    """ZOOKEEPER-4925: the committed log [1.1] (1.2 applied outside it): the learner at 1.1 is
+    within [min, max] = [1.1, 1.1], so the DIFF comes from the committed log, empty, and 1.2,
+    applied by the leader, is missing."""
+    lead = leader((T11, T12), ((1, 1),), (1, 2))
+    assert sync_follower(lead, (1, 1)) == (DIFF, (1, 1), (), 0, (T12,))
+    # a hole in the middle: [1.1, 1.3] without 1.2
+    lead = leader((T11, T12, T13), ((1, 1), (1, 3)), (1, 3))
+    assert sync_follower(lead, (1, 1)) == (DIFF, (1, 3), (T13,), 1, (T12,))
+
+
+def test_a_learner_beyond_the_committed_log_is_truncated_to_its_end():
+    """858-867: peerLastZxid > maxCommittedLog: TRUNC to maxCommittedLog. With the hole at the end
+    of the log that truncates below the leader's data tree: 1.2 is lost to the learner too."""
+    lead = leader((T11, T12), ((1, 1), (1, 2)), (1, 2))
+    assert sync_follower(lead, (1, 3)) == (TRUNC, (1, 2), (), 0, ())
+    holed = leader((T11, T12), ((1, 1),), (1, 2))
+    assert sync_follower(holed, (1, 3)) == (TRUNC, (1, 1), (), 0, (T12,))
+
+
+def test_a_learner_inside_a_hole_is_truncated_to_the_entry_before_it():
+    """queueCommittedProposals 995-1011: the learner's 1.2 is not in [1.1, 1.3]: TRUNC to the
+    entry before (1.1), then 1.3; across an epoch (1.2 then 2.1) there is no TRUNC (998-1004) and
+    no op packet, so a SNAP (930-935): the leader's data tree."""
+    lead = leader((T11, T12, T13), ((1, 1), (1, 3)), (1, 3))
+    assert sync_follower(lead, (1, 2)) == (TRUNC, (1, 1), (T13,), 1, (T12,))
+    lead = leader((T11, T21), ((1, 1), (2, 1)), (2, 1))
+    assert sync_follower(lead, (1, 2)) == (SNAP, (2, 1), (T11, T21), 2, ())
+
+
+def test_below_the_committed_log_the_on_disk_log_then_the_committed_log():
+    """874-902: the learner's 1.1 is below minCommittedLog 1.2 and in the on-disk log: the log
+    up to the minimum, then the committed log beyond it; a learner with nothing (zxid 0) is not in
+    the on-disk log (getProposalsFromTxnLog returns nothing): SNAP."""
+    lead = leader((T11, T12, T13), ((1, 2), (1, 3)), (1, 3))
+    assert sync_follower(lead, (1, 1)) == (DIFF, (1, 3), (T12, T13), 2, ())
+    assert sync_follower(lead, (0, 0)) == (SNAP, (1, 3), (T11, T12, T13), 3, ())
+
+
+def test_an_established_leader_then_forwards_its_outstanding_proposals():
+    """Leader.startForwarding (Leader.java 1360-1395): outstanding proposals beyond the last
+    queued zxid, as PROPOSAL only."""
+    lead = leader((T11, T12), ((1, 1),), (1, 1), phase=L_BROADCAST, acks=(((1, 2), 0b10),))
+    assert sync_follower(lead, (1, 1)) == (DIFF, (1, 1), (T12,), 0, ())
+
+
+# --- what fills the committed log (S2-S5) ----------------------------------------------------------
+
+def diff_follower(model):
+    """A follower of epoch 2 that got DIFF(1.1) with PROPOSAL 1.2 and COMMIT 1.2 (1.1 in its
+    committed log by a broadcast COMMIT of epoch 1)."""
+    return StoreNode(0, role=FOLLOWING, phase=F_SYNC, leader=1, accepted_epoch=2,
+                     current_epoch=1, history=(T11,), last_committed=(1, 1), commit=(1, 1),
+                     conn=2, mode=DIFF, pending=(T12,), pcommit=(1, 2), clog=((1, 1),),
+                     dt=(1, 1))
+
+
+@pytest.mark.parametrize("model, clog", [("zk-3.9.3", ((1, 1),)),
+                                         ("zk-3.9.4", ((1, 1), (1, 2)))])
+def test_newleader_applies_the_diffs_commits_outside_the_committed_log_in_3_9_3(model, clog):
+    """Learner.syncWithLeader at NEWLEADER (3.9.3 lines 771-785): 1.2 appended, written and
+    applied with processTxn(hdr, txn), which 3.9.4 (lines 797-799) replaces with
+    processTxn(Request), which adds it to the committed log."""
+    st = get_model(model).deliver(diff_follower(model), 1, (NEWLEADER, 2, 2), 3)
+    x = st.node
+    assert (x.history, x.dt, x.clog) == ((T11, T12), (1, 2), clog)
+
+
+@pytest.mark.parametrize("model, clog", [("zk-3.9.3", ((1, 1),)),
+                                         ("zk-3.9.4", ((1, 1), (1, 2)))])
+def test_trunc_reloads_the_log_then_applies_the_commits(model, clog):
+    """TRUNC(1.1) of a follower holding 1.1 and 1.3: truncateLog is clear() and loadDataBase()
+    (ZKDatabase.java 595-608), so the committed log is [1.1]; the committed 1.2 that follows is
+    applied with processTxn(hdr, txn) in 3.9.3 (Learner.java 662-671), as a Request in 3.9.4."""
+    f = StoreNode(0, role=FOLLOWING, phase=F_SYNC, leader=1, accepted_epoch=2, current_epoch=1,
+                  history=(T11, T13), conn=2, clog=((1, 1), (1, 3)), dt=(1, 3))
+    x = get_model(model).deliver(f, 1, (SYNC, 2, TRUNC, (1, 1), (T12,), 1), 3).node
+    assert (x.history, x.mem, x.dt, x.clog) == ((T11,), (T12,), (1, 2), clog)
+
+
+def test_snap_empties_the_committed_log_in_both_releases():
+    """SNAP: deserializeSnapshot clears the database; the snapshot is the data tree (Learner.java
+    571-592, lastProcessedZxid set at 589)."""
+    f = StoreNode(0, role=FOLLOWING, phase=F_SYNC, leader=1, accepted_epoch=2, current_epoch=1,
+                  conn=2)
+    for model in ("zk-3.9.3", "zk-3.9.4"):
+        x = get_model(model).deliver(f, 1, (SYNC, 2, SNAP, (1, 2), (T11, T12), 2), 3).node
+        assert (x.history, x.mem, x.mode, x.dt, x.clog) == ((), (T11, T12), TRUNC, (1, 2), ())
+
+
+def test_a_role_change_keeps_the_database_and_a_restart_reloads_it():
+    """shutdown(false) keeps the committed log with its hole and fast-forwards over the log
+    beyond the data tree (ZooKeeperServer.java 922-949); a crash and restart load it from disk
+    (loadDataBase), hole gone."""
+    m = get_model("zk-3.9.3")
+    x = m.deliver(diff_follower(m), 1, (NEWLEADER, 2, 2), 3).node
+    left = m.timeout(x, 3).node
+    assert (left.role, left.clog, left.dt) == (0, ((1, 1),), (1, 2))
+    back = m.start(crashed(m, left, 3), 3).node
+    assert (back.clog, back.dt) == (((1, 1), (1, 2)), (1, 2))
+    # a former leader's own proposal, on disk beyond its data tree, is replayed into the log
+    lead = leader((T11, T12), ((1, 1),), (1, 1), phase=L_BROADCAST, acks=(((1, 2), 0b10),))
+    gone = m.timeout(lead, 3).node
+    assert (gone.clog, gone.dt) == (((1, 1), (1, 2)), (1, 2))
+
+
+def test_the_leaders_ackepoch_sends_the_storage_sync_and_reports_the_loss():
+    """At the ACKEPOCH that completes the quorum, the SYNC to the learner is the committed log's
+    DIFF, and the loss is the failure `sync-loses-committed`."""
+    m = get_model("zk-3.9.3")
+    lead = leader((T11, T12), ((1, 1),), (1, 2), phase=L_EPOCH)
+    lead = lead._replace(accepted_epoch=3, current_epoch=2, learners=0b11, lconn=(2, 0),
+                         connecting=0b11, electing=0b10, peers=(None, None), ackld=0b10)
+    st = m.deliver(lead, 0, (ACKEPOCH, 2, 1, (1, 1)), 2)
+    assert st.node.phase == L_SYNC
+    assert st.outs[0] == (0, (SYNC, 2, DIFF, (1, 1), (), 0))
+    [(tag, prop, what)] = st.effects
+    assert (tag, prop) == (FAILED, "sync-loses-committed")
+    assert "without 1.2" in what and "committed log (1.1)" in what
+
+
+# --- ZOOKEEPER-4925 (models/zk/README.md, S10) --------------------------------------------------------
+
+NEWLEADER_2, LOSS, LOST = 34, 41, 50  # node 1's NEWLEADER of epoch 2; the empty DIFF; 3.1
+T11_, T12_ = ((1, 1), b"zab-0"), ((1, 2), b"zab-1")  # the corpus's transactions
+
+
+def _corpus():
+    return json.loads((CORPUS / "zookeeper-4925.trace.json").read_text())
+
+
+def _run(model: str, invariants):
+    """The corpus events on `model` with `invariants`, each matched by its kind, nodes and message
+    type (models/zk/refine.py's `shape`: 3.9.4's DIFFs carry more): (violations by step,
+    states)."""
+    data = _corpus()
+    env = Env(get_model(model), ExploreConfig(**data["config"]), Checker(invariants))
+    s, _ = env.initial()
+    found, states = [], [s]
+    for k, want in enumerate(data["events"], 1):
+        nxt = [x for x in env.successors(s) if shape(x[0].to_json(env.model)) == shape(want)]
+        assert len(nxt) == 1, (k, want)
+        _, s, v = nxt[0]
+        states.append(s)
+        if v is not None:
+            found.extend((k, p.property) for p in v.all())
+    return found, states
+
+
+def test_zookeeper_4925_replays_to_the_lost_commit():
+    data = load(str(CORPUS / "zookeeper-4925.trace.json"))
+    assert data["model"] == "zk-3.9.3" and len(data["events"]) == LOST
+    result = replay(data)
+    assert result.confirmed
+    assert (result.trace.violation.property, result.trace.violation_step) == (
+        "sync-loses-committed", LOSS)
+
+
+def test_zookeeper_4925_is_the_committed_logs_hole():
+    """Node 1 applies 1.2 at its NEWLEADER of epoch 2 (a DIFF's commit) outside its committed
+    log, keeps that log across its timeout, and as leader of epoch 3 sends node 0 (at 1.1) a DIFF
+    from it that lacks 1.2."""
+    data = _corpus()
+    ev = data["events"]
+    assert ev[NEWLEADER_2 - 1]["msg"]["type"] == "NEWLEADER" and ev[NEWLEADER_2 - 1]["dst"] == 1
+    assert ev[NEWLEADER_2 - 2]["msg"]["txns"][0]["zxid"] == [1, 2]  # the DIFF carries 1.2
+    assert ev[NEWLEADER_2 - 2]["msg"]["committed"] == 1
+    _, states = _run("zk-3.9.3", ())
+    before, after = states[NEWLEADER_2 - 1].nodes[1], states[NEWLEADER_2].nodes[1]
+    assert (before.clog, before.dt) == (((1, 1),), (1, 1))
+    assert (after.clog, after.dt, after.history) == (((1, 1),), (1, 2), (T11_, T12_))
+    assert ev[LOSS - 6] == {"kind": "timeout", "node": 1}  # a role change, not a restart
+    lead = states[LOSS].nodes[1]
+    assert (lead.role, lead.current_epoch, lead.clog, lead.dt) == (LEADING, 3, ((1, 1),), (1, 2))
+    assert ev[LOSS]["msg"] == {"type": "SYNC", "conn": 2, "mode": "DIFF", "zxid": [1, 1],
+                               "txns": [], "committed": 0}
+
+
+
+def test_zookeeper_4925_breaks_agreement_once_the_learner_commits():
+    """With the default properties only: node 0 delivers 3.1 without 1.2, which node 1 (leader
+    of epoch 3) delivered before 3.1."""
+    found, states = _run("zk-3.9.3", DEFAULT_PROPERTIES)
+    assert found == [(LOST, "agreement"), (LOST, "total-order")]
+    last = states[-1].nodes
+    assert [z for z, _ in last[0].history] == [(1, 1), (3, 1)]
+    assert [z for z, _ in last[1].history] == [(1, 1), (1, 2), (3, 1)]
+
+
+def test_zookeeper_4925_is_fixed_in_3_9_4():
+    """The same 50 events on zk-3.9.4: node 1's committed log holds 1.2, the DIFF carries it."""
+    invariants = tuple(_corpus()["invariants"])
+    found, states = _run("zk-3.9.4", invariants)
+    assert found == []
+    assert states[LOSS].nodes[1].clog == ((1, 1), (1, 2))
+    assert [z for z, _ in states[-1].nodes[0].history] == [(1, 1), (1, 2), (3, 1)]
