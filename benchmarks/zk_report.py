@@ -50,12 +50,15 @@ RELATED = [
     "| issue | what it is | in the model |",
     "|---|---|---|",
     "| ZOOKEEPER-3911 | DIFF proposals logged only at UPTODATE, after the NEWLEADER ack | found "
-    "(`zk-pre3911`, above) |",
+    "(`zk-pre3911`, above); its window, `ack-before-logging`, opens on 3.6.2 and on no later "
+    "release (the release matrix below) |",
     "| ZOOKEEPER-4646 | NEWLEADER acked before the SyncThread wrote the proposals | found (`zk`, "
-    "above) |",
+    "above); its window, `ack-before-disk`, opens on 3.6.2 to 3.8.0 and not on 3.8.5, 3.9.2 or "
+    "3.9.3 (the release matrix below) |",
     "| ZOOKEEPER-4643 | currentEpoch written before the proposals reach the disk | the same trace: "
     "node 0 restarts with currentEpoch 2 and without 1.1, which is what makes its vote win; "
-    "`zk-fixed` writes the proposals first |",
+    "`zk-fixed` writes the proposals first; its window, `epoch-before-disk`, opens as 4646's "
+    "(the release matrix below), and at the threads' grain one event before it |",
     "| ZOOKEEPER-4685 | a follower's ACK of a proposal overtakes its ACK of NEWLEADER and the "
     "leader gives up (availability, not safety) | found on `zk-3.7.0`, whose NEWLEADER ack is a "
     "step of its own racing the SyncThread's acknowledgements, as the failure property "
