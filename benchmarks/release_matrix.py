@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import check_json, commit, result_cell, write_zk_section  # noqa: E402
+from benchmarks.common import Cells, check_json, result_cell, slim, write_zk_section  # noqa: E402
 
 HEADING = "## Releases"
 RESULTS = os.path.join(ROOT, "reports", "release-matrix.json")
@@ -71,13 +70,7 @@ ROWS = {
 def cell(model: str, flags: str) -> dict:
     args = [sys.executable, "-m", "zabmc", "check", "--model", model, *flags.split(), "--json",
             "-q", "--trace-out", os.devnull]
-    d = check_json(args, cwd=ROOT)
-    keep = ("stop_reason", "distinct_states", "states", "depth_reached", "config", "violations",
-            "cpu_seconds")
-    out = {k: d[k] for k in keep}
-    out["violations"] = [{"property": v["property"], "depth": v["depth"]}
-                         for v in d["violations"]]
-    return {**out, "flags": flags, "commit": commit()}
+    return slim(check_json(args, cwd=ROOT), flags)
 
 
 def show(d: dict | None) -> str:
@@ -96,20 +89,11 @@ def wanted(only: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def load() -> dict:
-    try:
-        with open(RESULTS) as f:
-            return json.load(f)
-    except FileNotFoundError:
-        return {}
-
-
-def section(results: dict) -> str:
-    commits = sorted({c["commit"] for c in results.values()})
+def section(cells: Cells) -> str:
     lines = [
         HEADING, "",
         f"Produced by `python benchmarks/release_matrix.py` ({datetime.date.today()}; cells run "
-        f"at commit{'s' if len(commits) > 1 else ''} {', '.join(f'`{c}`' for c in commits)}, "
+        f"at {cells.commits()}, "
         "each kept with its commit in reports/release-matrix.json): each ZooKeeper release the "
         "zk models name (`zabmc models` lists them) against each finding, each cell one search "
         "with the flags of its row, CPU seconds of that search alone on a 2-core machine shared "
@@ -119,9 +103,9 @@ def section(results: dict) -> str:
         "|---|" + "---|" * len(RELEASES),
     ]
     for row, (_, _, on, why) in ROWS.items():
-        cells = [show(results.get(f"{m}|{row}")) if on is None or m in on else why
-                 for _, _, m in RELEASES]
-        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+        row_cells = [show(cells.get(f"{m}|{row}")) if on is None or m in on else why
+                     for _, _, m in RELEASES]
+        lines.append(f"| {row} | " + " | ".join(row_cells) + " |")
     lines += ["", "| finding | what is checked | flags |", "|---|---|---|"]
     lines += [f"| {row} | {what} | `{flags}` |" for row, (what, flags, _, _) in ROWS.items()]
     lines += ["", "| release | what it ships at NEWLEADER |", "|---|---|"]
@@ -146,16 +130,12 @@ def main() -> int:
     for bad in [m for m in a.only if m not in models] + [r for r in a.rows if r not in ROWS]:
         ap.error(f"no release model or row named {bad!r}")
     todo = [(m, r) for m, r in wanted(a.only) if not a.rows or r in a.rows]
-    results = load()
+    cells = Cells(RESULTS, a.write)
     with ThreadPoolExecutor(a.jobs) as pool:
         for (m, r), d in zip(todo, pool.map(lambda mr: cell(mr[0], ROWS[mr[1]][1]), todo)):
-            results[f"{m}|{r}"] = d
-            if a.write:  # each finished cell is kept at once: a later failure loses none
-                with open(RESULTS, "w") as f:
-                    json.dump(results, f, indent=1, sort_keys=True)
-                    f.write("\n")
+            cells.put(f"{m}|{r}", d)
             print(f"{m} {r}: {show(d)}", file=sys.stderr, flush=True)
-    write_zk_section(HEADING, section(results), a.write)
+    write_zk_section(HEADING, section(cells), a.write)
     return 0
 
 
