@@ -3,6 +3,7 @@ at, and rewriting one `## ` section of a report while leaving the others byte-id
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import re
@@ -121,6 +122,43 @@ def check_json(args: list[str], cwd=None, env=None, what: str = "zabmc check") -
     d["cpu_seconds"] = usage.ru_utime + usage.ru_stime
     d["exit"] = p.returncode
     return d
+
+
+def slim(d: dict, flags: str) -> dict:
+    """What a report keeps of one search's summary (`check_json`): its verdict, counts, CPU time
+    and violations (property, depth, message, trace file), with its flags and the commit it ran
+    at."""
+    keep = ("stop_reason", "distinct_states", "states", "depth_reached", "config", "cpu_seconds")
+    out = {k: d[k] for k in keep}
+    out["violations"] = [{k: v[k] for k in ("property", "depth", "message", "trace") if k in v}
+                         for v in d["violations"]]
+    return {**out, "flags": flags, "commit": commit()}
+
+
+class Cells:
+    """Searches' results kept in a JSON file by key, so that a report can run some of its cells
+    again (a new variant, one row) and keep the others, each with the commit it ran at; `put`
+    writes the file at once, so a run that fails later loses no finished cell."""
+
+    def __init__(self, path: Path, write: bool):
+        self.path, self.write = Path(path), write
+        try:
+            self.results = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            self.results = {}
+
+    def get(self, key: str) -> dict | None:
+        return self.results.get(key)
+
+    def put(self, key: str, d: dict) -> None:
+        self.results[key] = d
+        if self.write:
+            self.path.write_text(json.dumps(self.results, indent=1, sort_keys=True) + "\n")
+
+    def commits(self) -> str:
+        """The commits the cells ran at, for a report's heading."""
+        cs = sorted({d["commit"] for d in self.results.values()})
+        return f"commit{'s' if len(cs) > 1 else ''} " + ", ".join(f"`{c}`" for c in cs)
 
 
 def tree_cpu(root: int) -> float:

@@ -1,16 +1,16 @@
-"""The release matrix of reports/zookeeper.md: each ZooKeeper release the zk models name, against
-each finding, found (how deep, after how many states, in how many CPU seconds) or clean within
+"""The release matrix of reports/zookeeper.md: each finding against each ZooKeeper release the zk
+models name, found (how deep, after how many states, in how many CPU seconds) or clean within
 the stated bounds.
 
-    python benchmarks/release_matrix.py --jobs 2     # about 20 minutes on a 2-core machine
+    python benchmarks/release_matrix.py --jobs 2 --write            # every cell (about an hour
+                                                                    # of CPU on a 2-core machine)
+    python benchmarks/release_matrix.py --only zk-3.9.4 --write     # one release's cells again
 
-Every cell is one `zabmc check ... --json` child process (its CPU time is the child's own):
-- data loss (ZOOKEEPER-3911, 4646, 4643: the default safety properties), the bounds of the known
-  bugs' searches above (3 nodes, 2 proposals, a timeout, a crash, depth 30), depth-first; and,
-  for the releases where it is found, breadth-first to the first violation (shortest);
-- `sync-exception` (ZOOKEEPER-4394), breadth-first over every state of 3 nodes and 1 proposal;
-- `leader-gives-up` (D9, Leader.waitForEpochAck), breadth-first, 3 nodes, a timeout, depth 30.
-It rewrites only its own section ("## Releases"); benchmarks/zk_report.py keeps it.
+Every cell is one `zabmc check ... --json` child process (its CPU time is the child's own). The
+results are kept in reports/release-matrix.json with the commit each cell ran at, so `--only`
+reruns some cells and keeps the others; the section is written from that file. A row runs on the
+releases whose model can express it (a coarser grain cannot, and its cell says so). It rewrites
+only its own section ("## Releases"); benchmarks/zk_report.py keeps it.
 """
 
 from __future__ import annotations
@@ -24,79 +24,118 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import check_json, commit, result_cell, write_zk_section  # noqa: E402
+from benchmarks.common import Cells, check_json, result_cell, slim, write_zk_section  # noqa: E402
 
 HEADING = "## Releases"
-#: (release, what it ships, the variant it is)
+RESULTS = os.path.join(ROOT, "reports", "release-matrix.json")
+#: (release, what it ships at NEWLEADER, the model that is it)
 RELEASES = [
-    ("3.6.2", "before ZOOKEEPER-3911's fix (PR #1445)", "zk-pre3911"),
-    ("3.7.0 / 3.8.0", "3911's fix: NEWLEADER queues the proposals, then acknowledges", "zk"),
-    ("3.8.5 / 3.9.2", "ZOOKEEPER-4785's fix (PRs #2132, #2133): written, then currentEpoch, "
-                      "then the ACK", "zk-fixed"),
+    ("3.6.2", "before ZOOKEEPER-3911's fix (PR #1445): the proposals logged at UPTODATE",
+     "zk-pre3911"),
+    ("3.7.0", "3911's fix: currentEpoch, the proposals queued for the SyncThread, then the ACK "
+              "(threads' grain)", "zk-3.7.0"),
+    ("3.8.0", "as 3.7.0, at the coarse grain `zabmc real` schedules (Debian's package)", "zk"),
+    ("3.8.5 / 3.9.2", "ZOOKEEPER-4785's fix (PR #2111): written, then currentEpoch, then the ACK "
+                      "(threads' grain)", "zk-3.9.2"),
     ("3.9.3", "PR #2152 (#2188): the committed written, the outstanding kept for UPTODATE",
      "zk-3.9.3"),
 ]
-DATA_LOSS = "--nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1 --depth 30"
-#: column -> (the issue it matches, flags, whether it runs only where depth-first found it)
-COLUMNS = {
-    "data loss": ("ZOOKEEPER-3911 / 4646 / 4643", DATA_LOSS + " --strategy dfs", False),
-    "data loss, shortest": ("the same, breadth-first", DATA_LOSS, True),
-    "sync-exception": ("ZOOKEEPER-4394", "--nodes 3 --proposals 1 --depth 100 "
-                       "--invariant sync-exception", False),
-    "leader-gives-up": ("Leader.waitForEpochAck (designed: the ensemble elects again)",
+FINE = ("zk-3.7.0", "zk-3.9.2")  # the models at the grain of the follower's threads
+TWO = "--nodes 2 --proposals 1 --max-timeouts 1 --max-crashes 1 --depth 100"
+THREE = "--nodes 3 --proposals 1 --max-timeouts 1 --depth 30"
+DATA_LOSS = "--nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1 --depth 30 --strategy dfs"
+#: row -> (what it is, flags, the models it runs on (None: every release), why the others not)
+ROWS = {
+    "ZOOKEEPER-3911": ("`ack-before-logging`: NEWLEADER acknowledged with a synchronised "
+                       "committed transaction neither written nor queued",
+                       f"{TWO} --invariant ack-before-logging", None, ""),
+    "ZOOKEEPER-4646": ("`ack-before-disk`: NEWLEADER acknowledged with one not on disk",
+                       f"{TWO} --invariant ack-before-disk", None, ""),
+    "ZOOKEEPER-4643": ("`epoch-before-disk`: currentEpoch written with one not on disk",
+                       f"{TWO} --invariant epoch-before-disk", None, ""),
+    "ZOOKEEPER-4685": ("`leader-unexpected-ack`: a proposal's ACK taken for the NEWLEADER ack",
+                       f"{THREE} --invariant leader-unexpected-ack", FINE,
+                       "n/a: NEWLEADER and its ACK are one step at this grain"),
+    "ZOOKEEPER-4394": ("`sync-exception`: a COMMIT after NEWLEADER with nothing pending",
+                       "--nodes 3 --proposals 1 --depth 100 --invariant sync-exception", None, ""),
+    "data loss": ("the default safety properties (the consequence of 3911, 4646 and 4643; the "
+                  "windows above say which)", DATA_LOSS, None, ""),
+    "leader-gives-up": ("`leader-gives-up`: Leader.waitForEpochAck's \"Follower is ahead\" "
+                        "(designed: the ensemble elects again)",
                         "--nodes 3 --proposals 0 --max-timeouts 1 --depth 30 "
-                        "--invariant leader-gives-up", False),
+                        "--invariant leader-gives-up", None, ""),
 }
 
 
 def cell(model: str, flags: str) -> dict:
     args = [sys.executable, "-m", "zabmc", "check", "--model", model, *flags.split(), "--json",
             "-q", "--trace-out", os.devnull]
-    return check_json(args, cwd=ROOT)
+    return slim(check_json(args, cwd=ROOT), flags)
 
 
-def show(d: dict) -> str:
-    return result_cell(d, "**{property}** at depth {depth}", 0)
+def show(d: dict | None) -> str:
+    if d is None:
+        return "not run"
+    return result_cell(d, "**found** at depth {depth}", 1)
+
+
+def wanted(only: list[str]) -> list[tuple[str, str]]:
+    """The (model, row) cells to run: every release's, or those of the models in `only`."""
+    out = []
+    for _, _, model in RELEASES:
+        if only and model not in only:
+            continue
+        out += [(model, row) for row, (_, _, on, _) in ROWS.items() if on is None or model in on]
+    return out
+
+
+def section(cells: Cells) -> str:
+    lines = [
+        HEADING, "",
+        f"Produced by `python benchmarks/release_matrix.py` ({datetime.date.today()}; cells run "
+        f"at {cells.commits()}, "
+        "each kept with its commit in reports/release-matrix.json): each ZooKeeper release the "
+        "zk models name (`zabmc models` lists them) against each finding, each cell one search "
+        "with the flags of its row, CPU seconds of that search alone on a 2-core machine shared "
+        "with other jobs. A finding is the first the search met; \"none\" holds within the bounds "
+        "named and nowhere else.", "",
+        "| finding | " + " | ".join(f"{r} (`{m}`)" for r, _, m in RELEASES) + " |",
+        "|---|" + "---|" * len(RELEASES),
+    ]
+    for row, (_, _, on, why) in ROWS.items():
+        row_cells = [show(cells.get(f"{m}|{row}")) if on is None or m in on else why
+                     for _, _, m in RELEASES]
+        lines.append(f"| {row} | " + " | ".join(row_cells) + " |")
+    lines += ["", "| finding | what is checked | flags |", "|---|---|---|"]
+    lines += [f"| {row} | {what} | `{flags}` |" for row, (what, flags, _, _) in ROWS.items()]
+    lines += ["", "| release | what it ships at NEWLEADER |", "|---|---|"]
+    lines += [f"| {r} (`{m}`) | {what} |" for r, what, m in RELEASES]
+    lines += ["", "The three windows are the states ZOOKEEPER-3911, 4646 and 4643 name as their "
+              "cause (models/zk/README.md, D18); the data-loss row is what they lead to, and "
+              "cannot tell them apart: `zk`'s shortest loss (breadth-first, 27 events) is 4643's, "
+              "its depth-first one 4646's (\"Beside Remix\" below reads both step by step).", ""]
+    return "\n".join(lines)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=2, help="Searches run at once.")
+    ap.add_argument("--only", action="append", default=[], metavar="MODEL",
+                    help="Run only this model's cells (again); repeatable. The others are kept.")
+    ap.add_argument("--rows", action="append", default=[], metavar="ROW",
+                    help="Run only this row's cells (again); repeatable.")
     ap.add_argument("--write", action="store_true", help="Rewrite the section of the report.")
     a = ap.parse_args()
-    plain = [(r, c) for r in RELEASES for c, (_, _, later) in COLUMNS.items() if not later]
+    models = {m for _, _, m in RELEASES}
+    for bad in [m for m in a.only if m not in models] + [r for r in a.rows if r not in ROWS]:
+        ap.error(f"no release model or row named {bad!r}")
+    todo = [(m, r) for m, r in wanted(a.only) if not a.rows or r in a.rows]
+    cells = Cells(RESULTS, a.write)
     with ThreadPoolExecutor(a.jobs) as pool:
-        got = dict(zip(plain, pool.map(lambda rc: cell(rc[0][2], COLUMNS[rc[1]][1]), plain)))
-        later = [(r, c) for r in RELEASES for c, (_, _, after) in COLUMNS.items()
-                 if after and got[(r, "data loss")]["violations"]]
-        got.update(zip(later, pool.map(lambda rc: cell(rc[0][2], COLUMNS[rc[1]][1]), later)))
-    lines = [
-        HEADING, "",
-        f"Produced by `python benchmarks/release_matrix.py` (commit `{commit()}`, "
-        f"{datetime.date.today()}): each release the zk models name (`zabmc models` lists the "
-        "names), each cell one search with the flags of its column, CPU seconds of that search "
-        "on a 2-core machine shared with other jobs. A finding is the first the search met; "
-        "\"none\" holds within the bounds named and nowhere else.", "",
-        "| release | what it ships at NEWLEADER | model | " + " | ".join(COLUMNS) + " |",
-        "|---|---|---|" + "---|" * len(COLUMNS),
-    ]
-    for r in RELEASES:
-        row = [show(got[(r, c)]) if (r, c) in got else "-" for c in COLUMNS]
-        lines.append(f"| {r[0]} | {r[1]} | `{r[2]}` | " + " | ".join(row) + " |")
-    lines += ["", "| column | matches | flags |", "|---|---|---|"]
-    lines += [f"| {c} | {issue} | `{flags}` |" for c, (issue, flags, _) in COLUMNS.items()]
-    lines += ["", "The data-loss columns check the default safety properties. The shortest run "
-              "of `zk` is ZOOKEEPER-4643's (a follower crashes with currentEpoch on disk and the "
-              "transactions not, before its NEWLEADER ack leaves, and truncates a committed "
-              "transaction as the next leader: `sane-history`), the depth-first one "
-              "ZOOKEEPER-4646's (the ack counted, then the crash: `primary-integrity`); "
-              "\"Beside Remix\" below reads both step by step.", ""]
-    lines += ["Not in the matrix yet: ZOOKEEPER-4685 (a follower's proposal ACK overtaking its "
-              "NEWLEADER ACK) needs the threads' grain of `zk-3.7.0` and `zk-3.9.2` (its own "
-              "section below; the rows here are the coarse variants); ZOOKEEPER-4925 (3.9.3's "
-              "hole in `committedLog`) needs the committed log, and 3.9.4 needs 4925's fix on top "
-              "of it.", ""]
-    write_zk_section(HEADING, "\n".join(lines), a.write)
+        for (m, r), d in zip(todo, pool.map(lambda mr: cell(mr[0], ROWS[mr[1]][1]), todo)):
+            cells.put(f"{m}|{r}", d)
+            print(f"{m} {r}: {show(d)}", file=sys.stderr, flush=True)
+    write_zk_section(HEADING, section(cells), a.write)
     return 0
 
 

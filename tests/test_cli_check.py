@@ -333,3 +333,17 @@ def test_model_help_lists_every_registered_model(capsys):
         flat = " ".join(out.split())
         assert code == 0 and f"Protocol model: {', '.join(MODELS)}; ZooKeeper releases by " \
             f"version: {', '.join(ALIASES)} (`zabmc models`" in flat
+
+
+def test_all_names_each_propertys_trace_after_the_files_own_extension_only():
+    """`--all --trace-out FILE` writes FILE-<property>.ext; a dot inside a name (a version) is no
+    extension: zk-3.7.0-bfs gives zk-3.7.0-bfs-<property>.json, not zk-3.7-<property>.0-bfs."""
+    from zabmc.cli.results import trace_path
+
+    assert trace_path("out/zk-3.7.0-bfs", "zk", "agreement", True) == "out/zk-3.7.0-bfs-agreement.json"
+    assert trace_path("t.json", "zk", "agreement", True) == "t-agreement.json"
+    assert trace_path("run.trace.json", "zk", "prefix", True) == "run.trace-prefix.json"
+    assert trace_path("c.html", "zk", "prefix", True, default_ext=".html") == "c-prefix.html"
+    assert trace_path("v1.2", "zk", "prefix", True) == "v1.2-prefix.json"
+    assert trace_path("t.json", "zk", "prefix", False) == "t.json"
+    assert trace_path(None, "zk", "prefix", True) == "zabmc-zk-prefix.trace.json"

@@ -64,11 +64,13 @@ def test_property_names_and_defaults():
         "integrity", "total-order", "agreement", "prefix", "local-primary-order",
         "global-primary-order", "primary-integrity", "leadership", "single-prospective-leader",
         "sane-history", "sync-exception", "leader-gives-up", "leader-unexpected-ack",
-        "sync-loses-committed",
+        "ack-before-logging", "ack-before-disk", "epoch-before-disk", "sync-loses-committed",
+        "committed-log-hole",
     ]
     assert DEFAULT_PROPERTIES == tuple(p for p in PROPERTIES if p not in (
         "single-prospective-leader", "sync-exception", "leader-gives-up", "leader-unexpected-ack",
-        "sync-loses-committed"))
+        "ack-before-logging", "ack-before-disk", "epoch-before-disk", "sync-loses-committed",
+        "committed-log-hole"))
 
 
 def test_a_failed_effect_breaks_the_property_it_names_when_enabled():

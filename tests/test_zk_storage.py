@@ -246,3 +246,18 @@ def test_zookeeper_4925_is_fixed_in_3_9_4():
     assert found == []
     assert states[LOSS].nodes[1].clog == ((1, 1), (1, 2))
     assert [z for z, _ in states[-1].nodes[0].history] == [(1, 1), (1, 2), (3, 1)]
+
+
+def test_zookeeper_4925_window_opens_at_the_diffs_newleader():
+    """`committed-log-hole` (4925's window, a node check): node 1 applies 1.2 outside its
+    committed log at its NEWLEADER of epoch 2, seven events before the loss; never on 3.9.4."""
+    from zabmc.properties import REGISTRY
+
+    p = REGISTRY["committed-log-hole"]
+    assert (p.kind, p.default, p.needs) == ("always", False, frozenset())
+    found, states = _run("zk-3.9.3", ("committed-log-hole",))
+    assert found[0] == (NEWLEADER_2, "committed-log-hole")
+    assert "node 1 applied 1.2 outside its committed log (1.1" in p.check(
+        states[NEWLEADER_2].nodes[1])
+    assert _run("zk-3.9.4", ("committed-log-hole",))[0] == []
+    assert p.check(get_model("zk").fresh(0, 3)) is None  # other models keep no committed log

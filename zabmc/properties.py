@@ -114,9 +114,27 @@ REGISTRY: dict[str, Property] = {
         always("leader-unexpected-ack", "a leader never takes a proposal's ACK for a follower's "
                "NEWLEADER ack", "ZooKeeper 3.7.0 LearnerHandler.run and Leader.waitForNewLeaderAck "
                "(ZOOKEEPER-4685)", default=False, needs={"failures"}),
+        # the windows of ZooKeeper's synchronisation bugs (models/zk/README.md, D18): states a
+        # JIRA issue names as its cause, each a check of one node; off by default, as failures
+        always("ack-before-logging", "a follower acknowledges NEWLEADER only once the committed "
+               "transactions of its synchronisation are written or queued for its log",
+               "ZooKeeper Learner.syncWithLeader before PR #1445 (ZOOKEEPER-3911)",
+               default=False, check="models.zk.windows:ack_before_logging"),
+        always("ack-before-disk", "a follower acknowledges NEWLEADER only once the committed "
+               "transactions of its synchronisation are on disk",
+               "ZooKeeper 3.7.0-3.8.4 Learner.syncWithLeader (ZOOKEEPER-4646)",
+               default=False, check="models.zk.windows:ack_before_disk"),
+        always("epoch-before-disk", "a follower writes the new currentEpoch only once the "
+               "committed transactions of its synchronisation are on disk",
+               "ZooKeeper 3.7.0-3.8.4 Learner.syncWithLeader (ZOOKEEPER-4643)",
+               default=False, check="models.zk.windows:epoch_before_disk"),
         always("sync-loses-committed", "a leader never synchronises a follower without a "
                "transaction the leader has applied", "ZooKeeper 3.9.3 LearnerHandler.syncFollower "
                "over ZKDatabase.committedLog (ZOOKEEPER-4925)", default=False, needs={"failures"}),
+        always("committed-log-hole", "a node's in-memory committed log holds every transaction "
+               "it has applied beyond the log's first entry", "ZooKeeper 3.9.3 "
+               "Learner.syncWithLeader's processTxn(TxnHeader, Record) (ZOOKEEPER-4925)",
+               default=False, check="models.zk.storage:committed_log_hole"),
         eventually(
             "eventually-leader",
             "once faults stop (no drop, timeout budget or crash; every message delivered, every "

@@ -278,6 +278,25 @@ def _loses(lead, k: int, peer: tuple, mode: int, missing: tuple) -> tuple:
     return (FAILED, "sync-loses-committed", what)
 
 
+# --- 4925's window (models/zk/README.md, S10; a node check, as D18's windows) ----------------------
+
+
+def committed_log_hole(node) -> str | None:
+    """ZOOKEEPER-4925's window: the node has applied a transaction (on disk, at or below its data
+    tree's last zxid) beyond its committed log's first entry that the log lacks. A DIFF this node
+    sends as leader to a learner at or beyond that entry skips it (S6). None for nodes of other
+    models, which keep no committed log."""
+    clog = getattr(node, "clog", None)
+    if not clog:
+        return None
+    have = set(clog)
+    gaps = [t[0] for t in node.history if clog[0] < t[0] <= node.dt and t[0] not in have]
+    if not gaps:
+        return None
+    return (f"node {node.id} applied {', '.join(f'{z[0]}.{z[1]}' for z in gaps)} outside its "
+            f"committed log ({' '.join(f'{z[0]}.{z[1]}' for z in clog)}; ZOOKEEPER-4925)")
+
+
 # --- views ----------------------------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 from contextlib import contextmanager
 
@@ -116,8 +117,18 @@ def invoked_words() -> list | None:
     return list(obj["argv"]) if isinstance(obj, dict) and "argv" in obj else None
 
 
+_LONG_WORD = re.compile(r"\S{161,}")
+
+
+def _clamp(word: re.Match) -> str:
+    w = word.group(0)
+    return f"{w[:60]}...[{len(w) - 120:,} characters left out]...{w[-60:]}"
+
+
 def _fail(code: int, message: str) -> int:
-    click.echo(f"zabmc: error: {message}", err=True)
+    """The one line of an error: a word of the user's (a value, a path) of over 160 characters
+    shows its two ends, so that the line stays one a terminal can show."""
+    click.echo(f"zabmc: error: {_LONG_WORD.sub(_clamp, message)}", err=True)
     return code
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 from contextlib import contextmanager
@@ -26,7 +27,12 @@ def trace_path(base: str | None, model: str, prop: str, many: bool, kind: str = 
     if not many:
         return base
     stem, ext = os.path.splitext(base)
+    if not _EXTENSION.fullmatch(ext):  # "zk-3.7.0-bfs": ".0-bfs" is no file extension
+        stem, ext = base, ""
     return f"{stem}-{prop}{ext or default_ext}"
+
+
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}")
 
 
 def write_html(path: str, trace, others=()) -> None:

@@ -1,0 +1,133 @@
+"""The wider searches of reports/zookeeper.md: every release the zk models name, with more faults
+than the known bugs need, every property (the failure properties and the bugs' windows too), and
+every finding listed with its trace and what it is.
+
+    python benchmarks/zk_wide.py --jobs 2 --write              # every cell (about an hour of CPU)
+    python benchmarks/zk_wide.py --only zk-3.9.4 --write       # one release's cells again
+
+Two searches per release: breadth-first to every path of 19 events (three nodes, two proposals,
+a timeout, two crashes, a drop: the explorer's partition), and 100,000 seeded random walks of up
+to 50 events with two of each fault. Each is one `zabmc check ... --all --json` child (its CPU
+time is the child's own), kept in reports/zk-wide.json with its commit (benchmarks/common.Cells),
+its traces in reports/zk-wide/. It rewrites only its section ("## Wider searches");
+benchmarks/zk_report.py keeps it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from benchmarks.common import Cells, check_json, slim, write_zk_section  # noqa: E402
+from benchmarks.release_matrix import RELEASES  # noqa: E402
+
+HEADING = "## Wider searches"
+RESULTS = os.path.join(ROOT, "reports", "zk-wide.json")
+TRACES = os.path.join("reports", "zk-wide")
+SEARCHES = {
+    "bfs": "--nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 2 --max-drops 1 --depth 19",
+    "random": "--nodes 3 --proposals 2 --max-timeouts 2 --max-crashes 2 --max-drops 2 --depth 50 "
+              "--strategy random --seed 7 --walks 100000",
+}
+#: every always-property but `single-prospective-leader`, which the election may legitimately
+#: break (docs/semantics.md)
+PROPERTIES = ("integrity", "total-order", "agreement", "prefix", "local-primary-order",
+              "global-primary-order", "primary-integrity", "leadership", "sane-history",
+              "sync-exception", "leader-gives-up", "leader-unexpected-ack",
+              "ack-before-logging", "ack-before-disk", "epoch-before-disk")
+#: what a finding is, by property: the JIRA issue it matches, or why it is no bug
+KNOWN = {
+    "ack-before-logging": "ZOOKEEPER-3911's window (D18)",
+    "ack-before-disk": "ZOOKEEPER-4646's window (D18)",
+    "epoch-before-disk": "ZOOKEEPER-4643's window (D18)",
+    "sync-exception": "ZOOKEEPER-4394",
+    "leader-unexpected-ack": "ZOOKEEPER-4685",
+    "leader-gives-up": "Leader.waitForEpochAck's \"Follower is ahead\": designed, the ensemble "
+                       "elects again (D9)",
+}
+
+
+def flags_of(search: str) -> str:
+    return SEARCHES[search] + " --all " + " ".join(f"--invariant {p}" for p in PROPERTIES)
+
+
+def cell(model: str, search: str) -> dict:
+    os.makedirs(os.path.join(ROOT, TRACES), exist_ok=True)
+    out = os.path.join(TRACES, f"{model}-{search}")
+    args = [sys.executable, "-m", "zabmc", "check", "--model", model, *flags_of(search).split(),
+            "--json", "-q", "--trace-out", out]
+    return slim(check_json(args, cwd=ROOT), SEARCHES[search] + " --all")
+
+
+def what(prop: str) -> str:
+    return KNOWN.get(prop, "not matched to a JIRA issue yet: read its trace")
+
+
+def section(cells: Cells) -> str:
+    rows, found = [], []
+    for release, _, model in RELEASES:
+        for search in SEARCHES:
+            d = cells.get(f"{model}|{search}")
+            if d is None:
+                rows.append(f"| {release} | `{model}` | {search} | not run | | | |")
+                continue
+            names = ", ".join(f"`{v['property']}` ({v['depth']})" for v in d["violations"])
+            rows.append(f"| {release} | `{model}` | {search} | {d['stop_reason']} | "
+                        f"{d['distinct_states']:,} | {names or 'none'} | "
+                        f"{d['cpu_seconds']:.0f} |")
+            found += [(model, search, v) for v in d["violations"]]
+    lines = [
+        HEADING, "",
+        f"Produced by `python benchmarks/zk_wide.py` ({datetime.date.today()}; cells run at "
+        f"{cells.commits()}, kept in reports/zk-wide.json). Every release with more faults than "
+        "the known bugs need, every property but `single-prospective-leader` (`--all`: each "
+        "violated property once, at the first path the search met; breadth-first: the shortest). "
+        "The data-loss runs need 27 events at their shortest, beyond these depths: the release "
+        "matrix above has them.", "",
+        "| search | flags |", "|---|---|",
+        *[f"| {s} | `{f} --all` and every property by `--invariant` |"
+          for s, f in SEARCHES.items()],
+        "",
+        "| release | model | search | stopped | distinct states | properties violated (depth) | "
+        "CPU s |",
+        "|---|---|---|---|---|---|---|",
+        *rows, "",
+        "| model | search | property | depth | what it is | trace |",
+        "|---|---|---|---|---|---|",
+        *[f"| `{m}` | {s} | `{v['property']}` | {v['depth']} | {what(v['property'])} | "
+          f"[{os.path.basename(v['trace'])}](zk-wide/{os.path.basename(v['trace'])}) |"
+          for m, s, v in found],
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=2, help="Searches run at once.")
+    ap.add_argument("--only", action="append", default=[], metavar="MODEL",
+                    help="Run only this model's cells (again); repeatable. The others are kept.")
+    ap.add_argument("--write", action="store_true", help="Rewrite the section of the report.")
+    a = ap.parse_args()
+    models = [m for _, _, m in RELEASES]
+    for bad in [m for m in a.only if m not in models]:
+        ap.error(f"no release model named {bad!r}")
+    todo = [(m, s) for m in models if not a.only or m in a.only for s in SEARCHES]
+    cells = Cells(RESULTS, a.write)
+    with ThreadPoolExecutor(a.jobs) as pool:
+        for (m, s), d in zip(todo, pool.map(lambda ms: cell(*ms), todo)):
+            cells.put(f"{m}|{s}", d)
+            print(m, s, d["stop_reason"], [v["property"] for v in d["violations"]],
+                  f"{d['cpu_seconds']:.0f} CPU s", file=sys.stderr, flush=True)
+    write_zk_section(HEADING, section(cells), a.write)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""The windows of ZOOKEEPER-3911, 4646 and 4643 as properties of one node (models/zk/windows.py,
+models/zk/README.md D18; issue #36 points 2 and 3): which release opens which window, first on a
+follower built by hand at its NEWLEADER, then by search.
+
+What each release does at NEWLEADER is read from its `Learner.syncWithLeader`: 3.6.2 keeps
+packetsNotCommitted in memory until UPTODATE; 3.7.0 and 3.8.0 write currentEpoch, hand them to the
+SyncThread and acknowledge; 3.8.5 and 3.9.2 write them, then currentEpoch, then the ACK; 3.9.3
+writes the committed ones before currentEpoch and the ACK."""
+
+from __future__ import annotations
+
+import pytest
+
+from zabmc.explore.trace import rebuild
+from zabmc.model import get_model
+from zabmc.properties import REGISTRY
+from zabmc.spec import CheckSpec
+
+from models.zk import windows
+from models.zk.fine import FineNode
+from models.zk.state import COMMIT, DIFF, F_SYNC, FOLLOWING, NEWLEADER, PROPOSAL
+
+WINDOWS = ("ack-before-logging", "ack-before-disk", "epoch-before-disk")
+T1, T2 = ((1, 1), b"zab-0"), ((2, 1), b"zab-1")
+# node 2 follows node 1 (connection 1) in Synchronisation for epoch 2; its DIFF held 1.1, committed
+FOLLOWER = FineNode(2, role=FOLLOWING, phase=F_SYNC, leader=1, accepted_epoch=2, conn=1,
+                    mode=DIFF, pending=(T1,), pcommit=(1, 1))
+
+
+def broken(node) -> set:
+    return {name for name in WINDOWS if REGISTRY[name].check(node) is not None}
+
+
+def after_newleader(model: str):
+    m = get_model(model)
+    node = FOLLOWER if model in ("zk-3.7.0", "zk-3.9.2") else windows_coarse(FOLLOWER)
+    node = type(m.fresh(2, 3))(*node)  # the storage grain's nodes (zk-3.9.3) have two more fields
+    return m.deliver(node, 1, (NEWLEADER, 1, 2), 3).node
+
+
+def windows_coarse(node):
+    from models.zk.state import Node
+
+    return Node(*node[:len(Node._fields)])
+
+
+def test_the_windows_are_registered_off_by_default_as_node_checks():
+    for name in WINDOWS:
+        p = REGISTRY[name]
+        assert (p.kind, p.default, p.needs) == ("always", False, frozenset())
+        assert p.check is getattr(windows, name.replace("-", "_"))
+
+
+def test_which_window_each_release_opens_at_newleader():
+    """The follower right after NEWLEADER(2), with 1.1 (committed, of epoch 1) in its DIFF."""
+    expect = {
+        "zk-pre3911": set(WINDOWS),  # 1.1 in packetsNotCommitted, acknowledged, currentEpoch 2
+        "zk": {"ack-before-disk", "epoch-before-disk"},  # 1.1 queued for the SyncThread
+        "zk-3.7.0": {"epoch-before-disk"},  # queued; the ACK is owed, not written yet (F1)
+        "zk-fixed": set(), "zk-3.9.2": set(),  # 1.1 written before currentEpoch and the ACK
+        "zk-3.9.3": set(),  # the committed 1.1 written before currentEpoch and the ACK
+    }
+    for model, names in expect.items():
+        node = after_newleader(model)
+        assert node.current_epoch == 2 and node.nl
+        assert broken(node) == names, model
+    acked = get_model("zk-3.7.0").act(
+        (None, None, after_newleader("zk-3.7.0")), ("ack-newleader", 2), 3)[0][1].node
+    assert broken(acked) == {"ack-before-disk", "epoch-before-disk"}
+
+
+def test_the_windows_close_when_the_sync_thread_writes():
+    for model in ("zk", "zk-3.7.0"):
+        node = after_newleader(model)
+        [(_, st)] = get_model(model).act((None, None, node), ("log", 2), 3)
+        assert st.node.history == (T1,) and broken(st.node) == set()
+
+
+def test_a_proposal_of_the_new_epoch_after_newleader_is_no_window():
+    """PROPOSAL 2.1 and its COMMIT after NEWLEADER are the leader's broadcast, not the
+    synchronisation's: a vote of epoch 2 that lacks 2.1 loses to one that has it."""
+    node = after_newleader("zk-fixed")
+    m = get_model("zk-fixed")
+    node = m.deliver(node, 1, (PROPOSAL, 1, T2), 3).node
+    node = m.deliver(node, 1, (COMMIT, 1, (2, 1)), 3).node
+    assert node.pending == (T2,) and node.pcommit == (2, 1)
+    assert broken(node) == set()
+
+
+def test_a_node_of_another_model_is_never_in_a_window():
+    for model in ("db19", "zab"):
+        m = get_model(model)
+        assert broken(m.fresh(0, 3)) == set()
+
+
+# --- by search: two nodes, a timeout and a crash, every state ---------------------------------------
+TWO = dict(nodes=2, proposals=1, max_timeouts=1, max_crashes=1, depth=100)
+#: model -> the windows its space reaches (the others: exhausted, none)
+FOUND = {
+    "zk-pre3911": set(WINDOWS),
+    "zk": {"ack-before-disk", "epoch-before-disk"},
+    "zk-3.7.0": {"ack-before-disk", "epoch-before-disk"},
+    "zk-fixed": set(), "zk-3.9.2": set(), "zk-3.9.3": set(),
+}
+
+
+@pytest.mark.parametrize("model", sorted(FOUND))
+def test_the_windows_each_release_reaches(model):
+    for name in WINDOWS:
+        spec = CheckSpec(model=model, invariants=(name,), **TWO).validate()
+        out = spec.run()
+        if name not in FOUND[model]:
+            assert out.violations == [] and str(out.stop_reason) == "exhausted", (model, name)
+            continue
+        [found] = out.violations
+        trace = rebuild(spec.env(), found.path, name)
+        [victim] = trace.violation.nodes
+        m = spec.env().model
+        last = trace.events[-1].describe(m)
+        # the window opens at the victim's NEWLEADER, or at its ACK at the threads' grain (F1)
+        if model == "zk-3.7.0" and name == "ack-before-disk":
+            assert last.startswith(f"ack-newleader node {victim} "), last
+        else:
+            assert last.startswith("deliver ") and f"->{victim} NEWLEADER(" in last, last
+
+
+def test_3_7_0s_epoch_window_opens_one_event_before_its_ack_window():
+    """At the threads' grain currentEpoch is written at NEWLEADER and the ACK a step later (F1):
+    the shortest 4643 window is one event shorter than the shortest 4646 one. (The depths are
+    zabmc's own figures: they detect change only; the order between them is the point.)"""
+    depth = {}
+    for name in ("epoch-before-disk", "ack-before-disk"):
+        [found] = CheckSpec(model="zk-3.7.0", invariants=(name,), **TWO).validate().run().violations
+        depth[name] = found.depth
+    assert depth == {"epoch-before-disk": 18, "ack-before-disk": 19}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["zk-fixed", "zk-3.9.2", "zk-3.9.3"])
+def test_the_fixed_releases_stay_clean_with_three_nodes(model):
+    """Three nodes, a timeout, depth 30: the bounds at which 3.6.2 and 3.7.0 open the windows in
+    15 to 17 events."""
+    names = WINDOWS
+    out = CheckSpec(model=model, nodes=3, proposals=1, max_timeouts=1, depth=30,
+                    invariants=names).validate().run()
+    assert out.violations == [] and str(out.stop_reason) == "depth-bound"
