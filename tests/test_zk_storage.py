@@ -261,3 +261,39 @@ def test_zookeeper_4925_window_opens_at_the_diffs_newleader():
         states[NEWLEADER_2].nodes[1])
     assert _run("zk-3.9.4", ("committed-log-hole",))[0] == []
     assert p.check(get_model("zk").fresh(0, 3)) is None  # other models keep no committed log
+
+
+# --- by search --------------------------------------------------------------------------------------
+#: the window needs two nodes: 1.1 in the follower's log (its fast-forward puts it in its committed
+#: log), 1.2 in the leader's only, both give up, and the leader's DIFF commits 1.2 at the
+#: follower's NEWLEADER: 20 events by hand (elect, 7 of epoch 1's synchronisation, 2 proposals and
+#: a PROPOSAL, a timeout, a lost connection, the stale PROPOSAL, elect, 5 of epoch 2's)
+WINDOW = dict(nodes=2, proposals=2, max_timeouts=1, depth=100,
+              invariants=("committed-log-hole", "sync-loses-committed"))
+
+
+def test_the_window_on_two_nodes_breadth_first_and_3_9_4_exhausted():
+    from zabmc.spec import CheckSpec
+
+    [found] = CheckSpec(model="zk-3.9.3", **WINDOW).validate().run().violations
+    assert (found.violation.property, found.depth) == ("committed-log-hole", 20)
+    fixed = CheckSpec(model="zk-3.9.4", **WINDOW).validate().run()
+    assert fixed.violations == [] and str(fixed.stop_reason) == "exhausted"
+
+
+def test_the_depth_first_loss_replays_and_is_4925s():
+    """tests/corpus/zk/zookeeper-4925-dfs.trace.json: what `zabmc check --model zk-3.9.3 --nodes 3
+    --proposals 2 --max-timeouts 2 --depth 35 --strategy dfs --invariant sync-loses-committed`
+    finds (reports/zookeeper.md). Node 1 leads epoch 1; node 0 logs 1.1 (its fast-forward puts
+    it in its committed log), node 2 gets 1.1 by SNAP; node 1 leads node 0 in epoch 2 with 1.2 by
+    DIFF, committed (the hole); node 0 leads node 2 in epoch 3 with an empty DIFF."""
+    data = load(str(CORPUS / "zookeeper-4925-dfs.trace.json"))
+    result = replay(data)
+    assert result.confirmed and data["model"] == "zk-3.9.3" and len(data["events"]) == 35
+    assert result.trace.violation.property == "sync-loses-committed"
+    ev = data["events"]
+    assert ev[17]["msg"]["type"] == "SYNC" and ev[17]["msg"]["mode"] == "SNAP"
+    assert ev[27]["msg"]["mode"] == "DIFF" and ev[27]["msg"]["txns"][0]["zxid"] == [1, 2]
+    assert ev[-1]["msg"]["type"] == "ACKEPOCH" and ev[-1]["msg"]["last_zxid"] == [1, 1]
+    lead = result.trace.states[-1].nodes[0]
+    assert (lead.clog, lead.dt) == (((1, 1),), (1, 2))
