@@ -59,8 +59,19 @@ RELATED = [
     "reachable for the same reason (D8); modelling 3.7.0's retained memory is future work |",
     "| ZOOKEEPER-4394 | a COMMIT without its PROPOSAL during synchronisation (an exception) | "
     "found as the failure property `sync-exception` (D12; the release matrix below) |",
-    "| ZOOKEEPER-4925 | a hole in the leader's committed log (3.9.3 only) | not applicable to "
-    "3.7 |",
+    "| ZOOKEEPER-4925 | a hole in the leader's committed log (3.9.3 only) | found on "
+    "`zk-3.9.3` at the storage grain (models/zk/README.md, S1-S10; not applicable to the 3.7 "
+    "variants, which reload memory at every role change): a follower synchronised by DIFF "
+    "applies the DIFF's committed 1.2 outside its in-memory committed log, keeps that log "
+    "across its role change and, leading the next epoch, sends a follower stale at 1.1 an "
+    "empty DIFF from it. `sync-loses-committed` at 35 events, depth-first (`--nodes 3 "
+    "--proposals 2 --max-timeouts 2 --depth 35 --strategy dfs --invariant "
+    "sync-loses-committed`: 2,274,528 states, 188 CPU s; breadth-first search does not reach "
+    "that depth on three nodes); `agreement` and `total-order` once the stale follower "
+    "commits a later write (tests/corpus/zk/zookeeper-4925.trace.json, 50 events); the "
+    "window, `committed-log-hole`, breadth-first on two nodes at 20 events (335 states). "
+    "`zk-3.9.4` (PR #2254): none within the same 2,274,528 states, and the two-node window "
+    "space exhausted (411 states) |",
     "",
     "## Findings that were the model's",
     "",

@@ -177,15 +177,15 @@ NEWLEADER_2, LOSS, LOST = 34, 41, 50  # node 1's NEWLEADER of epoch 2; the empty
 T11_, T12_ = ((1, 1), b"zab-0"), ((1, 2), b"zab-1")  # the corpus's transactions
 
 
-def _corpus():
-    return json.loads((CORPUS / "zookeeper-4925.trace.json").read_text())
+def _corpus(name: str = "zookeeper-4925"):
+    return json.loads((CORPUS / f"{name}.trace.json").read_text())
 
 
-def _run(model: str, invariants):
-    """The corpus events on `model` with `invariants`, each matched by its kind, nodes and message
-    type (models/zk/refine.py's `shape`: 3.9.4's DIFFs carry more): (violations by step,
-    states)."""
-    data = _corpus()
+def _run(model: str, invariants, name: str = "zookeeper-4925"):
+    """The events of corpus trace `name` on `model` with `invariants`, each matched by its kind,
+    nodes and message type (models/zk/refine.py's `shape`: 3.9.4's DIFFs carry more):
+    (violations by step, states)."""
+    data = _corpus(name)
     env = Env(get_model(model), ExploreConfig(**data["config"]), Checker(invariants))
     s, _ = env.initial()
     found, states = [], [s]
@@ -297,3 +297,7 @@ def test_the_depth_first_loss_replays_and_is_4925s():
     assert ev[-1]["msg"]["type"] == "ACKEPOCH" and ev[-1]["msg"]["last_zxid"] == [1, 1]
     lead = result.trace.states[-1].nodes[0]
     assert (lead.clog, lead.dt) == (((1, 1),), (1, 2))
+    # the same events on 3.9.4: node 0's committed log holds 1.2, and its DIFF carries it
+    every = tuple(data["invariants"]) + ("committed-log-hole",)
+    found, states = _run("zk-3.9.4", every, "zookeeper-4925-dfs")
+    assert found == [] and states[-1].nodes[0].clog == ((1, 1), (1, 2))
