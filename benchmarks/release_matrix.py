@@ -37,10 +37,13 @@ RELEASES = [
     ("3.8.0", "as 3.7.0, at the coarse grain `zabmc real` schedules (Debian's package)", "zk"),
     ("3.8.5 / 3.9.2", "ZOOKEEPER-4785's fix (PR #2111): written, then currentEpoch, then the ACK "
                       "(threads' grain)", "zk-3.9.2"),
-    ("3.9.3", "PR #2152 (#2188): the committed written, the outstanding kept for UPTODATE",
-     "zk-3.9.3"),
+    ("3.9.3", "PR #2152 (#2188): the committed written (applied outside the committed log), "
+              "the outstanding kept for UPTODATE (storage grain)", "zk-3.9.3"),
+    ("3.9.4", "as 3.9.3, the synchronised transactions added to the committed log "
+              "(ZOOKEEPER-4925's fix, PR #2254; storage grain)", "zk-3.9.4"),
 ]
 FINE = ("zk-3.7.0", "zk-3.9.2")  # the models at the grain of the follower's threads
+STORAGE = ("zk-3.9.3", "zk-3.9.4")  # the models with a committed log (models/zk/storage.py)
 TWO = "--nodes 2 --proposals 1 --max-timeouts 1 --max-crashes 1 --depth 100"
 THREE = "--nodes 3 --proposals 1 --max-timeouts 1 --depth 30"
 DATA_LOSS = "--nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1 --depth 30 --strategy dfs"
@@ -58,6 +61,15 @@ ROWS = {
                        "n/a: NEWLEADER and its ACK are one step at this grain"),
     "ZOOKEEPER-4394": ("`sync-exception`: a COMMIT after NEWLEADER with nothing pending",
                        "--nodes 3 --proposals 1 --depth 100 --invariant sync-exception", None, ""),
+    "ZOOKEEPER-4925": ("`committed-log-hole`: a committed transaction applied but missing from "
+                       "the in-memory committed log", "--nodes 2 --proposals 2 --max-timeouts 1 "
+                       "--depth 100 --invariant committed-log-hole", STORAGE,
+                       "n/a: no committed log at this grain"),
+    "ZOOKEEPER-4925, the loss": ("`sync-loses-committed`: a leader's DIFF leaves a follower "
+                                 "without a transaction the leader applied",
+                                 "--nodes 3 --proposals 2 --max-timeouts 2 --depth 35 "
+                                 "--strategy dfs --invariant sync-loses-committed", STORAGE,
+                                 "n/a: no committed log at this grain"),
     "data loss": ("the default safety properties (the consequence of 3911, 4646 and 4643; the "
                   "windows above say which)", DATA_LOSS, None, ""),
     "leader-gives-up": ("`leader-gives-up`: Leader.waitForEpochAck's \"Follower is ahead\" "
@@ -113,7 +125,13 @@ def section(cells: Cells) -> str:
     lines += ["", "The three windows are the states ZOOKEEPER-3911, 4646 and 4643 name as their "
               "cause (models/zk/README.md, D18); the data-loss row is what they lead to, and "
               "cannot tell them apart: `zk`'s shortest loss (breadth-first, 27 events) is 4643's, "
-              "its depth-first one 4646's (\"Beside Remix\" below reads both step by step).", ""]
+              "its depth-first one 4646's (\"Beside Remix\" below reads both step by step). "
+              "ZOOKEEPER-4925's window is a hole in a node's in-memory committed log (3.9.3 "
+              "applies the transactions of a synchronisation outside it); the loss follows when "
+              "that node leads and sends a DIFF from the log with the hole, which needs a third "
+              "node, a third epoch and 35 events (models/zk/README.md, S10). "
+              "Its loss row checks `sync-loses-committed` alone: the default properties need a "
+              "third proposal to see it.", ""]
     return "\n".join(lines)
 
 
