@@ -51,7 +51,7 @@ RUNS = [
     ("zab-omega", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
     ("zab-1419", "--nodes 3 --proposals 0 --max-timeouts 1 --depth 80 --max-states 100000",
      "one timeout (capped)"),
-    # the zk family: election as its outcome (zk, zk-fixed, zk-pre3911, zk-3.9.3) and at FLE's
+    # the zk family: election as its outcome (zk, zk-fixed, zk-pre3911, zk-3.9.3-coarse) and at FLE's
     # grain (zk-fle, zk-fixed-fle, whose spaces never end: every abandoned round raises the
     # logical clock, so they run to a depth bound)
     ("zk", "--nodes 3 --proposals 1 --depth 60", "no faults"),
@@ -62,8 +62,18 @@ RUNS = [
     ("zk-fixed", "--nodes 2 --proposals 1 --max-crashes 1 --depth 60", "one crash"),
     ("zk-pre3911", "--nodes 2 --proposals 1 --depth 60", "no faults"),
     ("zk-pre3911", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    ("zk-3.9.3-coarse", "--nodes 2 --proposals 1 --depth 60", "no faults"),
+    ("zk-3.9.3-coarse", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    # the finer grains: the follower's threads (zk-3.7.0, zk-3.9.2) and storage (zk-3.9.3,
+    # zk-3.9.4)
+    ("zk-3.7.0", "--nodes 2 --proposals 1 --depth 60", "no faults"),
+    ("zk-3.7.0", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    ("zk-3.9.2", "--nodes 2 --proposals 1 --depth 60", "no faults"),
+    ("zk-3.9.2", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
     ("zk-3.9.3", "--nodes 2 --proposals 1 --depth 60", "no faults"),
     ("zk-3.9.3", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    ("zk-3.9.4", "--nodes 2 --proposals 1 --depth 60", "no faults"),
+    ("zk-3.9.4", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
     ("zk-fle", "--nodes 2 --proposals 1 --depth 30", "no faults (depth-bounded)"),
     ("zk-fle", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 30", "one timeout (depth-bounded)"),
     ("zk-fixed-fle", "--nodes 2 --proposals 1 --depth 30", "no faults (depth-bounded)"),
@@ -159,7 +169,13 @@ def main() -> None:
         "(`FileTxnSnapLog.fastForwardFromEdits`). The model delivers only what a node knows "
         "committed (models/zk/README.md D5), so its DIFF would have to say that the follower's "
         "log up to the DIFF's zxid is committed, a change to every zk count that is left for "
-        "now. The FLE variants' spaces never end (each abandoned round raises the logical "
+        "now. The storage grain (`zk-3.9.3`, `zk-3.9.4`) does fast-forward at a role change "
+        "(S5: its in-memory data tree applies 1.1), but the property reads what a node has "
+        "delivered (`last_committed`, D5), which the fast-forward does not move: the same lasso. "
+        "`zk-3.7.0`'s follower owes its NEWLEADER ACK for a step (F1); the QuorumPeer thread "
+        "writes it at once, so no timer fires meanwhile (the model's `busy`, docs/liveness.md); "
+        "before that rule a timeout there began new epochs forever and the space never ended. "
+        "The FLE variants' spaces never end (each abandoned round raises the logical "
         "clock), so their rows are depth-bounded; a cycle that needs a new round cannot close, "
         "so a livelock of that kind would show as a bound rather than a lasso.",
         "- **db19** with two nodes is live under each of the faults above. db-19 lets two "

@@ -212,6 +212,13 @@ ZK_LIVENESS = {
                  (1, 40): ("exhausted", 157, 202, ("eventually-commit", "cycle", 22, 20, 20))},
     "zk-3.9.4": {(0, 40): ("exhausted", 15, 21, None),
                  (1, 40): ("exhausted", 157, 202, ("eventually-commit", "cycle", 22, 20, 20))},
+    # the threads' grain (F1-F8): zk-3.7.0's follower owes its NEWLEADER ACK for a step, which is
+    # `busy` (no timer fires before it); without that rule its fault-free space never ended (a
+    # timeout while the ACK was owed began a new epoch, again and again)
+    "zk-3.7.0": {(0, 40): ("exhausted", 16, 22, None),
+                 (1, 40): ("exhausted", 175, 234, ("eventually-commit", "cycle", 24, 22, 22))},
+    "zk-3.9.2": {(0, 40): ("exhausted", 15, 21, None),
+                 (1, 40): ("exhausted", 157, 201, ("eventually-commit", "cycle", 22, 20, 20))},
     "zk-fle": {(0, 30): ("depth-bound", 379, 2270, None)},
     "zk-fixed-fle": {(0, 30): ("depth-bound", 379, 2270, None)},
 }
@@ -220,6 +227,7 @@ ZK_LIVENESS = {
 @pytest.mark.parametrize("model, timeouts, depth", [
     (m, t, d) for m, runs in ZK_LIVENESS.items() for (t, d) in runs])
 def test_zk_liveness_verdicts(model, timeouts, depth):
+    """(The counts are zabmc's own: they detect change only; the verdicts are argued above.)"""
     stop, prefix, suffix, want = ZK_LIVENESS[model][(timeouts, depth)]
     env = _env(model, nodes=2, depth=depth, proposals=1, max_timeouts=timeouts)
     r = check_liveness(env)
@@ -232,3 +240,29 @@ def test_zk_liveness_verdicts(model, timeouts, depth):
         # the follower holds the leader's proposal, which only the leader counts as delivered
         assert last[0].history == last[1].history and len(last[0].history) == 1
         assert (last[0].last_committed, last[1].last_committed) == ((0, 0), last[1].history[0][0])
+
+
+def test_no_timer_fires_while_a_node_is_busy():
+    """zk-3.7.0's follower that owes its NEWLEADER ACK is `busy`: at that quiet state (nothing in
+    flight) the fault-free suffix offers its `ack-newleader` and no timeout; the same state with
+    the ACK written offers the timeouts again."""
+    from zabmc.explore import events as E
+    from zabmc.explore.liveness import busy, suffix_successors
+
+    env = _env("zk-3.7.0", nodes=2, depth=40, proposals=1)
+    s, _ = env.initial()
+    owed = None
+    for _ in range(20):  # the first run of events to a state where a node owes its ACK
+        nxt = suffix_successors(env, s)
+        s = nxt[0][1]
+        if busy(env, s) and not any(s.net):
+            owed = s
+            break
+    assert owed is not None and [x.owed for x in owed.nodes].count(True) == 1
+    kinds = {type(x[0]) for x in suffix_successors(env, owed)}
+    assert E.Timeout not in kinds and E.Action in kinds
+    i = [x.owed for x in owed.nodes].index(True)
+    freed = owed._replace(nodes=tuple(x._replace(owed=False) if k == i else x
+                                      for k, x in enumerate(owed.nodes)))
+    assert not busy(env, freed)
+    assert E.Timeout in {type(x[0]) for x in suffix_successors(env, freed)}

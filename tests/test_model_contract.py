@@ -172,6 +172,9 @@ def test_optional_members_come_in_their_groups(name):
             for x in s.nodes:
                 assert model.leader_of(x) is None or 0 <= model.leader_of(x) < len(s.nodes)
                 assert type(model.established(x)) is bool
+    if "busy" in have:
+        for s in _steps_of(model, limit=100):
+            assert all(type(model.busy(x)) is bool for x in s.nodes)
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

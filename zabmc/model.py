@@ -40,7 +40,9 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   breaks the connection rather than leaving a gap). Without it a drop only removes the message.
 - **Liveness** (optional; `check --liveness` needs them): `leader_of(node)`, the node it follows
   (itself when leading, None while electing), and `established(node)`, whether it is a leader that
-  has finished synchronizing a quorum (docs/liveness.md).
+  has finished synchronizing a quorum (docs/liveness.md); and, optionally, `busy(node)`, whether
+  the node has a step of its own that a real thread takes at once, so that no timer fires before
+  it (the liveness check's quiescence).
 - **Views**: `dump(nodes)` (the canonical `DSEZAB01` dump), `msg_json`, `node_json` (with a
   `role` and a `current_epoch` entry: the state graph reads them), `describe_msg`.
 - **Mutation** (`zabmc mutate`): a model registered as `models.<pkg>:<attr>` has its kernel in
@@ -78,7 +80,8 @@ MEMBERS = ("name", "description", "network_assumption", "durable", "fresh", "sta
            "timeout", "heartbeat", "can_propose", "is_leading", "propose", "dump", "msg_json",
            "node_json", "describe_msg")
 #: what a model may provide: its own actions, what a drop does, the liveness hooks
-OPTIONAL_MEMBERS = ("actions", "act", "describe_action", "on_drop", "leader_of", "established")
+OPTIONAL_MEMBERS = ("actions", "act", "describe_action", "on_drop", "leader_of", "established",
+                    "busy")
 #: the node fields the engines, invariants and reports read
 NODE_FIELDS = ("id", "role", "current_epoch", "accepted_epoch", "history", "last_committed")
 #: node fields the reports print when a model's nodes have them

@@ -131,6 +131,12 @@ class FineZkModel(ZkModel):
     def on_drop(self, nodes, src: int, dst: int, msg, n: int) -> list:
         return fine.on_drop(self.handlers, nodes, src, dst, msg, n, self.rules)
 
+    @staticmethod
+    def busy(node) -> bool:
+        """The QuorumPeer thread owes the ACK of NEWLEADER (F1): it writes it at once, before a
+        timeout could fire (check --liveness waits for it, docs/liveness.md)."""
+        return node.owed
+
 
 R370 = FineZkModel(Fine370Rules(), description="ZooKeeper 3.7.0 at its threads' grain: NEWLEADER's "
                                                 "ACK a step after the queueing, the SyncThread "
