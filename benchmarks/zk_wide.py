@@ -113,12 +113,15 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2, help="Searches run at once.")
     ap.add_argument("--only", action="append", default=[], metavar="MODEL",
                     help="Run only this model's cells (again); repeatable. The others are kept.")
+    ap.add_argument("--search", action="append", default=[], choices=sorted(SEARCHES),
+                    help="Run only this search's cells (again); repeatable.")
     ap.add_argument("--write", action="store_true", help="Rewrite the section of the report.")
     a = ap.parse_args()
     models = [m for _, _, m in RELEASES]
     for bad in [m for m in a.only if m not in models]:
         ap.error(f"no release model named {bad!r}")
-    todo = [(m, s) for m in models if not a.only or m in a.only for s in SEARCHES]
+    todo = [(m, s) for m in models if not a.only or m in a.only for s in SEARCHES
+            if not a.search or s in a.search]
     cells = Cells(RESULTS, a.write)
     with ThreadPoolExecutor(a.jobs) as pool:
         for (m, s), d in zip(todo, pool.map(lambda ms: cell(*ms), todo)):
