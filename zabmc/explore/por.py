@@ -197,13 +197,16 @@ class Stubborn:
         left, S holds no node that may take one."""
         b, evs, n = s.budgets, x.events, self.n
         nodes, down = s.nodes, b[DOWN]
+        left = _LEFT[(b[TIMEOUTS] > 0, b[DROPS] > 0, b[HEARTBEATS] > 0)]
+        couple = self.couplings(nodes, down, n, left)
+        everyone = (1 << n) - 1
+        if not down and all(c | 1 << i == everyone for i, c in enumerate(couple)):
+            return None  # every node is coupled with every other: S could only be everyone
         empty = 0
         for k, q in enumerate(s.net):
             if not q:
                 empty |= 1 << k
         open_ = empty & self.may_send(nodes, down, n)
-        left = _LEFT[(b[TIMEOUTS] > 0, b[DROPS] > 0, b[HEARTBEATS] > 0)]
-        couple = self.couplings(nodes, down, n, left)
         footprint = self.footprint
         scopes, acts = [], []  # each event's nodes; the enabled actions' nodes
         seeds = 0
@@ -231,7 +234,6 @@ class Stubborn:
             for i, node in enumerate(nodes):
                 if not down >> i & 1 and can(node):
                     may_propose |= 1 << i
-        everyone = (1 << n) - 1
         drops = self.on_drop and b[DROPS] > 0
         cands = []
         for p in range(n):
@@ -336,8 +338,9 @@ class Expansion:
     def everything(self):
         """`(i, successor)` for every enabled event, in order (a full expansion): in one pass of
         `Env.successors` when none is built yet."""
-        if not self.built:
+        if not self.built and getattr(self.env.model, "actions", None) is None:
             return enumerate(self.env.successors(self.s))
+        # (a model with actions: `Env.successors` would list its actions a second time)
         return self.pairs(range(len(self.events)))
 
 
