@@ -1,8 +1,8 @@
 """What the `zk` models' actions read and write, for partial-order reduction (`zabmc check
 --reduction por`; docs/reduction.md, "Models with actions of their own").
 
-Three functions, each read off the kernel (models/zk/handlers.py `actions`, `act`, `deliver`; fine.py
-for `zk-3.7.0` and `zk-3.9.2`). Node sets are bit sets (node i is bit i); "S" is the set of nodes a
+Three functions, each read off the kernel (models/zk/handlers.py `actions`, `act`, `deliver`;
+fine.py for `zk-3.7.0` and `zk-3.9.2`). Node sets are bit sets (node i is bit i); "S" is the set of nodes a
 stubborn set is built from, and "before S acts" means along any run of events that change no node
 of S. Every action sends only from the nodes it writes (the explorer adds a step's messages to the
 links out of the step's node), so what an action sends needs no field of its own: its messages

@@ -18,8 +18,9 @@ S itself acts. docs/reduction.md states the method and why it keeps every verdic
     would read other logs), and while proposals are left, S may not contain an event that changes
     a delivery log or whether its node may propose (a proposal outside S must see the same);
   - a model's own actions (`Model.actions`) and drops that act on connections (`Model.on_drop`)
-    change several nodes at once: such a model is expanded fully (actions) or S also takes the
-    nodes at both ends of every drop it contains.
+    change several nodes at once: S takes every node an enabled action touching it reads or
+    writes (`Model.footprint`), every node coupled with S's by an action that may become enabled
+    before S acts (`Model.couplings`), and the nodes at both ends of every drop it contains.
 - S must contain a delivery or a restart: an event nothing outside S can disable (the key event).
 - The ignoring proviso, for a level-synchronous BFS: a state whose stubborn set leads back to a
   state of its own level or an earlier one is expanded fully (every cycle of the reduced graph
