@@ -417,8 +417,9 @@ def render_mutants(results: list[dict], seconds: float, zk: bool = False) -> str
         "first violation. A pair is compared when both runs exhaust their space (depth bound "
         f"10,000). A mutant's search that takes over {ZK_MUTANT_TIME_LIMIT if zk else MUTANT_TIME_LIMIT:.0f} s is not compared, "
         "and neither is a pair where only one run exhausts its space (a reduced space can be "
-        "deeper than the full one). `db19` is buggy by design, so most of its spaces violate "
-        "properties, and both runs must name the same ones.", "",
+        "deeper than the full one)."
+        + ("" if zk else " `db19` is buggy by design, so most of its spaces violate "
+           "properties, and both runs must name the same ones."), "",
         "| model | mutants | spaces | pairs compared | of which the space violates a property | "
         "same verdict and violated properties | differ | not compared (time limit, or one run not exhausted) | the "
         "kernel raised (both) | distinct states, all compared pairs (none / por) |",
