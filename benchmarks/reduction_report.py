@@ -71,7 +71,16 @@ MUTANT_SPACES = {
              dict(nodes=2, proposals=2, max_timeouts=1, max_crashes=1),
              dict(nodes=2, proposals=2, max_timeouts=2)],
 }
-MUTANT_TIME_LIMIT = 60.0  # seconds a mutant's search may take before it counts as not compared
+#: zk's mutants (`--only zk-mutants`), on spaces small enough for 316 mutants, with every
+#: property of the `always` kind (zk's failures, sync-exception and the others, are not defaults)
+ZK_MUTANT_SPACES = [dict(nodes=3, proposals=1),
+                    dict(nodes=2, proposals=2, max_timeouts=1)]
+#: the zk searches of `--only zk` (issue #38): each stops at its first violation, the findings of
+#: reports/zookeeper.md (ZOOKEEPER-3911 in zk-pre3911, ZOOKEEPER-4643 in zk)
+ZK_SPACES = [("zk-pre3911", "--nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1"),
+             ("zk", "--nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1")]
+MUTANT_TIME_LIMIT = 60.0
+ZK_MUTANT_TIME_LIMIT = 15.0  # zk's: 316 mutants on a shared two-core machine  # seconds a mutant's search may take before it counts as not compared
 
 
 def check(model: str, flags: str, por: bool) -> dict:
@@ -284,16 +293,73 @@ def render_findings(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
-def mutants(log, name: str) -> dict:
+def zk_spaces(log, depth: int) -> list[dict]:
+    """`ZK_SPACES` to `depth`, stopping at the first violation, without and with the reduction
+    (fresh processes, alternating which goes first)."""
+    rows = []
+    for k, (model, flags) in enumerate(ZK_SPACES):
+        got = {}
+        for red in (("none", "por") if k % 2 == 0 else ("por", "none")):
+            log(f"{model} {flags} --depth {depth} --reduction {red}")
+            got[red] = d = tree_check(ROOT, model, flags, depth, red)
+            log(f"  {d['distinct_states']:,} distinct, CPU {d['cpu_seconds']:.1f} s, "
+                f"{d['stop_reason']}")
+        rows.append({"model": model, "flags": flags, "none": got["none"], "por": got["por"]})
+    return rows
+
+
+def _first(d: dict) -> str:
+    if not d["violations"]:
+        return f"none ({d['stop_reason']})"
+    v = d["violations"][0]
+    return f"{v['property']} at depth {v['depth']}"
+
+
+def render_zk(rows: list[dict], depth: int, seconds: float) -> str:
+    now = datetime.date.today().isoformat()
+    out = [
+        "## Partial-order reduction: zk", "",
+        f"Produced by `python benchmarks/reduction_report.py --only zk --depth {depth} --write` "
+        f"on {now}, commit `{commit()}`, {cpu_model()}, in {seconds / 60:.1f} minutes; do not "
+        f"edit by hand. `zabmc check --network fifo ... --depth {depth}`, stopping at the first "
+        "violation, without and with `--reduction por` (docs/reduction.md, \"Models with actions "
+        "of their own\"), each in a fresh process, alternating which goes first. CPU seconds are "
+        "those of the whole process, one run each; the machine was shared, so read the ratios.",
+        "",
+        "| model | bounds | distinct (none / por) | transitions (none / por) | CPU s (none / por) "
+        "| CPU ratio | peak RSS MiB (none / por) | first violation (none / por) | states expanded "
+        "in part |",
+        "|---|---|---:|---:|---:|---:|---:|---|---:|",
+    ]
+    for r in rows:
+        a, b = r["none"], r["por"]
+        out.append(
+            f"| `{r['model']}` | `{r['flags']}` | {a['distinct_states']:,} / "
+            f"{b['distinct_states']:,} | {a['states']:,} / {b['states']:,} | "
+            f"{a['cpu_seconds']:.1f} / {b['cpu_seconds']:.1f} | "
+            f"{a['cpu_seconds'] / max(b['cpu_seconds'], 1e-9):.2f}x | "
+            f"{a['memory']['peak_rss_bytes'] / 2**20:,.0f} / "
+            f"{b['memory']['peak_rss_bytes'] / 2**20:,.0f} | {_first(a)} / {_first(b)} | "
+            f"{b['reduction'].get('states_reduced', 0):,} |")
+    out += ["", "A zk state is expanded in part only once no timeout, drop or crash is left: "
+            "while one is, every node may leave its role, and the `lost` and `join` actions that "
+            "could follow read a leader and its followers together, so the set of nodes is the "
+            "whole cluster (docs/reduction.md).", ""]
+    return "\n".join(out)
+
+
+def mutants(log, name: str, spaces=None, invariants=None, limit=MUTANT_TIME_LIMIT) -> dict:
     from zabmc.explore.env import ExploreConfig
     from zabmc.mutate import build
     from zabmc.mutate import mutants as all_mutants
     from zabmc.spec import CheckSpec
 
     def run(model, bounds, por):
+        extra = {"invariants": invariants} if invariants else {}
         spec = CheckSpec.from_config(model, ExploreConfig(network="fifo", depth=10_000, **bounds),
-                                     find_all=True, time_limit=MUTANT_TIME_LIMIT,
-                                     reduction="por" if por else "none", memory_limit="none")
+                                     find_all=True, time_limit=limit,
+                                     reduction="por" if por else "none", memory_limit="none",
+                                     **extra)
         prepared = spec.validate().prepare()
         try:
             o = prepared.run()
@@ -308,7 +374,7 @@ def mutants(log, name: str) -> dict:
            "differ": [], "distinct": [0, 0], "mutants": len(ms)}
     for k, m in enumerate([None] + ms):
         model = build(name, m)
-        for bounds in MUTANT_SPACES[name]:
+        for bounds in spaces or MUTANT_SPACES[name]:
             a, b = run(model, bounds, False), run(model, bounds, True)
             if a["verdict"][0] == "error" or b["verdict"][0] == "error":
                 res["errors"] += 1
@@ -325,7 +391,7 @@ def mutants(log, name: str) -> dict:
             res["violating"] += bool(a["verdict"][1])
             if a["verdict"] != b["verdict"]:
                 res["differ"].append([m.name if m else "original", bounds, a, b])
-        if k % 20 == 0:
+        if k % 10 == 0:
             log(f"{name} mutant {k}/{len(ms)}: {res['compared']} compared, "
                 f"{len(res['differ'])} differ")
     return res
@@ -336,20 +402,24 @@ def _spaces_text(spaces: list[dict]) -> str:
                      for b in spaces)
 
 
-def render_mutants(results: list[dict], seconds: float) -> str:
+def render_mutants(results: list[dict], seconds: float, zk: bool = False) -> str:
     now = datetime.date.today().isoformat()
+    only = "zk-mutants" if zk else "mutants"
     out = [
-        "## Partial-order reduction: every mutant", "",
-        f"Produced by `python benchmarks/reduction_report.py --only mutants --write` on {now}, "
+        "## Partial-order reduction: every mutant" + (" of zk" if zk else ""), "",
+        f"Produced by `python benchmarks/reduction_report.py --only {only} --write` on {now}, "
         f"commit `{commit()}`, in {seconds / 60:.1f} minutes; do not edit by hand. Each model "
         "below, unmutated and with each of its generated mutants (`zabmc mutate --model M`), is "
         "explored breadth first on FIFO links, without and with `--reduction por` "
-        "(docs/reduction.md). Each run checks every default property and does not stop at the "
+        "(docs/reduction.md). Each run checks every "
+        + ("property of the `always` kind (zk's failures too)" if zk else "default property")
+        + " and does not stop at the "
         "first violation. A pair is compared when both runs exhaust their space (depth bound "
-        f"10,000). A mutant's search that takes over {MUTANT_TIME_LIMIT:.0f} s is not compared, "
+        f"10,000). A mutant's search that takes over {ZK_MUTANT_TIME_LIMIT if zk else MUTANT_TIME_LIMIT:.0f} s is not compared, "
         "and neither is a pair where only one run exhausts its space (a reduced space can be "
-        "deeper than the full one). `db19` is buggy by design, so most of its spaces violate "
-        "properties, and both runs must name the same ones.", "",
+        "deeper than the full one)."
+        + ("" if zk else " `db19` is buggy by design, so most of its spaces violate "
+           "properties, and both runs must name the same ones."), "",
         "| model | mutants | spaces | pairs compared | of which the space violates a property | "
         "same verdict and violated properties | differ | not compared (time limit, or one run not exhausted) | the "
         "kernel raised (both) | distinct states, all compared pairs (none / por) |",
@@ -357,7 +427,8 @@ def render_mutants(results: list[dict], seconds: float) -> str:
     ]
     for res in results:
         out.append(
-            f"| `{res['model']}` | {res['mutants']} | {_spaces_text(MUTANT_SPACES[res['model']])} "
+            f"| `{res['model']}` | {res['mutants']} | "
+            f"{_spaces_text(ZK_MUTANT_SPACES if zk else MUTANT_SPACES[res['model']])} "
             f"| {res['compared']:,} | {res['violating']:,} | "
             f"{res['compared'] - len(res['differ']):,} | **{len(res['differ'])}** | "
             f"{res['not_exhausted']:,} | {res['errors']:,} | {res['distinct'][0]:,} / "
@@ -374,11 +445,12 @@ def render_mutants(results: list[dict], seconds: float) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=["spaces", "mutants", "findings", "speed"])
+    ap.add_argument("--only", choices=["spaces", "mutants", "findings", "speed", "zk",
+                                       "zk-mutants"])
     ap.add_argument("--against", default="main", metavar="REF",
                     help="with --only speed: the commit to compare this tree with (default main)")
     ap.add_argument("--depth", type=int, default=30,
-                    help="with --only speed: the depth bound (default 30)")
+                    help="with --only speed or zk: the depth bound (default 30)")
     ap.add_argument("--write", action="store_true", help="write the sections into the reports")
     args = ap.parse_args(argv)
 
@@ -406,6 +478,26 @@ def main(argv=None) -> int:
         if args.write:
             REPORT.write_text(update_section(REPORT.read_text(),
                                              "## Partial-order reduction: speed", section, TITLE))
+    if args.only == "zk":
+        t = time.time()
+        section = render_zk(zk_spaces(log, args.depth), args.depth, time.time() - t)
+        print(section)
+        if args.write:
+            REPORT.write_text(update_section(REPORT.read_text(),
+                                             "## Partial-order reduction: zk", section, TITLE))
+    if args.only == "zk-mutants":
+        from zabmc.invariants import PROPERTIES
+
+        t = time.time()
+        every = tuple(p.name for p in PROPERTIES.values() if p.kind == "always")
+        res = mutants(log, "zk", ZK_MUTANT_SPACES, every, ZK_MUTANT_TIME_LIMIT)
+        section = render_mutants([res], time.time() - t, zk=True)
+        print(section)
+        differ = bool(res["differ"])
+        if args.write:
+            VERIFICATION.write_text(update_section(
+                VERIFICATION.read_text(), "## Partial-order reduction: every mutant of zk",
+                section, V_TITLE))
     if args.only in (None, "mutants"):
         t = time.time()
         results = [mutants(log, name) for name in MUTANT_SPACES]

@@ -35,6 +35,15 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   enabled ones as plain tuples (`down` is the bit set of down nodes, which take no part);
   `act(nodes, label, n)` returns the `(i, Step)` pairs it makes, applied in order;
   `describe_action(label)` names it for people. A model without `actions` has none.
+- **What actions touch** (optional; `check --reduction por` reduces a model with actions only when
+  it has `footprint` and `couplings`, docs/reduction.md): `footprint(nodes, down, label, n)` gives
+  an enabled action's `(reads, writes)`, bit sets of the nodes whose states decide whether it is
+  enabled and what it does, and of the nodes it changes (it sends only from those);
+  `couplings(nodes, down, n, left)` gives, per node x, the nodes y such that an action reading or
+  writing both x and y is enabled or may become enabled before any event changes x (`left`: the
+  budgeted kinds, "timeout", "drop", "heartbeat", with budget left); `may_send(nodes, down, n)`,
+  the links q->x (bit q*n + x) on which q may send before any event changes x (without it: every
+  link). A model that does not say reads and writes every node, and couples every node with all.
 - **Lost messages** (optional): `on_drop(nodes, src, dst, msg, n)` returns the `(i, Step)` pairs a
   drop of `msg` makes (a model whose messages travel on connections, as over TCP, where a loss
   breaks the connection rather than leaving a gap). Without it a drop only removes the message.
@@ -81,7 +90,7 @@ MEMBERS = ("name", "description", "network_assumption", "durable", "fresh", "sta
            "node_json", "describe_msg")
 #: what a model may provide: its own actions, what a drop does, the liveness hooks
 OPTIONAL_MEMBERS = ("actions", "act", "describe_action", "on_drop", "leader_of", "established",
-                    "busy")
+                    "busy", "footprint", "couplings", "may_send")
 #: the node fields the engines, invariants and reports read
 NODE_FIELDS = ("id", "role", "current_epoch", "accepted_epoch", "history", "last_committed")
 #: node fields the reports print when a model's nodes have them

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from models.common.model import RulesModel
 
-from . import codec, handlers
+from . import codec, footprint, handlers
 from .handlers import Committed393Rules, FixedFleRules, FixedRules, FleRules, Pre3911Rules, Rules
 from .state import ELECTION, FOLLOWING, L_BROADCAST, LEADING, Node
 
@@ -40,6 +40,16 @@ class ZkModel(RulesModel):
         return handlers.on_drop(nodes, src, dst, msg, n, self.rules)
 
     describe_action = staticmethod(codec.describe_action)
+
+    # --- what the actions read and write, for partial-order reduction (footprint.py) -------------
+    def footprint(self, nodes, down: int, label: tuple, n: int) -> tuple:
+        return footprint.footprint(nodes, down, label, n, self.rules)
+
+    def couplings(self, nodes, down: int, n: int, left) -> tuple:
+        return footprint.couplings(nodes, down, n, left, self.rules)
+
+    def may_send(self, nodes, down: int, n: int) -> int:
+        return footprint.may_send(nodes, down, n, self.rules)
 
     # --- liveness (docs/liveness.md) ---------------------------------------------------------------
     @staticmethod

@@ -18,8 +18,9 @@ S itself acts. docs/reduction.md states the method and why it keeps every verdic
     would read other logs), and while proposals are left, S may not contain an event that changes
     a delivery log or whether its node may propose (a proposal outside S must see the same);
   - a model's own actions (`Model.actions`) and drops that act on connections (`Model.on_drop`)
-    change several nodes at once: such a model is expanded fully (actions) or S also takes the
-    nodes at both ends of every drop it contains.
+    change several nodes at once: S takes every node an enabled action touching it reads or
+    writes (`Model.footprint`), every node coupled with S's by an action that may become enabled
+    before S acts (`Model.couplings`), and the nodes at both ends of every drop it contains.
 - S must contain a delivery or a restart: an event nothing outside S can disable (the key event).
 - The ignoring proviso, for a level-synchronous BFS: a state whose stubborn set leads back to a
   state of its own level or an earlier one is expanded fully (every cycle of the reduced graph
@@ -56,9 +57,17 @@ def refuse(reduction: str, *, network: str, model, strategy: str = "bfs",
     if network != "fifo":
         raise UsageError(f"--reduction {reduction} needs --network fifo: on a bag any send "
                          "enables a delivery at once, so nothing can be left out")
-    if getattr(model, "actions", None) is not None:
+    if getattr(model, "actions", None) is not None and (
+            getattr(model, "footprint", None) is None or getattr(model, "couplings", None) is None):
         raise UsageError(f"--reduction {reduction} cannot reduce model {model.name}: its own "
-                         "steps (actions) change several nodes at once")
+                         "steps (actions) change several nodes at once, and it does not say "
+                         "which (Model.footprint, Model.couplings)")
+
+
+#: the budgeted kinds with budget left that `Model.couplings` is told of, by (timeouts, drops,
+#: heartbeats) left
+_LEFT = {(t, d, h): frozenset(k for k, on in (("timeout", t), ("drop", d), ("heartbeat", h)) if on)
+         for t in (False, True) for d in (False, True) for h in (False, True)}
 
 
 def _size_then_seed(c: tuple) -> tuple:
@@ -77,6 +86,14 @@ class Stubborn:
         self.on_drop = getattr(env.model, "on_drop", None) is not None
         self.can_propose = env.model.can_propose
         self.checking_logs = env.checker.active and env.checker.need_logs
+        # a model with actions of its own: what they read and write (`_choose_acting`)
+        model = env.model
+        self.acting = getattr(model, "actions", None) is not None
+        if self.acting:
+            self.footprint = model.footprint
+            self.couplings = model.couplings
+            every = (1 << self.n * self.n) - 1
+            self.may_send = getattr(model, "may_send", None) or (lambda nodes, down, n: every)
         self._closures: dict = {}
         # the candidate sets by what decides them (`choose`): few patterns recur
         self._candidates: dict = {}
@@ -95,6 +112,8 @@ class Stubborn:
         b = s.budgets
         if b[CRASHES]:
             return None
+        if self.acting:
+            return self._choose_acting(s, x)
         evs = x.events
         empty = 0  # the empty links, as bits src*n + dst
         k = 0
@@ -166,6 +185,90 @@ class Stubborn:
         cands.sort(key=_size_then_seed)
         return tuple(c[3] for c in cands)
 
+    def _choose_acting(self, s, x: Expansion) -> list | None:
+        """`choose` for a model with actions of its own (docs/reduction.md, "Models with actions
+        of their own"). An event's nodes are its node's (a delivery's: its destination; a drop's:
+        its link's destination), an action's those it reads or writes (`Model.footprint`). S is
+        closed under the links on which a node outside may still send into S (empty, and
+        `Model.may_send`), the nodes of every enabled action that touches S, and the nodes
+        coupled with S's (`Model.couplings`: actions not enabled yet that may become so before S
+        acts). T(s) is every enabled event whose nodes meet S. The seeds are the nodes with a
+        delivery or a restart, and those an enabled action writes (after the closure that action
+        lies inside S, where nothing outside can disable it: a key event). While proposals are
+        left, S holds no node that may take one."""
+        b, evs, n = s.budgets, x.events, self.n
+        nodes, down = s.nodes, b[DOWN]
+        left = _LEFT[(b[TIMEOUTS] > 0, b[DROPS] > 0, b[HEARTBEATS] > 0)]
+        couple = self.couplings(nodes, down, n, left)
+        everyone = (1 << n) - 1
+        if not down and all(c | 1 << i == everyone for i, c in enumerate(couple)):
+            return None  # every node is coupled with every other: S could only be everyone
+        empty = 0
+        for k, q in enumerate(s.net):
+            if not q:
+                empty |= 1 << k
+        open_ = empty & self.may_send(nodes, down, n)
+        footprint = self.footprint
+        scopes, acts = [], []  # each event's nodes; the enabled actions' nodes
+        seeds = 0
+        for ev in evs:
+            t = type(ev)
+            if t is Deliver:
+                m = 1 << ev.dst
+                seeds |= m
+            elif t is Drop:
+                m = 1 << ev.dst
+            elif t is Action:
+                reads, writes = footprint(nodes, down, ev.label, n)
+                m = reads | writes
+                seeds |= writes
+                acts.append(m)
+            else:
+                m = 1 << ev.node
+                if t is Restart:
+                    seeds |= m
+            scopes.append(m)
+        proposals_left = b[MADE] < self.proposals
+        may_propose = 0  # nodes that may take a proposal: a proposal would write them
+        if proposals_left:
+            can = self.can_propose
+            for i, node in enumerate(nodes):
+                if not down >> i & 1 and can(node):
+                    may_propose |= 1 << i
+        drops = self.on_drop and b[DROPS] > 0
+        cands = []
+        for p in range(n):
+            if not seeds >> p & 1:
+                continue
+            S = self._acting_closure(1 << p | down, open_, acts, couple)
+            if S == everyone or S & may_propose or any(S == c[2] for c in cands):
+                continue
+            if drops and not self._drops_inside(evs, S):
+                continue
+            keep = [i for i, m in enumerate(scopes) if m & S]
+            cands.append((len(keep), p, S, keep))
+        cands.sort(key=_size_then_seed)
+        for c in cands:
+            if not proposals_left or self._guarded(s, x, c[3]):
+                return c[3]
+        return None
+
+    def _acting_closure(self, S: int, open_: int, acts: list, couple: tuple) -> int:
+        """The smallest superset of `S` closed under: a node with a link in `open_` into S; the
+        nodes of an enabled action (`acts`) that meets S; the nodes `couple` couples with S's."""
+        n = self.n
+        while True:
+            S2 = self._closure(S, open_)
+            for m in acts:
+                if m & S2:
+                    S2 |= m
+            for i in range(n):
+                if S2 >> i & 1:
+                    S2 |= couple[i]
+            if S2 == S:
+                return S
+            S = S2
+
     def _closure(self, S: int, empty: int) -> int:
         """The smallest superset of node set `S` (a bit mask) that has no empty link into it from
         outside (`empty`: the empty links, bit src*n + dst): a node that may still send to S over
@@ -236,8 +339,9 @@ class Expansion:
     def everything(self):
         """`(i, successor)` for every enabled event, in order (a full expansion): in one pass of
         `Env.successors` when none is built yet."""
-        if not self.built:
+        if not self.built and getattr(self.env.model, "actions", None) is None:
             return enumerate(self.env.successors(self.s))
+        # (a model with actions: `Env.successors` would list its actions a second time)
         return self.pairs(range(len(self.events)))
 
 
