@@ -450,7 +450,8 @@ def test_a_run_with_sleep_sets_resumes_from_every_level_to_the_same_states(tmp_p
 # --- models with actions of their own (the zk family; docs/reduction.md, "Models with actions of
 # their own") ---------------------------------------------------------------------------------------
 
-ZK_MODELS = ["zk", "zk-fixed", "zk-pre3911", "zk-3.7.0", "zk-3.9.2", "zk-3.9.3"]
+ZK_MODELS = ["zk", "zk-fixed", "zk-pre3911", "zk-3.7.0", "zk-3.9.2", "zk-3.9.3", "zk-3.9.3-coarse",
+             "zk-3.9.4"]
 #: small exhausted spaces of every zk model: no budget (where most states are reduced), and two
 #: nodes with a timeout, a crash or a drop (where few are: see the docs)
 ZK_SPACES = [dict(nodes=3, proposals=1), dict(nodes=2, proposals=2, max_timeouts=1),
