@@ -158,6 +158,8 @@ class Cells:
     def commits(self) -> str:
         """The commits the cells ran at, for a report's heading."""
         cs = sorted({d["commit"] for d in self.results.values()})
+        if not cs:
+            return "no commit (no cell run yet)"
         return f"commit{'s' if len(cs) > 1 else ''} " + ", ".join(f"`{c}`" for c in cs)
 
 

@@ -53,3 +53,26 @@ def test_a_report_cell_names_the_first_violation_or_how_far_the_search_went():
     assert result_cell(d, "unused", 0) == "none: clean to depth 30 (22,681 states, 1 CPU s)"
     d.update(stop_reason="exhausted")
     assert result_cell(d, "unused") == "none: exhausted (22,681 states, 1.5 CPU s)"
+
+
+def test_cells_keep_each_result_with_its_commit_and_write_at_once(tmp_path):
+    """benchmarks/common.Cells: a report's search results by key, written to the file on every
+    `put` (a later failure loses no finished cell), read back by a later run, and the commits they
+    ran at named for the report's heading."""
+    import json
+
+    from benchmarks.common import Cells
+
+    path = tmp_path / "cells.json"
+    a = Cells(path, write=True)
+    assert a.get("zk|x") is None
+    a.put("zk|x", {"commit": "abc1234", "n": 1})
+    assert json.loads(path.read_text()) == {"zk|x": {"commit": "abc1234", "n": 1}}
+    b = Cells(path, write=True)  # a later run keeps the cells it does not run again
+    b.put("zk-fixed|x", {"commit": "def5678", "n": 2})
+    assert Cells(path, write=False).get("zk|x") == {"commit": "abc1234", "n": 1}
+    assert b.commits() == "commits `abc1234`, `def5678`"
+    dry = Cells(path, write=False)
+    dry.put("zk|x", {"commit": "0000000", "n": 3})  # without write: the file stays
+    assert json.loads(path.read_text())["zk|x"]["n"] == 1
+    assert Cells(tmp_path / "none.json", write=False).commits() == "no commit (no cell run yet)"
