@@ -594,3 +594,49 @@ def test_the_zk_findings_are_found_with_the_reduction(cli, tmp_path, args, prop,
     assert d["violations"][0]["depth"] == depth
     code, out, _ = cli(["replay", "-q", trace])  # a real run: it replays without the reduction
     assert code == 10 and "confirmed" in out.lower()
+
+
+def test_no_node_that_may_take_a_proposal_is_in_the_set():
+    """While proposals are left, S holds no node that may take one, not only the lowest-id one an
+    enabled proposal goes to now: an event outside S could take the right from that node, and the
+    proposal would go to the next one, inside S (docs/reduction.md, refusals). zab never has two
+    nodes that may propose at once in the pinned spaces, so a stand-in model says nodes 0 and 1
+    always may (the search's semantics do not matter here, only what `choose` keeps)."""
+    from zabmc.explore.events import MADE
+    from zabmc.explore.por import Expansion
+
+    class TwoProposers:
+        def __init__(self, model):
+            self._m = model
+
+        def __getattr__(self, name):
+            return getattr(self._m, name)
+
+        @staticmethod
+        def can_propose(node):
+            return node.id in (0, 1)
+
+    model = TwoProposers(get_model("zab"))
+    env = Env(model, ExploreConfig(network="fifo", depth=10_000, nodes=3, proposals=1),
+              Checker(DEFAULT_PROPERTIES))
+    por, fp = Stubborn(env), env.fingerprint
+    s0, _ = env.initial()
+    seen, todo, chosen = {fp(s0)}, [s0], 0
+    while todo and len(seen) < 3_000:
+        s = todo.pop(0)
+        for ev in env.events(s):
+            t = env.successor(s, ev)[1]
+            if fp(t) not in seen:
+                seen.add(fp(t))
+                todo.append(t)
+        if s.budgets[MADE] >= 1:
+            continue
+        x = Expansion(env, s)
+        keep = por.choose(s, x)
+        if keep is None:
+            continue
+        chosen += 1
+        owners = {getattr(x.events[i], "node", None) for i in keep}
+        owners |= {getattr(x.events[i], "dst", None) for i in keep}
+        assert not owners & {0, 1}, [x.events[i] for i in keep]
+    assert chosen > 0  # some states are reduced, all with node 2's events alone

@@ -13,10 +13,11 @@ S itself acts. docs/reduction.md states the method and why it keeps every verdic
   - a crash cuts links and a down node loses what is sent to it: a state with crashes left in its
     budget, or with a down node, is expanded fully or puts the down node in S;
   - a client proposal goes to the lowest-id node that may take it, is appended to the ghost's
-    broadcast order and is checked against every delivery log (primary integrity): S never
-    contains the node an enabled proposal goes to (moved ahead of other nodes' commits, its check
-    would read other logs), and while proposals are left, S may not contain an event that changes
-    a delivery log or whether its node may propose (a proposal outside S must see the same);
+    broadcast order and is checked against every delivery log (primary integrity): while
+    proposals are left, S contains no node that may take one (not only the lowest, to which an
+    enabled proposal goes now: an event outside S can take the right from that node, and the
+    proposal would then go to the next, inside S), and no event of S may change a delivery
+    log or whether its node may propose (a proposal outside S must see the same);
   - a model's own actions (`Model.actions`) and drops that act on connections (`Model.on_drop`)
     change several nodes at once: S takes every node an enabled action touching it reads or
     writes (`Model.footprint`), every node coupled with S's by an action that may become enabled
@@ -131,9 +132,16 @@ class Stubborn:
                 memo.clear()
             cands = memo[key] = self._sets(evs, empty, b[DOWN], b[DROPS] > 0)
         if not cands or not b[MADE] < self.proposals:
-            return cands[0] if cands else None
-        for keep in cands:  # proposals are left: what a proposal reads must not move
-            if self._guarded(s, x, keep):
+            return cands[0][1] if cands else None
+        # proposals are left: S holds no node that may take one (an event outside S can take
+        # that right from a lower node, and the proposal then goes to S's), and what a proposal
+        # reads must not move
+        can, down, may = self.can_propose, b[DOWN], 0
+        for i, node in enumerate(s.nodes):
+            if not down >> i & 1 and can(node):
+                may |= 1 << i
+        for S, keep in cands:
+            if not S & may and self._guarded(s, x, keep):
                 return keep
         return None
 
@@ -183,7 +191,7 @@ class Stubborn:
             keep = [i for i, a in enumerate(actors) if S >> a & 1]
             cands.append((len(keep), p, S, keep))
         cands.sort(key=_size_then_seed)
-        return tuple(c[3] for c in cands)
+        return tuple((c[2], c[3]) for c in cands)
 
     def _choose_acting(self, s, x: Expansion) -> list | None:
         """`choose` for a model with actions of its own (docs/reduction.md, "Models with actions
