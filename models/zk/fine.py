@@ -16,54 +16,24 @@ variants too. Nothing here changes a coarse variant: their nodes, steps and coun
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
 from zabmc.model import FAILED, Step
 
 from . import codec
 from .codec import describe_msg, dump, msg_json  # noqa: F401  (the views: `FineZkModel.codec`)
 from .state import (ACK, ACKLD, F_BROADCAST, F_SYNC, FOLLOWING, L_BROADCAST, L_SYNC, LEADING,
-                    LOOKING, NEWLEADER, NONE, UPTODATE, ZERO, Node, bits)
+                    NEWLEADER, NONE, UPTODATE, Node, bits, extend_node)
 
 _NO = ()
 
 
-class FineNode(NamedTuple):
-    """`state.Node`'s fields, in its order, and three more (memory only: a crash forgets them)."""
-
-    id: int
-    role: int = LOOKING
-    phase: int = 0
-    leader: int = -1
-    accepted_epoch: int = 0
-    current_epoch: int = 0
-    history: tuple = ()
-    last_committed: tuple = ZERO
-    conn: int = 0
-    cut: int = 0
-    mem: tuple = ()
-    commit: tuple = ZERO
-    mode: int = NONE
-    pending: tuple = ()
-    pcommit: tuple = ZERO
-    nl: bool = False
-    lclock: int = 0
-    vote: tuple = ()
-    recv: tuple = ()
-    ooe: tuple = ()
-    learners: int = 0
-    lconn: tuple = ()
-    tmax: int = 0
-    connecting: int = 0
-    electing: int = 0
-    peers: tuple = ()
-    ackld: int = 0
-    forwarding: int = 0
-    acks: tuple = ()
-    # --- the finer grain ---
-    owed: bool = False  # follower: NEWLEADER handled up to its ACK, which is not written yet (F1)
-    toack: tuple = ()  # follower (3.9.2): requestsToAck, the zxids acknowledged after UPTODATE (F6)
-    nlread: tuple = ()  # leader: per node, the connection whose first ACK after NEWLEADER it read
+FineNode = extend_node(
+    "FineNode", __name__,
+    """`state.Node`'s fields, in its order, and three more (memory only: a crash forgets them):
+    `owed`, a follower that handled NEWLEADER up to its ACK, which is not written yet (F1);
+    `toack`, a 3.9.2 follower's requestsToAck, the zxids it acknowledges after UPTODATE (F6);
+    `nlread`, a leader's connection, per node, whose first ACK after NEWLEADER it read (F4).""",
+    owed=False, toack=(), nlread=())
 
 
 assert FineNode._fields[:len(Node._fields)] == Node._fields

@@ -7,6 +7,7 @@ Transactions are `(zxid, payload)`, as in the other models.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import NamedTuple
 
 from models.common.state import (  # noqa: F401  (re-exported)
@@ -101,3 +102,15 @@ def log_of(node) -> tuple:
 def queued(node) -> bool:
     """Whether `mem` waits for the SyncThread (rather than for NEWLEADER's snapshot)."""
     return bool(node.mem) and not (node.mode == 2 and not node.nl)
+
+
+def extend_node(name: str, module: str, doc: str, **extra):
+    """A node type of a finer grain: `Node`'s fields in `Node`'s order with their defaults, then
+    `extra` (field name -> default), in the order given. A node of it is a `Node` with more
+    fields: the coarse kernel's `_replace` calls keep them, and the canonical encoding is the
+    same bytes for the same values."""
+    fields = Node._fields + tuple(extra)
+    defaults = tuple(Node._field_defaults[f] for f in Node._fields[1:]) + tuple(extra.values())
+    cls = namedtuple(name, fields, defaults=defaults, module=module)
+    cls.__doc__ = doc
+    return cls

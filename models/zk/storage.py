@@ -21,54 +21,24 @@ mutate`'s mutants reach these variants too. Nothing here changes a coarse varian
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
 from zabmc.model import FAILED, Step
 
 from . import codec
 from .codec import describe_action, describe_msg, dump, msg_json  # noqa: F401  (the views)
 from .state import (ACKEPOCH, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, LEADING, LOOKING, MODE_NAMES,
-                    NEWLEADER, NONE, SNAP, SYNC, TRUNC, ZERO, Node, log_of)
+                    NEWLEADER, NONE, SNAP, SYNC, TRUNC, ZERO, Node, extend_node,
+                    log_of)
 
 _NO = ()
 
 
-class StoreNode(NamedTuple):
+StoreNode = extend_node(
+    "StoreNode", __name__,
     """`state.Node`'s fields, in its order, and two more (memory only: a crash forgets them, a
-    restart loads them from disk)."""
-
-    id: int
-    role: int = LOOKING
-    phase: int = 0
-    leader: int = -1
-    accepted_epoch: int = 0
-    current_epoch: int = 0
-    history: tuple = ()
-    last_committed: tuple = ZERO
-    conn: int = 0
-    cut: int = 0
-    mem: tuple = ()
-    commit: tuple = ZERO
-    mode: int = NONE
-    pending: tuple = ()
-    pcommit: tuple = ZERO
-    nl: bool = False
-    lclock: int = 0
-    vote: tuple = ()
-    recv: tuple = ()
-    ooe: tuple = ()
-    learners: int = 0
-    lconn: tuple = ()
-    tmax: int = 0
-    connecting: int = 0
-    electing: int = 0
-    peers: tuple = ()
-    ackld: int = 0
-    forwarding: int = 0
-    acks: tuple = ()
-    # --- the storage grain (S1) ---
-    clog: tuple = ()  # ZKDatabase.committedLog: the zxids it holds, oldest first
-    dt: tuple = ZERO  # the data tree's lastProcessedZxid
+    restart loads them from disk, S1): `clog`, the zxids `ZKDatabase.committedLog` holds, oldest
+    first; `dt`, the data tree's lastProcessedZxid.""",
+    clog=(), dt=ZERO)
 
 
 assert StoreNode._fields[:len(Node._fields)] == Node._fields
