@@ -163,6 +163,26 @@ class Cells:
         return f"commit{'s' if len(cs) > 1 else ''} " + ", ".join(f"`{c}`" for c in cs)
 
 
+def cell_options(ap, models: list[str]):
+    """The options of a report made of `Cells` (release_matrix.py, zk_wide.py): --jobs, --only
+    (one of `models`, repeatable) and --write."""
+    ap.add_argument("--jobs", type=int, default=2, help="Searches run at once.")
+    ap.add_argument("--only", action="append", default=[], metavar="MODEL", choices=models,
+                    help="Run only this model's cells (again); repeatable. The others are kept.")
+    ap.add_argument("--write", action="store_true", help="Rewrite the section of the report.")
+
+
+def run_cells(cells: Cells, todo: list[tuple], run, jobs: int, show) -> None:
+    """Run `run(*key)` for each key of `todo`, `jobs` at once, keeping each result in `cells` under
+    the key's parts joined by "|" as it ends, and telling stderr `show(result)`."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(jobs) as pool:
+        for key, d in zip(todo, pool.map(lambda k: run(*k), todo)):
+            cells.put("|".join(key), d)
+            print(f"{' '.join(key)}: {show(d)}", file=sys.stderr, flush=True)
+
+
 def tree_cpu(root: int) -> float:
     """User+system CPU seconds of `root` and every live descendant (the JVM, Python workers)."""
     children: dict = {}

@@ -19,12 +19,12 @@ import argparse
 import datetime
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import Cells, check_json, result_cell, slim, write_zk_section  # noqa: E402
+from benchmarks.common import (Cells, cell_options, check_json, result_cell, run_cells,  # noqa: E402
+                               slim, write_zk_section)
 
 HEADING = "## Releases"
 RESULTS = os.path.join(ROOT, "reports", "release-matrix.json")
@@ -137,22 +137,13 @@ def section(cells: Cells) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--jobs", type=int, default=2, help="Searches run at once.")
-    ap.add_argument("--only", action="append", default=[], metavar="MODEL",
-                    help="Run only this model's cells (again); repeatable. The others are kept.")
-    ap.add_argument("--rows", action="append", default=[], metavar="ROW",
+    cell_options(ap, [m for _, _, m in RELEASES])
+    ap.add_argument("--rows", action="append", default=[], metavar="ROW", choices=list(ROWS),
                     help="Run only this row's cells (again); repeatable.")
-    ap.add_argument("--write", action="store_true", help="Rewrite the section of the report.")
     a = ap.parse_args()
-    models = {m for _, _, m in RELEASES}
-    for bad in [m for m in a.only if m not in models] + [r for r in a.rows if r not in ROWS]:
-        ap.error(f"no release model or row named {bad!r}")
     todo = [(m, r) for m, r in wanted(a.only) if not a.rows or r in a.rows]
     cells = Cells(RESULTS, a.write)
-    with ThreadPoolExecutor(a.jobs) as pool:
-        for (m, r), d in zip(todo, pool.map(lambda mr: cell(mr[0], ROWS[mr[1]][1]), todo)):
-            cells.put(f"{m}|{r}", d)
-            print(f"{m} {r}: {show(d)}", file=sys.stderr, flush=True)
+    run_cells(cells, todo, lambda m, r: cell(m, ROWS[r][1]), a.jobs, show)
     write_zk_section(HEADING, section(cells), a.write)
     return 0
 

@@ -19,12 +19,12 @@ import argparse
 import datetime
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import Cells, check_json, slim, write_zk_section  # noqa: E402
+from benchmarks.common import (Cells, cell_options, check_json, run_cells, slim,  # noqa: E402
+                               write_zk_section)
 from benchmarks.release_matrix import RELEASES  # noqa: E402
 
 HEADING = "## Wider searches"
@@ -110,24 +110,17 @@ def section(cells: Cells) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--jobs", type=int, default=2, help="Searches run at once.")
-    ap.add_argument("--only", action="append", default=[], metavar="MODEL",
-                    help="Run only this model's cells (again); repeatable. The others are kept.")
+    models = [m for _, _, m in RELEASES]
+    cell_options(ap, models)
     ap.add_argument("--search", action="append", default=[], choices=sorted(SEARCHES),
                     help="Run only this search's cells (again); repeatable.")
-    ap.add_argument("--write", action="store_true", help="Rewrite the section of the report.")
     a = ap.parse_args()
-    models = [m for _, _, m in RELEASES]
-    for bad in [m for m in a.only if m not in models]:
-        ap.error(f"no release model named {bad!r}")
     todo = [(m, s) for m in models if not a.only or m in a.only for s in SEARCHES
             if not a.search or s in a.search]
     cells = Cells(RESULTS, a.write)
-    with ThreadPoolExecutor(a.jobs) as pool:
-        for (m, s), d in zip(todo, pool.map(lambda ms: cell(*ms), todo)):
-            cells.put(f"{m}|{s}", d)
-            print(m, s, d["stop_reason"], [v["property"] for v in d["violations"]],
-                  f"{d['cpu_seconds']:.0f} CPU s", file=sys.stderr, flush=True)
+    run_cells(cells, todo, cell, a.jobs, lambda d: (
+        f"{d['stop_reason']}, {[v['property'] for v in d['violations']]}, "
+        f"{d['cpu_seconds']:.0f} CPU s"))
     write_zk_section(HEADING, section(cells), a.write)
     return 0
 
