@@ -106,7 +106,9 @@ def section(cells: Cells) -> str:
         HEADING, "",
         f"Produced by `python benchmarks/release_matrix.py` ({datetime.date.today()}; cells run "
         f"at {cells.commits()}, "
-        "each kept with its commit in reports/release-matrix.json): each ZooKeeper release the "
+        "each kept with its commit in reports/release-matrix.json; commits that change no "
+        "transition of the models, as the tests' pinned counts show, leave a cell standing): "
+        "each ZooKeeper release the "
         "zk models name (`zabmc models` lists them) against each finding, each cell one search "
         "with the flags of its row, CPU seconds of that search alone on a 2-core machine shared "
         "with other jobs. A finding is the first the search met; \"none\" holds within the bounds "
