@@ -54,9 +54,13 @@ RELATED = [
     "`leader-unexpected-ack` (18 events; the section below); not on `zk-3.9.2`. The coarser "
     "variants queue and acknowledge in one step and cannot reach it |",
     "| ZOOKEEPER-2845 | the in-memory database kept across an election diverges from the disk | "
-    "not reachable: every shutdown reloads memory from disk (D8), as the fix does |",
+    "not reachable in the coarse and threads' grains: every shutdown reloads memory from disk "
+    "(D8). The storage grain (`zk-3.9.3`, `zk-3.9.4`) keeps the database across a role change "
+    "and fast-forwards it over the log, as the fix does (S5); it drops the memory-only "
+    "transactions of an unfinished TRUNC or SNAP synchronisation, as D8 does |",
     "| ZOOKEEPER-5094 | an interrupted TRUNC synchronisation keeps memory ahead of the log | not "
-    "reachable for the same reason (D8); modelling 3.7.0's retained memory is future work |",
+    "reachable: an unfinished TRUNC's memory is dropped at the role change in every grain (D8, "
+    "S5); keeping it is what 5094 needs, not modelled yet |",
     "| ZOOKEEPER-4394 | a COMMIT without its PROPOSAL during synchronisation (an exception) | "
     "found as the failure property `sync-exception` (D12; the release matrix below) |",
     "| ZOOKEEPER-4925 | a hole in the leader's committed log (3.9.3 only) | found on "
