@@ -111,8 +111,12 @@ def test_an_interrupted_run_leaves_no_server(tmp_path):
             assert line, seen[-2000:]
             seen += line
             assert time.monotonic() < deadline, seen[-2000:]
+        # frozen at once, so that the run cannot finish its other steps while this test looks
+        # for its servers (on a loaded machine it did: exit 10, the verdict, instead of 130)
+        p.send_signal(signal.SIGSTOP)
         assert len(_servers_of(str(tmp_path))) == 3
-        p.send_signal(signal.SIGINT)
+        p.send_signal(signal.SIGINT)  # pending while stopped: taken on SIGCONT
+        p.send_signal(signal.SIGCONT)
         rc = p.wait(timeout=60)
     finally:
         if p.poll() is None:
