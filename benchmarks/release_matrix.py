@@ -85,9 +85,16 @@ def cell(model: str, flags: str) -> dict:
     return slim(check_json(args, cwd=ROOT), flags)
 
 
-def show(d: dict | None) -> str:
+#: cells started and not finished, and why (a search the machine could not afford that day)
+UNFINISHED = {
+    "zk-3.9.4|ZOOKEEPER-4925, the loss": "not finished: stopped after 73 CPU min and 4.7 GB "
+                                         "(2026-11-26); no violation was reported before",
+}
+
+
+def show(d: dict | None, key: str = "") -> str:
     if d is None:
-        return "not run"
+        return UNFINISHED.get(key, "not run")
     return result_cell(d, "**found** at depth {depth}", 1)
 
 
@@ -117,7 +124,7 @@ def section(cells: Cells) -> str:
         "|---|" + "---|" * len(RELEASES),
     ]
     for row, (_, _, on, why) in ROWS.items():
-        row_cells = [show(cells.get(f"{m}|{row}")) if on is None or m in on else why
+        row_cells = [show(cells.get(f"{m}|{row}"), f"{m}|{row}") if on is None or m in on else why
                      for _, _, m in RELEASES]
         lines.append(f"| {row} | " + " | ".join(row_cells) + " |")
     lines += ["", "| finding | what is checked | flags |", "|---|---|---|"]
