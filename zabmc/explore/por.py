@@ -71,6 +71,15 @@ _LEFT = {(t, d, h): frozenset(k for k, on in (("timeout", t), ("drop", d), ("hea
          for t in (False, True) for d in (False, True) for h in (False, True)}
 
 
+def _empty_links(net: tuple) -> int:
+    """The empty links of a network, as bits src*n + dst."""
+    empty = 0
+    for k, q in enumerate(net):
+        if not q:
+            empty |= 1 << k
+    return empty
+
+
 def _size_then_seed(c: tuple) -> tuple:
     return c[0], c[1]
 
@@ -116,14 +125,10 @@ class Stubborn:
         if self.acting:
             return self._choose_acting(s, x)
         evs = x.events
-        empty = 0  # the empty links, as bits src*n + dst
-        k = 0
-        for k, q in enumerate(s.net):
-            if not q:
-                empty |= 1 << k
+        empty = _empty_links(s.net)
         # The events are the deliveries, one per non-empty link in link order, then the others:
         # the empty links and the others (kind, node) say what every candidate set is.
-        busy = k + 1 - empty.bit_count()
+        busy = len(s.net) - empty.bit_count()
         key = (empty, b[DOWN], *[(type(ev), ev[0]) for ev in evs[busy:]])
         memo = self._candidates
         cands = memo.get(key)
@@ -136,10 +141,7 @@ class Stubborn:
         # proposals are left: S holds no node that may take one (an event outside S can take
         # that right from a lower node, and the proposal then goes to S's), and what a proposal
         # reads must not move
-        can, down, may = self.can_propose, b[DOWN], 0
-        for i, node in enumerate(s.nodes):
-            if not down >> i & 1 and can(node):
-                may |= 1 << i
+        may = self._may_propose(s.nodes, b[DOWN])
         for S, keep in cands:
             if not S & may and self._guarded(s, x, keep):
                 return keep
@@ -211,11 +213,7 @@ class Stubborn:
         everyone = (1 << n) - 1
         if not down and all(c | 1 << i == everyone for i, c in enumerate(couple)):
             return None  # every node is coupled with every other: S could only be everyone
-        empty = 0
-        for k, q in enumerate(s.net):
-            if not q:
-                empty |= 1 << k
-        open_ = empty & self.may_send(nodes, down, n)
+        open_ = _empty_links(s.net) & self.may_send(nodes, down, n)
         footprint = self.footprint
         scopes, acts = [], []  # each event's nodes; the enabled actions' nodes
         seeds = 0
@@ -237,12 +235,8 @@ class Stubborn:
                     seeds |= m
             scopes.append(m)
         proposals_left = b[MADE] < self.proposals
-        may_propose = 0  # nodes that may take a proposal: a proposal would write them
-        if proposals_left:
-            can = self.can_propose
-            for i, node in enumerate(nodes):
-                if not down >> i & 1 and can(node):
-                    may_propose |= 1 << i
+        # nodes that may take a proposal: a proposal would write them
+        may_propose = self._may_propose(nodes, down) if proposals_left else 0
         drops = self.on_drop and b[DROPS] > 0
         cands = []
         for p in range(n):
@@ -260,6 +254,14 @@ class Stubborn:
             if not proposals_left or self._guarded(s, x, c[3]):
                 return c[3]
         return None
+
+    def _may_propose(self, nodes, down: int) -> int:
+        """The up nodes that may take a client proposal, as bits."""
+        can, may = self.can_propose, 0
+        for i, node in enumerate(nodes):
+            if not down >> i & 1 and can(node):
+                may |= 1 << i
+        return may
 
     def _acting_closure(self, S: int, open_: int, acts: list, couple: tuple) -> int:
         """The smallest superset of `S` closed under: a node with a link in `open_` into S; the
