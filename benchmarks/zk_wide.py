@@ -40,13 +40,16 @@ SEARCHES = {
 PROPERTIES = ("integrity", "total-order", "agreement", "prefix", "local-primary-order",
               "global-primary-order", "primary-integrity", "leadership", "sane-history",
               "sync-exception", "leader-gives-up", "leader-unexpected-ack",
-              "ack-before-logging", "ack-before-disk", "epoch-before-disk")
+              "ack-before-logging", "ack-before-disk", "epoch-before-disk",
+              "sync-loses-committed", "committed-log-hole")
 #: what a finding is, by property: the JIRA issue it matches, or why it is no bug
 KNOWN = {
     "ack-before-logging": "ZOOKEEPER-3911's window (D18)",
     "ack-before-disk": "ZOOKEEPER-4646's window (D18)",
     "epoch-before-disk": "ZOOKEEPER-4643's window (D18)",
     "sync-exception": "ZOOKEEPER-4394",
+    "committed-log-hole": "ZOOKEEPER-4925's window (models/zk/README.md S1-S10)",
+    "sync-loses-committed": "ZOOKEEPER-4925: a DIFF from a committed log with a hole",
     "leader-unexpected-ack": "ZOOKEEPER-4685",
     "leader-gives-up": "Leader.waitForEpochAck's \"Follower is ahead\": designed, the ensemble "
                        "elects again (D9)",
