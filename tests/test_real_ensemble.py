@@ -81,8 +81,8 @@ def test_zxid_helpers():
 class _Echo:
     """A TCP echo server on loopback (the proxy's target)."""
 
-    def __init__(self):
-        self.sock = socket.create_server(("127.0.0.1", 0))
+    def __init__(self, addr=("127.0.0.1", 0)):
+        self.sock = socket.create_server(addr, reuse_port=False)
         self.addr = self.sock.getsockname()
         threading.Thread(target=self._serve, daemon=True).start()
 
@@ -173,18 +173,48 @@ def test_proxy_cuts_both_directions_heals_and_resets():
     assert len(os.listdir("/proc/self/fd")) <= fds_before  # no socket left open
 
 
-def test_proxy_target_down_closes_the_connection():
+def test_proxy_refuses_while_its_target_does_not_listen():
+    """As without the proxy: a connection to a server that is down (or not yet listening, as a
+    leader's quorum port before `Leader` binds it) is refused, not accepted and reset; a
+    follower's Learner.connectToLeader retries the one and gives up its leader on the other."""
     free = socket.create_server(("127.0.0.1", 0))
     addr = free.getsockname()
     free.close()  # nothing listens there now
     with LinkProxy() as p:
-        c = socket.create_connection(p.add_route(1, 2, "quorum", addr))
-        c.settimeout(5)
+        route = p.add_route(1, 2, "quorum", addr)
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(route, timeout=5)
+        p.cut(1, 2)  # across a cut link a connection waits instead (a partition)
+        parked = socket.create_connection(route, timeout=5)
+        assert _silent(parked)
+        p.heal(1, 2)  # healed, it meets the closed port: reset
+        parked.settimeout(5)
         try:
-            assert c.recv(10) == b""
+            assert parked.recv(10) == b""
         except ConnectionResetError:
             pass
+        parked.close()
+        echo = _Echo(addr)  # the target comes up on its port: the route listens again
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                c = socket.create_connection(route, timeout=5)
+                break
+            except ConnectionRefusedError:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+        c.sendall(b"ping")
+        assert _recv_exactly(c, 4) == b"ping"
         c.close()
+        echo.sock.close()  # and down again: refused again
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                socket.create_connection(route, timeout=5).close()
+            except ConnectionRefusedError:
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
 
 
 # ------------------------------------------------------------------ real servers

@@ -9,7 +9,11 @@ ways. Links are unordered for cutting: `cut(a, b)` stalls every connection of ro
 fill and TCP's flow control holds the senders, as in a partition; nothing is dropped) and
 parks new connections unconnected; `heal(a, b)` resumes forwarding, parked connections connect
 on, and what the kernels buffered flows again. `close(a, b)` resets the link's connections
-(RST) instead. One thread runs a selector over every socket; the public methods hand their work
+(RST) instead. On an open link a route listens only while its target does (read off
+/proc/net/tcp every 20 ms, and at once when a connection to it is refused), so a server that
+connects to one that is down or not yet listening is refused, as it would be without the proxy:
+accepted and then reset, a follower's `Learner.connectToLeader` took the reset for a failed
+leader and went back to its election, where it retries a refused connection. One thread runs a selector over every socket; the public methods hand their work
 to it and return once it is done, so after `cut()` returns no further byte crosses the link.
 """
 
@@ -20,11 +24,32 @@ import selectors
 import socket
 import struct
 import threading
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 _CHUNK = 65536
 _LIMIT = 65536  # bytes held per direction before the proxy stops reading that side
+_MIRROR_S = 0.02  # how often routes are matched to whether their targets listen
+_LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's st column
+
+
+def _listening_ports() -> set | None:
+    """The TCP ports something listens on (IPv4 and IPv6), or None where /proc/net/tcp is not
+    there to say."""
+    ports, seen = set(), False
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name) as f:
+                lines = f.readlines()[1:]
+        except OSError:
+            continue
+        seen = True
+        for ln in lines:
+            parts = ln.split()
+            if len(parts) > 3 and parts[3] == _LISTEN:
+                ports.add(int(parts[1].rsplit(":", 1)[1], 16))
+    return ports if seen else None
 
 
 def _link(a: int, b: int) -> frozenset:
@@ -37,8 +62,17 @@ class _Route:
     dst: int
     kind: str
     target: tuple
-    sock: socket.socket
+    sock: socket.socket | None  # bound to addr; listening only while `listening`
     addr: tuple
+    listening: bool = False
+
+
+def _bound(addr) -> socket.socket:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(addr)
+    s.setblocking(False)
+    return s
 
 
 @dataclass(eq=False)
@@ -74,6 +108,7 @@ class LinkProxy:
         self._wake_w.setblocking(False)
         self._sel.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
         self._stopping = False
+        self._mirrored = 0.0
         self._thread = threading.Thread(target=self._loop, name="zabmc-link-proxy", daemon=True)
         self._thread.start()
 
@@ -82,17 +117,10 @@ class LinkProxy:
     def add_route(self, src: int, dst: int, kind: str, target: tuple) -> tuple:
         """Listen for src's connections towards dst's `kind` port at `target`; returns the
         (host, port) that src's config must name."""
-        lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        lsock.bind((self.host, 0))
-        lsock.listen(16)
-        lsock.setblocking(False)
+        lsock = _bound((self.host, 0))
         route = _Route(src, dst, kind, tuple(target), lsock, lsock.getsockname())
 
-        def task():
-            self._routes.append(route)
-            self._sel.register(lsock, selectors.EVENT_READ, ("listen", route))
-        self._run(task)
+        self._run(lambda: self._routes.append(route))
         return route.addr
 
     def retarget(self, dst: int, kind: str, target: tuple) -> None:
@@ -182,6 +210,7 @@ class LinkProxy:
         if threading.current_thread() is self._thread:
             with self._lock:
                 fn()
+                self._mirror(force=True)
             return
         done = threading.Event()
         err = []
@@ -189,6 +218,7 @@ class LinkProxy:
         def wrapped():
             try:
                 fn()
+                self._mirror(force=True)  # a route listens as its link and target now say
             except BaseException as e:  # handed back to the caller
                 err.append(e)
             finally:
@@ -214,8 +244,9 @@ class LinkProxy:
                     t()
                 if self._stopping:
                     return
+                self._mirror()
                 self._refresh()
-            events = self._sel.select(timeout=1.0)
+            events = self._sel.select(timeout=_MIRROR_S)
             with self._lock:
                 for key, mask in events:
                     what, obj = key.data
@@ -234,12 +265,43 @@ class LinkProxy:
         for p in list(self._pairs):
             self._drop(p, reset=True)
         for r in self._routes:
-            self._sel.unregister(r.sock)
-            r.sock.close()
+            if r.listening:
+                self._sel.unregister(r.sock)
+            if r.sock is not None:
+                r.sock.close()
         self._routes.clear()
         self._sel.unregister(self._wake_r)
         self._sel.close()
         self._stopping = True
+
+    def _mirror(self, force: bool = False):
+        """Each route listens while its link is cut (a connection then waits, as across a
+        partition) or its target listens; otherwise it is only bound, and refuses."""
+        now = time.monotonic()
+        if not force and now - self._mirrored < _MIRROR_S:
+            return
+        self._mirrored = now
+        ports = _listening_ports()
+        for r in self._routes:
+            want = (ports is None or r.target[1] in ports
+                    or _link(r.src, r.dst) in self._cut)
+            if want and not r.listening:
+                try:
+                    if r.sock is None:
+                        r.sock = _bound(r.addr)
+                    r.sock.listen(16)
+                except OSError:  # the port is briefly someone else's: next time
+                    continue
+                self._sel.register(r.sock, selectors.EVENT_READ, ("listen", r))
+                r.listening = True
+            elif not want and r.listening:
+                self._sel.unregister(r.sock)
+                r.sock.close()  # connections not yet accepted are reset, as by a closed port
+                r.listening = False
+                try:
+                    r.sock = _bound(r.addr)
+                except OSError:
+                    r.sock = None
 
     def _set(self, sock, mask, pair=None):
         old = self._mask.get(sock, 0)
@@ -304,12 +366,14 @@ class LinkProxy:
             p.connecting = True
         else:
             self._drop(p, reset=True)
+            self._mirrored = 0.0
 
     def _service(self, p: _Pair, sock, mask):
         if p.connecting:
             err = p.up.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
             if err:
                 self._drop(p, reset=True)  # dst is down: src sees its connection closed
+                self._mirrored = 0.0  # and the route stops listening at once
                 return
             p.connecting = False
             return
