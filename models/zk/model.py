@@ -112,34 +112,48 @@ class Fine392Rules(FixedRules):
     tag = "3.9.2"
 
 
-class FineZkModel(ZkModel):
-    """A `ZkModel` whose kernel is `fine` over the bound `handlers` (passed on every call, so a
-    mutated kernel reaches these variants too)."""
+class KernelZkModel(ZkModel):
+    """A `ZkModel` whose kernel is a finer module (`kernel`: fine.py, storage.py, forward.py)
+    over the bound `handlers`, which it passes on every call, so that a mutated kernel
+    (`zabmc mutate`) reaches these variants too. The module is also the codec (its views: the
+    coarse ones and its finer fields)."""
 
-    codec = fine  # its views: the coarse ones, and the finer fields of its nodes
-    fresh = staticmethod(fine.fresh)
-    describe_action = staticmethod(fine.describe_action)
+    kernel = None
+
+    def __init_subclass__(cls, **kw):
+        k = cls.__dict__.get("kernel")
+        if k is not None:  # before RulesModel binds the views from `codec`
+            cls.codec = k
+            cls.fresh = staticmethod(k.fresh)
+            cls.describe_action = staticmethod(k.describe_action)
+        super().__init_subclass__(**kw)
 
     def start(self, node, n: int):
-        return fine.start(self.handlers, node, n, self.rules)
+        return self.kernel.start(self.handlers, node, n, self.rules)
 
     def deliver(self, node, src: int, msg, n: int):
-        return fine.deliver(self.handlers, node, src, msg, n, self.rules)
+        return self.kernel.deliver(self.handlers, node, src, msg, n, self.rules)
 
     def timeout(self, node, n: int):
-        return fine.timeout(self.handlers, node, n, self.rules)
+        return self.kernel.timeout(self.handlers, node, n, self.rules)
 
     def propose(self, node, payload: bytes, n: int):
-        return fine.propose(self.handlers, node, payload, n, self.rules)
+        return self.kernel.propose(self.handlers, node, payload, n, self.rules)
 
     def actions(self, nodes, down: int, n: int) -> list:
-        return fine.actions(self.handlers, nodes, down, n, self.rules)
+        return self.kernel.actions(self.handlers, nodes, down, n, self.rules)
 
     def act(self, nodes, label: tuple, n: int) -> list:
-        return fine.act(self.handlers, nodes, label, n, self.rules)
+        return self.kernel.act(self.handlers, nodes, label, n, self.rules)
 
     def on_drop(self, nodes, src: int, dst: int, msg, n: int) -> list:
-        return fine.on_drop(self.handlers, nodes, src, dst, msg, n, self.rules)
+        return self.kernel.on_drop(self.handlers, nodes, src, dst, msg, n, self.rules)
+
+
+class FineZkModel(KernelZkModel):
+    """A `ZkModel` whose kernel is `fine` over the bound `handlers`."""
+
+    kernel = fine
 
     @staticmethod
     def busy(node) -> bool:
@@ -178,34 +192,10 @@ class Store394Rules(Committed393Rules):
     sync_in_clog = True
 
 
-class StoreZkModel(ZkModel):
-    """A `ZkModel` whose kernel is `storage` over the bound `handlers` (passed on every call, as
-    `FineZkModel` does, so that a mutated kernel reaches these variants too)."""
+class StoreZkModel(KernelZkModel):
+    """A `ZkModel` whose kernel is `storage` over the bound `handlers`."""
 
-    codec = storage  # its views: the coarse ones, and the committed log and data tree
-    fresh = staticmethod(storage.fresh)
-    describe_action = staticmethod(storage.describe_action)
-
-    def start(self, node, n: int):
-        return storage.start(self.handlers, node, n, self.rules)
-
-    def deliver(self, node, src: int, msg, n: int):
-        return storage.deliver(self.handlers, node, src, msg, n, self.rules)
-
-    def timeout(self, node, n: int):
-        return storage.timeout(self.handlers, node, n, self.rules)
-
-    def propose(self, node, payload: bytes, n: int):
-        return storage.propose(self.handlers, node, payload, n, self.rules)
-
-    def actions(self, nodes, down: int, n: int) -> list:
-        return storage.actions(self.handlers, nodes, down, n, self.rules)
-
-    def act(self, nodes, label: tuple, n: int) -> list:
-        return storage.act(self.handlers, nodes, label, n, self.rules)
-
-    def on_drop(self, nodes, src: int, dst: int, msg, n: int) -> list:
-        return storage.on_drop(self.handlers, nodes, src, dst, msg, n, self.rules)
+    kernel = storage
 
 
 R393 = StoreZkModel(Store393Rules(), description="ZooKeeper 3.9.3 with its in-memory committed log: "
@@ -215,3 +205,4 @@ R393 = StoreZkModel(Store393Rules(), description="ZooKeeper 3.9.3 with its in-me
 R394 = StoreZkModel(Store394Rules(), description="ZooKeeper 3.9.4: as zk-3.9.3, with the sync's "
                                                   "committed transactions added to the committed "
                                                   "log (4925's fix, PR #2254)")
+

@@ -104,13 +104,13 @@ def queued(node) -> bool:
     return bool(node.mem) and not (node.mode == 2 and not node.nl)
 
 
-def extend_node(name: str, module: str, doc: str, **extra):
-    """A node type of a finer grain: `Node`'s fields in `Node`'s order with their defaults, then
-    `extra` (field name -> default), in the order given. A node of it is a `Node` with more
-    fields: the coarse kernel's `_replace` calls keep them, and the canonical encoding is the
-    same bytes for the same values."""
-    fields = Node._fields + tuple(extra)
-    defaults = tuple(Node._field_defaults[f] for f in Node._fields[1:]) + tuple(extra.values())
+def extend_node(name: str, module: str, doc: str, base=Node, **extra):
+    """A node type of a finer grain: `base`'s fields (`Node`'s or a finer type's) in its order
+    with their defaults, then `extra` (field name -> default), in the order given. A node of it
+    is a `base` with more fields: the coarser kernels' `_replace` calls keep them, and the
+    canonical encoding is the same bytes for the same values."""
+    fields = base._fields + tuple(extra)
+    defaults = tuple(base._field_defaults[f] for f in base._fields[1:]) + tuple(extra.values())
     cls = namedtuple(name, fields, defaults=defaults, module=module)
     cls.__doc__ = doc
     return cls
