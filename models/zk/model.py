@@ -206,3 +206,30 @@ R394 = StoreZkModel(Store394Rules(), description="ZooKeeper 3.9.4: as zk-3.9.3, 
                                                   "committed transactions added to the committed "
                                                   "log (4925's fix, PR #2254)")
 
+
+# --- the leader's NEWLEADER a step after its synchronisation (models/zk/README.md, F9-F11) --------
+from . import forward  # noqa: E402
+
+
+class Fwd370Rules(Fine370Rules):
+    """`zk-3.7.0` with an established leader's NEWLEADER queued a step after the sync packets, so
+    that its broadcasts can fall between them (LearnerHandler.syncFollower's startForwarding, F9)."""
+
+    tag = "3.7.0-fwd"
+
+
+class ForwardZkModel(FineZkModel):
+    """A `ZkModel` whose kernel is `forward` (over fine.py over the bound `handlers`)."""
+
+    kernel = forward
+
+    @staticmethod
+    def busy(node) -> bool:
+        """As `zk-3.7.0`'s, and a leader that owes NEWLEADER: its LearnerHandler queues it right
+        after syncFollower (F9), before a timer could fire."""
+        return node.owed or bool(node.nlq)
+
+
+R370F = ForwardZkModel(Fwd370Rules(), description="zk-3.7.0 with an established leader's NEWLEADER "
+                                                   "a step after the sync packets: broadcasts can "
+                                                   "fall between them (startForwarding, F9-F11)")
