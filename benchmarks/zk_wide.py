@@ -27,6 +27,9 @@ from benchmarks.common import (Cells, cell_options, check_json, run_cells, slim,
                                write_zk_section)
 from benchmarks.release_matrix import RELEASES  # noqa: E402
 
+#: the releases, and the variant with an established leader's broadcasts before NEWLEADER
+WIDE = RELEASES + [("3.7.0 with F9-F11", "zk-3.7.0 with broadcasts between SYNC and NEWLEADER",
+                    "zk-3.7.0-fwd")]
 HEADING = "## Wider searches"
 RESULTS = os.path.join(ROOT, "reports", "zk-wide.json")
 TRACES = os.path.join("reports", "zk-wide")
@@ -112,7 +115,7 @@ def what(prop: str, trace: str | None = None) -> str:
 
 def section(cells: Cells) -> str:
     rows, found = [], []
-    for release, _, model in RELEASES:
+    for release, _, model in WIDE:
         for search in SEARCHES:
             d = cells.get(f"{model}|{search}")
             if d is None:
@@ -152,7 +155,7 @@ def section(cells: Cells) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    models = [m for _, _, m in RELEASES]
+    models = [m for _, _, m in WIDE]
     cell_options(ap, models)
     ap.add_argument("--search", action="append", default=[], choices=sorted(SEARCHES),
                     help="Run only this search's cells (again); repeatable.")
