@@ -192,6 +192,8 @@ MODELS = {
     "zk-3.9.3-coarse": "models.zk:R393C",
     "zk-3.9.4": "models.zk:R394",
     "zk-3.7.0-fwd": "models.zk:R370F",
+    "zk-3.7.0-shutdown": "models.zk:R370S",
+    "zk-3.9.2-shutdown": "models.zk:R392S",
 }
 #: ZooKeeper releases by version, each the registered model whose rules it ships (models/zk)
 ALIASES = {

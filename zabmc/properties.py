@@ -135,6 +135,11 @@ REGISTRY: dict[str, Property] = {
                "it has applied beyond the log's first entry", "ZooKeeper 3.9.3 "
                "Learner.syncWithLeader's processTxn(TxnHeader, Record) (ZOOKEEPER-4925)",
                default=False, check="models.zk.storage:committed_log_hole"),
+        always("ack-from-memory", "a follower acknowledges NEWLEADER only once the committed "
+               "transactions its data tree holds are on disk", "ZooKeeper 3.7.0-3.9.2 "
+               "Learner.shutdown's zk.shutdown(boolean), which leaves the SyncRequestProcessor "
+               "running (ZOOKEEPER-4712); a TRUNC synchronisation's memory kept (ZOOKEEPER-5094)",
+               default=False, check="models.zk.shutdown:ack_from_memory"),
         eventually(
             "eventually-leader",
             "once faults stop (no drop, timeout budget or crash; every message delivered, every "

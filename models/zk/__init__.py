@@ -4,13 +4,15 @@
 `zk-3.7.0` and `zk-3.9.2` at the grain of the follower's threads (models/zk/fine.py), `zk-3.9.3` and
 `zk-3.9.4` at the grain of 3.9's in-memory committed log (models/zk/storage.py; the coarse 3.9.3 is
 `zk-3.9.3-coarse`), and `zk-3.7.0-fwd`, `zk-3.7.0` with broadcasts between SYNC and NEWLEADER
-(models/zk/forward.py)."""
+(models/zk/forward.py), and `zk-3.7.0-shutdown` and `zk-3.9.2-shutdown`, with a follower's shutdown
+as those releases do it (models/zk/shutdown.py)."""
 
 from .handlers import Committed393Rules, FixedFleRules, FixedRules, FleRules, Pre3911Rules, Rules
 from .model import (FIXED, FIXED_FLE, FLE, MODEL, PRE3911, R370, R392, R393, R393C, R394, R370F,
-                    FineZkModel, ForwardZkModel,
+                    R370S, R392S, FineZkModel, ForwardZkModel, ShutdownZkModel,
                     StoreZkModel, ZkModel)
 
 __all__ = ["FIXED", "FIXED_FLE", "FLE", "MODEL", "PRE3911", "R370", "R392", "R393", "R393C", "R394",
-           "R370F", "Committed393Rules", "FineZkModel", "ForwardZkModel", "StoreZkModel",
+           "R370F", "R370S", "R392S", "Committed393Rules", "FineZkModel", "ForwardZkModel",
+           "ShutdownZkModel", "StoreZkModel",
            "FixedFleRules", "FixedRules", "FleRules", "Pre3911Rules", "Rules", "ZkModel"]

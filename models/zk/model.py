@@ -233,3 +233,37 @@ class ForwardZkModel(FineZkModel):
 R370F = ForwardZkModel(Fwd370Rules(), description="zk-3.7.0 with an established leader's NEWLEADER "
                                                    "a step after the sync packets: broadcasts can "
                                                    "fall between them (startForwarding, F9-F11)")
+
+
+# --- a follower's shutdown as 3.7.0-3.9.2 do it (models/zk/README.md, H1-H9) ---------------------
+from . import shutdown  # noqa: E402
+
+
+class Sd370Rules(Fine370Rules):
+    """`zk-3.7.0` with its follower's shutdown (ZOOKEEPER-4712, fixed in 3.9.3 by PR #2154): the
+    SyncThread's queue leaks, the data tree is kept, votes and ACKEPOCH read memory (H1-H9)."""
+
+    tag = "3.7.0-shutdown"
+    durable = shutdown.DURABLE
+
+
+class Sd392Rules(Fine392Rules):
+    """`zk-3.9.2` (and 3.8.5) with the same shutdown: PR #2111 writes the synchronisation's
+    proposals before the NEWLEADER ack, but a broadcast's queue still leaks (H1-H9)."""
+
+    tag = "3.9.2-shutdown"
+    durable = shutdown.DURABLE
+
+
+class ShutdownZkModel(FineZkModel):
+    """A `ZkModel` whose kernel is `shutdown` (over fine.py over the bound `handlers`)."""
+
+    kernel = shutdown
+
+
+R370S = ShutdownZkModel(Sd370Rules(), description="zk-3.7.0 with a follower's shutdown as 3.7.0 "
+                                                   "does it: the SyncThread's queue leaks, memory "
+                                                   "is kept and read by votes and ACKEPOCH "
+                                                   "(ZOOKEEPER-4712, 5094)")
+R392S = ShutdownZkModel(Sd392Rules(), description="zk-3.9.2 with the same shutdown (ZOOKEEPER-4712 "
+                                                   "until 3.9.3; 5094)")

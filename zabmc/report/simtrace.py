@@ -82,6 +82,11 @@ def _changes(a, b) -> list[str]:
         ha = a.history[-1][0] if a.history else (0, 0)
         hb = b.history[-1][0] if b.history else (0, 0)
         out.append(f"history len {len(a.history)} -> {len(b.history)} (last {_zx(ha)} -> {_zx(hb)})")
+    da, db = getattr(a, "disk", None), getattr(b, "disk", None)
+    if da != db:  # a model whose history is memory and whose disk is apart (zk's shutdown grain)
+        za = da[-1][0] if da else (0, 0)
+        zb = db[-1][0] if db else (0, 0)
+        out.append(f"disk len {len(da or ())} -> {len(db or ())} (last {_zx(za)} -> {_zx(zb)})")
     if getattr(a, "synced", None) != getattr(b, "synced", None):
         out.append(f"synced {a.synced} -> {b.synced}")
     if getattr(a, "next_counter", None) != getattr(b, "next_counter", None):
