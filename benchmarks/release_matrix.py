@@ -35,14 +35,22 @@ RELEASES = [
     ("3.7.0", "3911's fix: currentEpoch, the proposals queued for the SyncThread, then the ACK "
               "(threads' grain)", "zk-3.7.0"),
     ("3.8.0", "as 3.7.0, at the coarse grain `zabmc real` schedules (Debian's package)", "zk"),
+    ("3.7.0 with its shutdown", "as 3.7.0, with a follower's shutdown leaving its SyncThread's "
+                                "queue unwritten and its data tree, which the next votes read, "
+                                "kept (ZOOKEEPER-4712; shutdown grain, H1-H9)",
+     "zk-3.7.0-shutdown"),
     ("3.8.5 / 3.9.2", "ZOOKEEPER-4785's fix (PR #2111): written, then currentEpoch, then the ACK "
                       "(threads' grain)", "zk-3.9.2"),
+    ("3.8.5 / 3.9.2 with its shutdown", "as 3.9.2, with 3.7.0's shutdown, which 3.8.5, 3.8.6 "
+                                        "and 3.9.2 keep (4712's fix, PR #2154, is in 3.9.3 "
+                                        "only; shutdown grain, H1-H9)", "zk-3.9.2-shutdown"),
     ("3.9.3", "PR #2152 (#2188): the committed written (applied outside the committed log), "
               "the outstanding kept for UPTODATE (storage grain)", "zk-3.9.3"),
     ("3.9.4", "as 3.9.3, the synchronised transactions added to the committed log "
               "(ZOOKEEPER-4925's fix, PR #2254; storage grain)", "zk-3.9.4"),
 ]
-FINE = ("zk-3.7.0", "zk-3.9.2")  # the models at the grain of the follower's threads
+FINE = ("zk-3.7.0", "zk-3.9.2", "zk-3.7.0-shutdown", "zk-3.9.2-shutdown")  # the threads' grain
+SHUTDOWN = ("zk-3.7.0-shutdown", "zk-3.9.2-shutdown")  # memory apart from disk (shutdown.py)
 STORAGE = ("zk-3.9.3", "zk-3.9.4")  # the models with a committed log (models/zk/storage.py)
 TWO = "--nodes 2 --proposals 1 --max-timeouts 1 --max-crashes 1 --depth 100"
 THREE = "--nodes 3 --proposals 1 --max-timeouts 1 --depth 30"
@@ -70,6 +78,10 @@ ROWS = {
                                  "--nodes 3 --proposals 2 --max-timeouts 2 --depth 35 "
                                  "--strategy dfs --invariant sync-loses-committed", STORAGE,
                                  "n/a: no committed log at this grain"),
+    "ZOOKEEPER-4712": ("`ack-from-memory`: NEWLEADER acknowledged with a committed transaction "
+                       "the data tree holds and the disk lacks", f"{THREE} --invariant "
+                       "ack-from-memory", SHUTDOWN, "n/a: the shutdown writes the queue and "
+                       "reloads memory (D8, 3.9.3's behaviour)"),
     "data loss": ("the default safety properties (the consequence of 3911, 4646 and 4643; the "
                   "windows above say which)", DATA_LOSS, None, ""),
     "leader-gives-up": ("`leader-gives-up`: Leader.waitForEpochAck's \"Follower is ahead\" "

@@ -9,7 +9,7 @@
 2. The election at FLE's grain: the ZOOKEEPER-4646 counterexample refined to zk-fle and
    zk-fixed-fle (models/zk/refine.py), and a direct, time-limited DFS of zk-fle.
 The sections other scripts write are kept as they are: the wider searches (zk_wide.py), the
-release matrix (release_matrix.py), ZOOKEEPER-4685 (zk_4685.py), Remix (remix_compare.py) and
+release matrix (release_matrix.py), ZOOKEEPER-4685 (zk_4685.py), ZOOKEEPER-4712 (zk_4712.py), Remix (remix_compare.py) and
 the runs on real servers (real_report.py).
 """
 
@@ -54,13 +54,18 @@ RELATED = [
     "`leader-unexpected-ack` (18 events; the section below); not on `zk-3.9.2`. The coarser "
     "variants queue and acknowledge in one step and cannot reach it |",
     "| ZOOKEEPER-2845 | the in-memory database kept across an election diverges from the disk | "
-    "not reachable in the coarse and threads' grains: every shutdown reloads memory from disk "
-    "(D8). The storage grain (`zk-3.9.3`, `zk-3.9.4`) keeps the database across a role change "
-    "and fast-forwards it over the log, as the fix does (S5); it drops the memory-only "
-    "transactions of an unfinished TRUNC or SNAP synchronisation, as D8 does |",
-    "| ZOOKEEPER-5094 | an interrupted TRUNC synchronisation keeps memory ahead of the log | not "
-    "reachable: an unfinished TRUNC's memory is dropped at the role change in every grain (D8, "
-    "S5); keeping it is what 5094 needs, not modelled yet |",
+    "its fix (fastForwardDataBase at a shutdown) is modelled where memory outlives a role change: "
+    "the storage grain (`zk-3.9.3`, `zk-3.9.4`, S5) and the shutdown grain (`-shutdown`, H3); the "
+    "coarse and threads' grains reload memory from disk at every shutdown (D8) |",
+    "| ZOOKEEPER-4712 | a follower's shutdown leaves its SyncThread running: its queue is "
+    "written later or lost, while the data tree, which the next votes and ACKEPOCH read, is kept "
+    "(3.7.0 to 3.9.2 and branch-3.8; fixed in 3.9.3 by PR #2154) | found on `zk-3.7.0-shutdown` "
+    "and `zk-3.9.2-shutdown` (models/zk/README.md, H1-H9): its window, `ack-from-memory`, and an "
+    "inconsistency on 3.9.2 (the section below); the other variants shut down as 3.9.3 does (D8) |",
+    "| ZOOKEEPER-5094 | an interrupted TRUNC synchronisation keeps memory ahead of the log "
+    "(unfixed; PR #2459 proposed) | modelled on the `-shutdown` variants (H3): the TRUNC's "
+    "applied transactions stay in memory at the shutdown, and `ack-from-memory` names them; "
+    "dropped at the role change in the other grains (D8, S5) |",
     "| ZOOKEEPER-4394 | a COMMIT without its PROPOSAL during synchronisation (an exception) | "
     "found as the failure property `sync-exception` (D12; the release matrix below) |",
     "| ZOOKEEPER-4925 | a hole in the leader's committed log (3.9.3 only) | found on "
@@ -244,6 +249,7 @@ def main() -> int:
     lines += RELATED
     lines += _kept_section(path, "## Releases")  # benchmarks/release_matrix.py's
     lines += _kept_section(path, "## ZOOKEEPER-4685")  # benchmarks/zk_4685.py's
+    lines += _kept_section(path, "## ZOOKEEPER-4712")  # benchmarks/zk_4712.py's
     lines += _kept_section(path, "## Beside Remix")  # benchmarks/remix_compare.py's
     lines += _kept_section(path, "## On ZooKeeper ")  # benchmarks/real_report.py's
     with open(path, "w") as f:
