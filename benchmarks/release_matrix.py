@@ -76,7 +76,7 @@ ROWS = {
     "ZOOKEEPER-4925, the loss": ("`sync-loses-committed`: a leader's DIFF leaves a follower "
                                  "without a transaction the leader applied",
                                  "--nodes 3 --proposals 2 --max-timeouts 2 --depth 35 "
-                                 "--strategy dfs --invariant sync-loses-committed", STORAGE,
+                                 "--invariant sync-loses-committed", STORAGE,
                                  "n/a: no committed log at this grain"),
     "ZOOKEEPER-4712": ("`ack-from-memory`: NEWLEADER acknowledged with a committed transaction "
                        "the data tree holds and the disk lacks", f"{THREE} --invariant "
@@ -98,10 +98,7 @@ def cell(model: str, flags: str) -> dict:
 
 
 #: cells started and not finished, and why (a search the machine could not afford that day)
-UNFINISHED = {
-    "zk-3.9.4|ZOOKEEPER-4925, the loss": "not finished: stopped after 73 CPU min and 4.7 GB "
-                                         "(2026-11-26); no violation was reported before",
-}
+UNFINISHED: dict[str, str] = {}
 
 
 def show(d: dict | None, key: str = "") -> str:

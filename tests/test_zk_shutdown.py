@@ -146,3 +146,48 @@ def test_the_shortest_window_each_finds():
 def shutdown_rules():
     from models.zk import R370S
     return R370S.rules
+
+
+# --- the inconsistency on zk-3.9.2-shutdown (reports/zookeeper.md, "ZOOKEEPER-4712") ------------
+
+CORPUS = __import__("pathlib").Path(__file__).parent / "corpus" / "zk"
+# tests/corpus/zk/zookeeper-4712.trace.json: breadth-first search's first run (benchmarks/zk_4712.py),
+# read against 3.9.2's code by hand: node 0 times out with 1.1 queued (event 11), leads epoch 2
+# and commits 2.1 (event 23), its leaked SyncThread writes 1.1 after 2.1 (event 24), and its
+# restart replays both (events 25, 26).
+TIMEOUT_4712, FLUSH_4712 = 11, 24
+
+
+def test_zookeeper_4712_replays_to_an_uncommitted_write_applied_at_the_load():
+    from zabmc.explore.trace import load, replay
+
+    data = load(str(CORPUS / "zookeeper-4712.trace.json"))
+    assert data["model"] == "zk-3.9.2-shutdown"
+    result = replay(data)
+    assert result.confirmed
+    assert (result.trace.violation.property, result.trace.violation_step) == ("prefix", 26)
+    kinds = [e["kind"] for e in data["events"]]
+    assert kinds[TIMEOUT_4712 - 1] == "timeout" and kinds[-2:] == ["crash", "restart"]
+    assert data["events"][FLUSH_4712 - 1] == {"kind": "action", "action": ["flush", 0]}
+    s = result.trace.states[-1]
+    assert [t[0] for t in s.nodes[0].history] == [(1, 1), (2, 1)]
+    assert [t[0] for t in s.nodes[2].history] == [(2, 1)]  # node 2 never had 1.1
+
+
+def test_zk_3_9_2_writes_the_queue_before_it_votes():
+    """The same first 11 events on zk-3.9.2 (D8, 3.9.3's shutdown): node 0 writes 1.1 at its
+    timeout and names it in its vote, so the next epoch's history holds it before 2.1."""
+    from zabmc.explore.trace import load
+
+    data = load(str(CORPUS / "zookeeper-4712.trace.json"))
+    spec = CheckSpec(model="zk-3.9.2", nodes=3, proposals=2, max_timeouts=1, max_crashes=1,
+                     depth=30).validate()
+    env = spec.env()
+    s, _ = env.initial()
+    for want in data["events"][:TIMEOUT_4712]:
+        evs = [ev for ev in env.events(s) if ev.to_json(env.model) == want]
+        assert len(evs) == 1, want
+        _, s, v = env.successor(s, evs[0])
+        assert v is None
+    f = s.nodes[0]
+    assert [t[0] for t in f.history] == [(1, 1)] and handlers.vote(f) == (1, (1, 1), 0)
