@@ -27,7 +27,8 @@ from benchmarks.common import (Cells, cell_options, check_json, run_cells, slim,
                                write_zk_section)
 from benchmarks.release_matrix import RELEASES  # noqa: E402
 
-#: the releases, and the variant with an established leader's broadcasts before NEWLEADER
+#: the releases (the shutdown grain's columns too), and the variant with an established leader's
+#: broadcasts before NEWLEADER
 WIDE = RELEASES + [("3.7.0 with F9-F11", "zk-3.7.0 with broadcasts between SYNC and NEWLEADER",
                     "zk-3.7.0-fwd")]
 HEADING = "## Wider searches"
@@ -44,7 +45,7 @@ PROPERTIES = ("integrity", "total-order", "agreement", "prefix", "local-primary-
               "global-primary-order", "primary-integrity", "leadership", "sane-history",
               "sync-exception", "leader-gives-up", "leader-unexpected-ack",
               "ack-before-logging", "ack-before-disk", "epoch-before-disk",
-              "sync-loses-committed", "committed-log-hole")
+              "sync-loses-committed", "committed-log-hole", "ack-from-memory", "stale-log-write")
 #: what a finding is, by property: the JIRA issue it matches, or why it is no bug
 KNOWN = {
     "ack-before-logging": "ZOOKEEPER-3911's window (D18)",
@@ -54,6 +55,8 @@ KNOWN = {
     "committed-log-hole": "ZOOKEEPER-4925's window (models/zk/README.md S1-S10)",
     "sync-loses-committed": "ZOOKEEPER-4925: a DIFF from a committed log with a hole",
     "leader-unexpected-ack": "ZOOKEEPER-4685",
+    "ack-from-memory": "ZOOKEEPER-4712's window (models/zk/README.md H1-H9)",
+    "stale-log-write": "ZOOKEEPER-4712's write of a queue its shutdown left (H2, H8)",
     "leader-gives-up": "Leader.waitForEpochAck's \"Follower is ahead\": designed, the ensemble "
                        "elects again (D9)",
 }
@@ -76,7 +79,9 @@ def cell(model: str, search: str) -> dict:
 WINDOWS = (("ack-before-logging", "models.zk.windows:ack_before_logging"),
            ("epoch-before-disk", "models.zk.windows:epoch_before_disk"),
            ("ack-before-disk", "models.zk.windows:ack_before_disk"),
-           ("committed-log-hole", "models.zk.storage:committed_log_hole"))
+           ("committed-log-hole", "models.zk.storage:committed_log_hole"),
+           ("ack-from-memory", "models.zk.shutdown:ack_from_memory"),
+           ("stale-log-write", "models.zk.shutdown:stale_log_write"))
 #: (4925's other property, `sync-loses-committed`, is a leader's failure and needs a hole first)
 
 

@@ -191,3 +191,15 @@ def test_zk_3_9_2_writes_the_queue_before_it_votes():
         assert v is None
     f = s.nodes[0]
     assert [t[0] for t in f.history] == [(1, 1)] and handlers.vote(f) == (1, (1, 1), 0)
+
+
+def test_the_stale_write_is_named_where_it_happens():
+    """`stale-log-write` (4712's write) fires at the leaked SyncThread's write of 1.1, after node
+    0's data tree moved on to 2.1, and nowhere before."""
+    from models.zk.shutdown import stale_log_write
+    from zabmc.explore.trace import load, replay
+
+    states = replay(load(str(CORPUS / "zookeeper-4712.trace.json"))).trace.states
+    first = next(k for k, s in enumerate(states) if any(stale_log_write(n) for n in s.nodes))
+    assert first == FLUSH_4712
+    assert "node 0's log holds 1.1" in stale_log_write(states[first].nodes[0])

@@ -140,6 +140,10 @@ REGISTRY: dict[str, Property] = {
                "Learner.shutdown's zk.shutdown(boolean), which leaves the SyncRequestProcessor "
                "running (ZOOKEEPER-4712); a TRUNC synchronisation's memory kept (ZOOKEEPER-5094)",
                default=False, check="models.zk.shutdown:ack_from_memory"),
+        always("stale-log-write", "no node's log gets a transaction that its data tree lacks "
+               "and has moved past", "ZooKeeper 3.7.0-3.9.2 Learner.shutdown, whose "
+               "SyncRequestProcessor keeps writing the queue of the role left "
+               "(ZOOKEEPER-4712)", default=False, check="models.zk.shutdown:stale_log_write"),
         eventually(
             "eventually-leader",
             "once faults stop (no drop, timeout budget or crash; every message delivered, every "

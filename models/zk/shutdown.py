@@ -213,6 +213,24 @@ def ack_from_memory(node) -> str | None:
             f"committed transactions not on its disk: {why}")
 
 
+def stale_log_write(node) -> str | None:
+    """ZOOKEEPER-4712's write: the node's log holds a transaction its data tree lacks, older than
+    the tree's last one. Only a SyncThread that a shutdown left running writes one (H2): the
+    transaction was queued for a role the node has left, and its data tree moved on without it;
+    the next load applies it after the later ones (H8). None for the nodes of other models."""
+    d = getattr(node, "disk", None)
+    if not d or node.history == d or not node.history:
+        return None
+    have = {t[0] for t in node.history}
+    last = node.history[-1][0]
+    odd = [t[0] for t in d if t[0] < last and t[0] not in have]
+    if not odd:
+        return None
+    return (f"node {node.id}'s log holds {', '.join(f'{z[0]}.{z[1]}' for z in odd)}, which its "
+            f"data tree (last {last[0]}.{last[1]}) lacks: written by a SyncThread its shutdown "
+            "left running (ZOOKEEPER-4712); a load applies it after the later transactions")
+
+
 # --- views ---------------------------------------------------------------------------------------
 
 
