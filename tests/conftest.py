@@ -79,3 +79,19 @@ def spark():
     session = get_session("local[2]", partitions=2)
     yield session
     stop_session()
+
+
+def walk_described(spec, steps: list[str]):
+    """Drive the explorer's own events of the check `spec` (a validated CheckSpec): at each step
+    the one enabled event whose description starts with the given text. Returns the env, the
+    states and each step's violation (None where the step broke nothing)."""
+    env = spec.env()
+    s, _ = env.initial()
+    states, found = [s], []
+    for text in steps:
+        evs = [ev for ev in env.events(s) if ev.describe(env.model).startswith(text)]
+        assert len(evs) == 1, (text, [ev.describe(env.model) for ev in env.events(s)])
+        _, s, v = env.successor(s, evs[0])
+        states.append(s)
+        found.append(v)
+    return env, states, found

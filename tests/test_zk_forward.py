@@ -22,20 +22,12 @@ EPOCH_1 = ["elect node 2 (quorum [0, 1, 2])", "deliver 0->2 FOLLOWERINFO",
 
 
 def _walk(model: str, steps: list[str], invariants=("sync-exception",)):
-    """Drive the explorer's own events: at each step the one enabled event whose description
-    starts with the given text. Returns the env, the states and each step's violation."""
+    """The explorer's own events, one per described step (conftest's `walk_described`)."""
+    from conftest import walk_described
+
     spec = CheckSpec(model=model, nodes=3, proposals=2, depth=60,
                      invariants=invariants).validate()
-    env = spec.env()
-    s, _ = env.initial()
-    states, found = [s], []
-    for text in steps:
-        evs = [ev for ev in env.events(s) if ev.describe(env.model).startswith(text)]
-        assert len(evs) == 1, (text, [ev.describe(env.model) for ev in env.events(s)])
-        _, s, v = env.successor(s, evs[0])
-        states.append(s)
-        found.append(v)
-    return env, states, found
+    return walk_described(spec, steps)
 
 
 def test_an_established_leader_owes_newleader_after_the_sync_packets():

@@ -33,20 +33,12 @@ EPOCH_2 = ["elect node 2 (quorum [1, 2])", "deliver 1->2 FOLLOWERINFO", "deliver
 
 
 def _walk(model: str, steps: list[str], invariants=("ack-from-memory",), crashes=0):
-    """Drive the explorer's own events: at each step the one enabled event whose description
-    starts with the given text. Returns the env, the states and each step's violation."""
+    """The explorer's own events, one per described step (conftest's `walk_described`)."""
+    from conftest import walk_described
+
     spec = CheckSpec(model=model, nodes=3, proposals=1, max_timeouts=1, max_crashes=crashes,
                      depth=60, invariants=invariants).validate()
-    env = spec.env()
-    s, _ = env.initial()
-    states, found = [s], []
-    for text in steps:
-        evs = [ev for ev in env.events(s) if ev.describe(env.model).startswith(text)]
-        assert len(evs) == 1, (text, [ev.describe(env.model) for ev in env.events(s)])
-        _, s, v = env.successor(s, evs[0])
-        states.append(s)
-        found.append(v)
-    return env, states, found
+    return walk_described(spec, steps)
 
 
 def test_a_follower_leaves_its_role_with_its_queue_leaked_and_its_memory_kept():
