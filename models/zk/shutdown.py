@@ -193,17 +193,21 @@ def deliver(h, node, src: int, msg: tuple, n: int, rules) -> Step:
 
 def ack_from_memory(node) -> str | None:
     """ZOOKEEPER-4712's and 5094's window: a follower has acknowledged NEWLEADER while its data
-    tree holds a committed transaction of an earlier epoch that is not on its disk: its
-    ACKEPOCH may have named it, so the leader did not send it, and a crash now loses it. None for
-    the nodes of other models, which have no `disk` apart from `history`."""
+    tree holds a committed transaction that is not on its disk: its ACKEPOCH named it, so the
+    leader did not send it, and a crash now loses it. Of any epoch: unlike D18's windows, which
+    look at what the synchronisation sent, this looks at what it did not send, and a transaction
+    of the new epoch the follower applied before a shutdown (a TRUNC's, or one queued when it
+    left and rejoined the same leader) is not sent again either. None for the nodes of other
+    models, which have no `disk` apart from `history`."""
     d = getattr(node, "disk", None)
     if d is None or node.role != FOLLOWING or not node.nl or node.owed:
         return None
     if node.history == d:
         return None
     on = {t[0] for t in d}
-    e, c = node.current_epoch, max(node.commit, node.pcommit)
-    left = [t for t in node.history if t[0] not in on and t[0][0] < e and t[0] <= c]
+    c = max(node.commit, node.pcommit)
+    e = node.current_epoch
+    left = [t for t in node.history if t[0] not in on and t[0] <= c]
     if not left:
         return None
     leaked = {t[0] for t in node.leak}
