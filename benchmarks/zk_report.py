@@ -63,9 +63,10 @@ RELATED = [
     "and `zk-3.9.2-shutdown` (models/zk/README.md, H1-H9): its window, `ack-from-memory`, and an "
     "inconsistency on 3.9.2 (the section below); the other variants shut down as 3.9.3 does (D8) |",
     "| ZOOKEEPER-5094 | an interrupted TRUNC synchronisation keeps memory ahead of the log "
-    "(unfixed; PR #2459 proposed) | modelled on the `-shutdown` variants (H3): the TRUNC's "
-    "applied transactions stay in memory at the shutdown, and `ack-from-memory` names them; "
-    "dropped at the role change in the other grains (D8, S5) |",
+    "(unfixed; PR #2459 proposed) | modelled on the `-shutdown` variants (H3): a hand-built run "
+    "(tests/corpus/zk/zookeeper-5094.trace.json, 75 events) reaches `ack-from-memory` and then a "
+    "delivery across the gap (`local-primary-order`, `agreement`); the storage grain (3.9.3, "
+    "3.9.4) still drops the TRUNC's memory at the shutdown (S5), so 5094 is not modelled there |",
     "| ZOOKEEPER-4394 | a COMMIT without its PROPOSAL during synchronisation (an exception) | "
     "found as the failure property `sync-exception` (D12; the release matrix below) |",
     "| ZOOKEEPER-4925 | a hole in the leader's committed log (3.9.3 only) | found on "

@@ -195,3 +195,61 @@ def test_the_stale_write_is_named_where_it_happens():
     first = next(k for k, s in enumerate(states) if any(stale_log_write(n) for n in s.nodes))
     assert first == FLUSH_4712
     assert "node 0's log holds 1.1" in stale_log_write(states[first].nodes[0])
+
+
+# --- ZOOKEEPER-5094: an interrupted TRUNC (tests/corpus/zk/build_5094.py builds the run) --------
+
+# node 2, truncated by leader 1 (its 1.1 of an abandoned epoch), applies the synchronisation's
+# committed 2.1 in memory (event 39), times out before NEWLEADER (event 40) and keeps it; its next
+# ACKEPOCH names 2.1, and it acknowledges NEWLEADER without 2.1 on disk (event 48). The leader's
+# 2.2 is then written after the gap, a restart loads the gap, and 2.3's COMMIT makes node 2
+# deliver 2.2 without 2.1 (event 74).
+TRUNC_5094, TIMEOUT_5094, ACK_5094, LOSS_5094 = 39, 40, 48, 74
+
+
+def test_zookeeper_5094_replays_to_a_gap_in_the_log():
+    from zabmc.explore.trace import load, replay
+
+    data = load(str(CORPUS / "zookeeper-5094.trace.json"))
+    assert data["model"] == "zk-3.9.2-shutdown"
+    result = replay(data)
+    assert result.confirmed
+    assert (result.trace.violation.property, result.trace.violation_step) == ("ack-from-memory",
+                                                                              ACK_5094)
+    assert "2.1 (applied in memory only, ZOOKEEPER-5094)" in result.trace.violation.message
+    states = result.trace.states
+    f = states[TRUNC_5094].nodes[2]
+    assert (f.mode, f.disk, [t[0] for t in f.mem]) == (TRUNC, (), [(2, 1)])
+    f = states[TIMEOUT_5094].nodes[2]
+    assert f.role == LOOKING and [t[0] for t in f.history] == [(2, 1)] and f.disk == ()
+    assert handlers.vote(f)[1] == (2, 1)  # its vote (and next ACKEPOCH) names 2.1
+    # the rest of the run with the default properties: node 2 delivers 2.2 without 2.1
+    spec = CheckSpec(model="zk-3.9.2-shutdown", nodes=3, proposals=4, max_timeouts=2,
+                     max_crashes=1, depth=100).validate()
+    env = spec.env()
+    s, _ = env.initial()
+    first = None
+    for k, want in enumerate(data["events"], start=1):
+        [ev] = [ev for ev in env.events(s) if ev.to_json(env.model) == want]
+        _, s, v = env.successor(s, ev)
+        if v is not None and first is None:
+            first = (k, {x.property for x in v.all()})
+    assert first == (LOSS_5094, {"local-primary-order", "agreement", "total-order"})
+    assert [t[0] for t in s.nodes[2].history] == [(2, 2)]
+
+
+def test_zk_3_9_2_drops_the_truncation_memory_at_the_shutdown():
+    """D8 (zk-3.9.2): the same run up to node 2's timeout leaves its memory as its disk (empty),
+    so its vote names 0.0 and the leader would send 2.1 again."""
+    from zabmc.explore.trace import load
+
+    data = load(str(CORPUS / "zookeeper-5094.trace.json"))
+    spec = CheckSpec(model="zk-3.9.2", nodes=3, proposals=4, max_timeouts=2, max_crashes=1,
+                     depth=100).validate()
+    env = spec.env()
+    s, _ = env.initial()
+    for want in data["events"][:TIMEOUT_5094]:
+        [ev] = [ev for ev in env.events(s) if ev.to_json(env.model) == want]
+        _, s, _ = env.successor(s, ev)
+    f = s.nodes[2]
+    assert f.role == LOOKING and f.history == () and handlers.vote(f)[1] == ZERO

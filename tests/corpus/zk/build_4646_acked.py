@@ -31,8 +31,8 @@ ESTABLISH = ("FOLLOWERINFO", "LEADERINFO", "ACKEPOCH", "SYNC", "NEWLEADER", "ACK
 
 
 class Builder:
-    def __init__(self, model: str):
-        self.env = env_from_json({"model": model, "config": CONFIG, "invariants": INVARIANTS})
+    def __init__(self, model: str, config: dict = CONFIG, invariants: list = INVARIANTS):
+        self.env = env_from_json({"model": model, "config": config, "invariants": invariants})
         self.s, v = self.env.initial()
         self.states, self.events = [self.s], []
         self.first, self.first_step = v, (0 if v is not None else None)
