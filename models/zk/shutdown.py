@@ -57,7 +57,7 @@ def _last(txns) -> tuple:
 
 def _write(disk: tuple, txns) -> tuple:
     """`disk` with `txns` written: the log read back in zxid order, each zxid once (a transaction
-    written twice, or after a later one, is replayed with the others at a load, H3)."""
+    written twice, or after a later one, is replayed with the others at a load, H8)."""
     if not txns:
         return disk
     if not disk or (txns[0][0] > disk[-1][0] and all(
@@ -88,13 +88,13 @@ def _track(x, y, truncate=None):
     """`y`, fine.py's node after a step from `x`, with its disk and leaked queue brought along."""
     if x.role != LOOKING and y.role == LOOKING:
         return _durable(_shutdown(x, y))
-    if truncate is not None:  # H5: truncateLog cuts the disk, then clear() and loadDataBase()
+    if truncate is not None:  # H6: truncateLog cuts the disk, then clear() and loadDataBase()
         disk = tuple(t for t in x.disk if t[0] <= truncate)
         return _durable(y._replace(disk=disk, history=disk))
     hx, hy = x.history, y.history
     if hy is hx or hy == hx:
         return _durable(y)
-    if x.mode == TRUNC and not x.nl and y.nl:  # H5: NEWLEADER's snapshot is the data tree
+    if x.mode == TRUNC and not x.nl and y.nl:  # H6: NEWLEADER's snapshot is the data tree
         return _durable(y._replace(disk=_write(x.disk, hy)))
     if hy[:len(hx)] == hx:  # H1: a write (the SyncThread, the leader's proposal, 3.9.2's sync)
         return _durable(y._replace(disk=_write(x.disk, hy[len(hx):])))
@@ -134,7 +134,7 @@ def _steps(nodes, pairs: list) -> list:
 
 
 def start(h, node, n: int, rules) -> Step:
-    """Start-up and every restart (H6): loadDataBase makes the data tree of the disk; what was
+    """Start-up and every restart (H7): loadDataBase makes the data tree of the disk; what was
     delivered stays within it."""
     d = node.disk
     lc = max((t[0] for t in d if t[0] <= node.last_committed), default=ZERO)
