@@ -43,7 +43,7 @@ assert SdNode._fields[:len(FineNode._fields)] == FineNode._fields
 
 #: what a crash keeps (E7): the kernel's fields and the disk. `history`, the memory here, stays
 #: only while the node is down, so that what it delivered stays as it was; the restart replaces
-#: it with the disk (H6)
+#: it with the disk (H7)
 DURABLE = ("accepted_epoch", "current_epoch", "history", "last_committed", "conn", "disk")
 
 
@@ -188,7 +188,7 @@ def deliver(h, node, src: int, msg: tuple, n: int, rules) -> Step:
     return _step(node, st, truncate)
 
 
-# --- the window (models/zk/README.md, H8; a node check, as D18's windows) --------------------------
+# --- the windows (models/zk/README.md, H9; node checks, as D18's windows) --------------------------
 
 
 def ack_from_memory(node) -> str | None:
