@@ -69,7 +69,8 @@ def test_its_next_ackepoch_names_memory_and_its_ack_of_newleader_opens_the_windo
 def test_the_leader_sends_an_empty_diff_from_the_named_zxid():
     env, states, _ = _walk("zk-3.7.0-shutdown", EPOCH_1 + EPOCH_2[:4])
     texts = [ev.describe(env.model) for ev in env.events(states[-1])]
-    assert any(t.startswith("deliver 2->1 SYNC(conn=2, mode=DIFF, zxid=1.1, txns=[]") for t in texts), texts
+    want = "deliver 2->1 SYNC(conn=2, mode=DIFF, zxid=1.1, txns=[]"
+    assert any(t.startswith(want) for t in texts), texts
     # zk-3.7.0: node 1 wrote 1.1 at its shutdown, and names it from disk: the same DIFF, safely
     env, states, found = _walk("zk-3.7.0", EPOCH_1 + EPOCH_2)
     assert found == [None] * len(found)
@@ -143,8 +144,8 @@ def shutdown_rules():
 # --- the inconsistency on zk-3.9.2-shutdown (reports/zookeeper.md, "ZOOKEEPER-4712") ------------
 
 CORPUS = __import__("pathlib").Path(__file__).parent / "corpus" / "zk"
-# tests/corpus/zk/zookeeper-4712.trace.json: breadth-first search's first run (benchmarks/zk_4712.py),
-# read against 3.9.2's code by hand: node 0 times out with 1.1 queued (event 11), leads epoch 2
+# tests/corpus/zk/zookeeper-4712.trace.json: breadth-first search's first run
+# (benchmarks/zk_4712.py), read against 3.9.2's code by hand: node 0 times out with 1.1 queued (event 11), leads epoch 2
 # and commits 2.1 (event 23), its leaked SyncThread writes 1.1 after 2.1 (event 24), and its
 # restart replays both (events 25, 26).
 TIMEOUT_4712, FLUSH_4712 = 11, 24

@@ -188,7 +188,7 @@ def deliver(h, node, src: int, msg: tuple, n: int, rules) -> Step:
     return _step(node, st, truncate)
 
 
-# --- the windows (models/zk/README.md, H9; node checks, as D18's windows) --------------------------
+# --- the windows (models/zk/README.md, H9; node checks, as D18's windows) ------------------------
 
 
 def ack_from_memory(node) -> str | None:
@@ -211,8 +211,11 @@ def ack_from_memory(node) -> str | None:
     if not left:
         return None
     leaked = {t[0] for t in node.leak}
-    why = ", ".join(f"{z[0]}.{z[1]} ({'queued for a leaked SyncThread, ZOOKEEPER-4712' if z in leaked else 'applied in memory only, ZOOKEEPER-5094'})"
-                    for z in (t[0] for t in left))
+    why = ", ".join(
+        f"{z[0]}.{z[1]} ("
+        + ("queued for a leaked SyncThread, ZOOKEEPER-4712" if z in leaked
+           else "applied in memory only, ZOOKEEPER-5094") + ")"
+        for z in (t[0] for t in left))
     return (f"node {node.id} acknowledged NEWLEADER of epoch {e} while its data tree holds "
             f"committed transactions not on its disk: {why}")
 
