@@ -86,8 +86,8 @@ def main() -> int:
 #: the two shortest runs, read step by step (tests/test_zk_shutdown.py follows both)
 STORY = [
     "One of the window's shortest runs on `zk-3.7.0-shutdown` (30 events; "
-    "tests/test_zk_shutdown.py follows it by hand; the one search meets first rejoins the same leader in epoch 1, with "
-    "ACKEPOCH -1 and the same empty DIFF):",
+    "tests/test_zk_shutdown.py follows it by hand; the one search meets first rejoins the same "
+    "leader in epoch 1, with ACKEPOCH -1 and the same empty DIFF):",
     "",
     "- in epoch 1 node 1 is synchronised by a DIFF carrying 1.1, queues it for its SyncThread "
     "at NEWLEADER, and applies it at UPTODATE, committed by node 0's ACK;",

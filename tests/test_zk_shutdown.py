@@ -145,9 +145,9 @@ def shutdown_rules():
 
 CORPUS = __import__("pathlib").Path(__file__).parent / "corpus" / "zk"
 # tests/corpus/zk/zookeeper-4712.trace.json: breadth-first search's first run
-# (benchmarks/zk_4712.py), read against 3.9.2's code by hand: node 0 times out with 1.1 queued (event 11), leads epoch 2
-# and commits 2.1 (event 23), its leaked SyncThread writes 1.1 after 2.1 (event 24), and its
-# restart replays both (events 25, 26).
+# (benchmarks/zk_4712.py), read against 3.9.2's code by hand: node 0 times out with 1.1 queued
+# (event 11), leads epoch 2 and commits 2.1 (event 23), its leaked SyncThread writes 1.1 after
+# 2.1 (event 24), and its restart replays both (events 25, 26).
 TIMEOUT_4712, FLUSH_4712 = 11, 24
 
 
