@@ -50,11 +50,18 @@ def logical_cpus() -> int:
 
 
 def commit() -> str:
-    """The short commit, with `-dirty` when the work tree has uncommitted changes."""
+    """The short commit, with `-dirty` when a tracked file outside reports/ has uncommitted
+    changes. The reports are what the benchmarks write themselves: a report made of cells
+    (`Cells`) rewrites its file after each one, which must not mark the cells after it."""
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
-                             capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or "unknown"
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        changed = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain",
+                                  "--untracked-files=no", "--", ".", ":(exclude)reports"],
+                                 capture_output=True, text=True, timeout=10).stdout.strip()
+        if not head:
+            return "unknown"
+        return head + ("-dirty" if changed else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 

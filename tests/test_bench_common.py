@@ -76,3 +76,30 @@ def test_cells_keep_each_result_with_its_commit_and_write_at_once(tmp_path):
     dry.put("zk|x", {"commit": "0000000", "n": 3})  # without write: the file stays
     assert json.loads(path.read_text())["zk|x"]["n"] == 1
     assert Cells(tmp_path / "none.json", write=False).commits() == "no commit (no cell run yet)"
+
+
+def test_a_commit_is_dirty_for_code_and_not_for_the_reports_a_benchmark_writes(tmp_path,
+                                                                                monkeypatch):
+    """benchmarks/common.commit: a report made of cells rewrites its file after each cell, so the
+    reports a benchmark writes must not mark the cells after the first as run at a dirty tree;
+    a change anywhere else must."""
+    import subprocess
+
+    import benchmarks.common as common
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "r.json").write_text("{}\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    monkeypatch.setattr(common, "ROOT", tmp_path)
+    head = common.commit()
+    assert head and not head.endswith("-dirty")
+    (tmp_path / "reports" / "r.json").write_text('{"cell": 1}\n')
+    assert common.commit() == head
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert common.commit() == head + "-dirty"
