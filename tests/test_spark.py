@@ -121,6 +121,20 @@ def test_spark_bfs_matches_on_3_nodes_fifo_deeper(spark):
 
 
 @pytest.mark.spark
+def test_spark_bfs_matches_on_a_model_with_memory_apart_from_disk(spark):
+    """zk-3.9.2-shutdown (models/zk/shutdown.py): nodes with a durable `disk` beside `history`,
+    leaked queues and their `flush` action, over the same kernel on the executors."""
+    from zabmc.model import get_model
+
+    env = Env(get_model("zk-3.9.2-shutdown"),
+              ExploreConfig(nodes=2, network="fifo", proposals=1, max_timeouts=1, max_crashes=1,
+                            depth=100),
+              Checker(ALL + ("ack-from-memory", "stale-log-write")))
+    want, _ = agree(env, stop_at_first=False)
+    assert want.stop_reason == "exhausted" and want.distinct == 1940
+
+
+@pytest.mark.spark
 def test_spark_bfs_time_limit_stops_with_a_partial_result(spark):
     """A space that cannot finish: 5 nodes, every budget at 5 and no depth bound to speak of
     (levels 1 to 3 hold 90, 4,100 and 128,890 states, growing some thirty-fold a level), and no
