@@ -149,7 +149,15 @@ def section(cells: Cells) -> str:
               "that node leads and sends a DIFF from the log with the hole, which needs a third "
               "node, a third epoch and 35 events (models/zk/README.md, S10). "
               "Its loss row checks `sync-loses-committed` alone: the default properties need a "
-              "third proposal to see it.", ""]
+              "third proposal to see it. "
+              "The columns \"with its shutdown\" are the same releases at the shutdown grain "
+              "(models/zk/README.md, H1-H9): before 3.9.3 (PR #2154, ZOOKEEPER-4712) a "
+              "follower's shutdown leaves its SyncThread's queue unwritten and keeps its data "
+              "tree, which its next votes and ACKEPOCH read. ZOOKEEPER-4712's row checks its "
+              "window; on 3.8.5 / 3.9.2 the data-loss row breaks through it alone, 4646's and "
+              "4643's windows being closed there: the leaked SyncThread writes an uncommitted "
+              "transaction of an abandoned epoch after the next epoch's, and a restart applies "
+              "it (the section \"ZOOKEEPER-4712\" below reads the run).", ""]
     return "\n".join(lines)
 
 
