@@ -74,14 +74,14 @@ RELATED = [
     "variants, which reload memory at every role change): a follower synchronised by DIFF "
     "applies the DIFF's committed 1.2 outside its in-memory committed log, keeps that log "
     "across its role change and, leading the next epoch, sends a follower stale at 1.1 an "
-    "empty DIFF from it. `sync-loses-committed` at 35 events, depth-first (`--nodes 3 "
-    "--proposals 2 --max-timeouts 2 --depth 35 --strategy dfs --invariant "
-    "sync-loses-committed`: 2,274,528 states, 188 CPU s; breadth-first search does not reach "
-    "that depth on three nodes); `agreement` and `total-order` once the stale follower "
+    "empty DIFF from it. `sync-loses-committed` at 33 events, breadth-first, the shortest "
+    "(`--nodes 3 --proposals 2 --max-timeouts 2 --depth 35 --invariant sync-loses-committed`: "
+    "26,257,664 states, 1,868 CPU s; depth-first, 35 events in 2,274,528 states); "
+    "`agreement` and `total-order` once the stale follower "
     "commits a later write (tests/corpus/zk/zookeeper-4925.trace.json, 50 events); the "
     "window, `committed-log-hole`, breadth-first on two nodes at 20 events (335 states). "
-    "`zk-3.9.4` (PR #2254): none within the same 2,274,528 states, and the two-node window "
-    "space exhausted (411 states) |",
+    "`zk-3.9.4` (PR #2254): none breadth-first to 35 events (39,016,503 states, 3,011 CPU s), "
+    "and the two-node window space exhausted (411 states) |",
     "",
     "## Findings that were the model's",
     "",
