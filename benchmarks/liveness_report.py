@@ -74,6 +74,14 @@ RUNS = [
     ("zk-3.9.3", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
     ("zk-3.9.4", "--nodes 2 --proposals 1 --depth 60", "no faults"),
     ("zk-3.9.4", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    # broadcasts before NEWLEADER (zk-3.7.0-fwd) and a follower's shutdown as 3.7.0-3.9.2 do it
+    # (zk-3.7.0-shutdown, zk-3.9.2-shutdown)
+    ("zk-3.7.0-fwd", "--nodes 2 --proposals 1 --depth 60", "no faults"),
+    ("zk-3.7.0-fwd", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    ("zk-3.7.0-shutdown", "--nodes 2 --proposals 1 --depth 60", "no faults"),
+    ("zk-3.7.0-shutdown", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    ("zk-3.9.2-shutdown", "--nodes 2 --proposals 1 --depth 60", "no faults"),
+    ("zk-3.9.2-shutdown", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
     ("zk-fle", "--nodes 2 --proposals 1 --depth 30", "no faults (depth-bounded)"),
     ("zk-fle", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 30", "one timeout (depth-bounded)"),
     ("zk-fixed-fle", "--nodes 2 --proposals 1 --depth 30", "no faults (depth-bounded)"),
