@@ -151,6 +151,23 @@ CORPUS = __import__("pathlib").Path(__file__).parent / "corpus" / "zk"
 TIMEOUT_4712, FLUSH_4712 = 11, 24
 
 
+def _events_on(model: str, trace: str, upto: int | None = None, **bounds):
+    """Step the explorer of `model` on three nodes with `bounds` through the events of the corpus
+    trace `trace` (up to event `upto`), each the one enabled event with that JSON. Returns the
+    last state and each step's violation (None where it broke nothing)."""
+    from zabmc.explore.trace import load
+
+    data = load(str(CORPUS / f"{trace}.trace.json"))
+    env = CheckSpec(model=model, nodes=3, **bounds).validate().env()
+    s, _ = env.initial()
+    found = []
+    for want in data["events"][:upto]:
+        [ev] = [ev for ev in env.events(s) if ev.to_json(env.model) == want]
+        _, s, v = env.successor(s, ev)
+        found.append(v)
+    return s, found
+
+
 def test_zookeeper_4712_replays_to_an_uncommitted_write_applied_at_the_load():
     from zabmc.explore.trace import load, replay
 
@@ -170,18 +187,9 @@ def test_zookeeper_4712_replays_to_an_uncommitted_write_applied_at_the_load():
 def test_zk_3_9_2_writes_the_queue_before_it_votes():
     """The same first 11 events on zk-3.9.2 (D8, 3.9.3's shutdown): node 0 writes 1.1 at its
     timeout and names it in its vote, so the next epoch's history holds it before 2.1."""
-    from zabmc.explore.trace import load
-
-    data = load(str(CORPUS / "zookeeper-4712.trace.json"))
-    spec = CheckSpec(model="zk-3.9.2", nodes=3, proposals=2, max_timeouts=1, max_crashes=1,
-                     depth=30).validate()
-    env = spec.env()
-    s, _ = env.initial()
-    for want in data["events"][:TIMEOUT_4712]:
-        evs = [ev for ev in env.events(s) if ev.to_json(env.model) == want]
-        assert len(evs) == 1, want
-        _, s, v = env.successor(s, evs[0])
-        assert v is None
+    s, found = _events_on("zk-3.9.2", "zookeeper-4712", TIMEOUT_4712, proposals=2,
+                          max_timeouts=1, max_crashes=1, depth=30)
+    assert found == [None] * TIMEOUT_4712
     f = s.nodes[0]
     assert [t[0] for t in f.history] == [(1, 1)] and handlers.vote(f) == (1, (1, 1), 0)
 
@@ -225,16 +233,10 @@ def test_zookeeper_5094_replays_to_a_gap_in_the_log():
     assert f.role == LOOKING and [t[0] for t in f.history] == [(2, 1)] and f.disk == ()
     assert handlers.vote(f)[1] == (2, 1)  # its vote (and next ACKEPOCH) names 2.1
     # the rest of the run with the default properties: node 2 delivers 2.2 without 2.1
-    spec = CheckSpec(model="zk-3.9.2-shutdown", nodes=3, proposals=4, max_timeouts=2,
-                     max_crashes=1, depth=100).validate()
-    env = spec.env()
-    s, _ = env.initial()
-    first = None
-    for k, want in enumerate(data["events"], start=1):
-        [ev] = [ev for ev in env.events(s) if ev.to_json(env.model) == want]
-        _, s, v = env.successor(s, ev)
-        if v is not None and first is None:
-            first = (k, {x.property for x in v.all()})
+    s, found = _events_on("zk-3.9.2-shutdown", "zookeeper-5094", proposals=4, max_timeouts=2,
+                          max_crashes=1, depth=100)
+    k = next(k for k, v in enumerate(found, start=1) if v is not None)
+    first = (k, {x.property for x in found[k - 1].all()})
     assert first == (LOSS_5094, {"local-primary-order", "agreement", "total-order"})
     assert [t[0] for t in s.nodes[2].history] == [(2, 2)]
 
@@ -242,15 +244,7 @@ def test_zookeeper_5094_replays_to_a_gap_in_the_log():
 def test_zk_3_9_2_drops_the_truncation_memory_at_the_shutdown():
     """D8 (zk-3.9.2): the same run up to node 2's timeout leaves its memory as its disk (empty),
     so its vote names 0.0 and the leader would send 2.1 again."""
-    from zabmc.explore.trace import load
-
-    data = load(str(CORPUS / "zookeeper-5094.trace.json"))
-    spec = CheckSpec(model="zk-3.9.2", nodes=3, proposals=4, max_timeouts=2, max_crashes=1,
-                     depth=100).validate()
-    env = spec.env()
-    s, _ = env.initial()
-    for want in data["events"][:TIMEOUT_5094]:
-        [ev] = [ev for ev in env.events(s) if ev.to_json(env.model) == want]
-        _, s, _ = env.successor(s, ev)
+    s, _ = _events_on("zk-3.9.2", "zookeeper-5094", TIMEOUT_5094, proposals=4, max_timeouts=2,
+                      max_crashes=1, depth=100)
     f = s.nodes[2]
     assert f.role == LOOKING and f.history == () and handlers.vote(f)[1] == ZERO
