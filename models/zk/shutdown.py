@@ -28,7 +28,8 @@ from zabmc.model import Step, txn_json
 from . import fine
 from .codec import describe_msg, dump, msg_json  # noqa: F401  (the views)
 from .fine import FineNode
-from .state import FOLLOWING, LOOKING, NONE, SYNC, TRUNC, ZERO, extend_node, queued
+from .state import (FOLLOWING, LOOKING, NONE, SYNC, TRUNC, ZERO, extend_node, last_zxid,
+                    queued)
 
 _NO = ()
 
@@ -49,10 +50,6 @@ DURABLE = ("accepted_epoch", "current_epoch", "history", "last_committed", "conn
 
 def fresh(node_id: int, n: int) -> SdNode:
     return SdNode(node_id)
-
-
-def _last(txns) -> tuple:
-    return txns[-1][0] if txns else ZERO
 
 
 def _write(disk: tuple, txns) -> tuple:
@@ -117,7 +114,7 @@ def _shutdown(x, y):
         history, disk = x.history + mem, x.disk
     else:
         leak, history, disk = x.leak, y.history, _write(x.disk, y.history[len(x.history):])
-    last = _last(history)
+    last = last_zxid(history)
     history += tuple(t for t in disk if t[0] > last)  # fastForwardDataBase
     return fine.norm(y._replace(history=history, disk=disk, leak=leak))
 
