@@ -33,6 +33,9 @@ class HookPoint:
     where: str  # Byteman location clause
     what: str  # what holding it does, for the docs and `zabmc real --hooks`
     source: str  # the ZooKeeper source it follows
+    #: the rule disarms itself when it holds a thread (it deletes its control file), so that it
+    #: holds one thread only: the others that enter the method later (a new role's) pass
+    once: bool = False
 
 
 CATALOGUE = (
@@ -49,6 +52,19 @@ CATALOGUE = (
         "holds the thread that is about to write a snapshot (a learner's NEWLEADER after SNAP or "
         "TRUNC, Learner.syncWithLeader)",
         "3.8.0 Learner.syncWithLeader: `if (snapshotNeeded) zk.takeSnapshot(syncSnapshot)`"),
+    HookPoint(
+        "sync-append", "org.apache.zookeeper.server.ZKDatabase", "append", "AT ENTRY",
+        "holds the SyncThread that took the next queued transaction, before it appends it to "
+        "the log: nothing of it is written, in the JVM or on disk, until zabmc releases the "
+        "thread (it then appends and flushes it, and whatever it queued after it) or kills the "
+        "server. It holds one thread: the rule disarms itself, so the SyncThread of a role the "
+        "server takes later writes freely, as it does beside a SyncThread that a follower's "
+        "shutdown left running (ZOOKEEPER-4712)",
+        "3.8.0 SyncRequestProcessor.run (line 181: `zks.getZKDatabase().append(si)`) -> "
+        "ZKDatabase.append (line 638); Learner.shutdown (line 873) calls "
+        "ZooKeeperServer.shutdown(boolean), which shuts down firstProcessor only (line 859), "
+        "not FollowerZooKeeperServer's syncProcessor",
+        once=True),
 )
 POINTS = {h.name: h for h in CATALOGUE}
 RELEASE_CLASS = "org.apache.zookeeper.server.command.RuokCommand"
@@ -65,13 +81,14 @@ def script(control_dir: str | Path) -> str:
     rules = []
     for h in CATALOGUE:
         flag = str(control_file(control_dir, h.name)).replace("\\", "\\\\").replace('"', '\\"')
+        once = f"(new java.io.File(\"{flag}\")).delete();\n   " if h.once else ""
         rules.append(
             f"RULE zabmc hold {h.name}\n"
             f"CLASS {h.cls}\n"
             f"METHOD {h.method}\n"
             f"{h.where}\n"
             f"IF (new java.io.File(\"{flag}\")).exists()\n"
-            f"DO traceln(\"{HELD}{h.name}\");\n"
+            f"DO {once}traceln(\"{HELD}{h.name}\");\n"
             f"   waitFor(\"zabmc-{h.name}\");\n"
             f"   traceln(\"{RELEASED}{h.name}\")\n"
             "ENDRULE\n")
