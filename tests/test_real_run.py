@@ -85,6 +85,35 @@ def test_the_4646_trace_loses_an_acknowledged_write():
                                                            "acknowledged-durable"}
 
 
+def test_the_4712_trace_serves_a_write_no_quorum_accepted():
+    """ZOOKEEPER-4712 on 3.8.0: a follower's shutdown leaves its SyncThread holding 1.1; the
+    server leads epoch 2, commits 2.1, and the old thread then appends 1.1 after it; after a
+    restart the server loads 1.1 and serves it, while the leader of epoch 3 never had it."""
+    r = _real(str(CORPUS / "zookeeper-4712-served.trace.json"), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == 38, out["not_realised"]
+    z0, z1 = out["writes"]
+    assert (z0["path"], z0["server"]) == ("/zab-0", 2) and z0["outcome"] != "acknowledged"
+    assert (z1["path"], z1["outcome"], z1["zxid"]) == ("/zab-1", "acknowledged", "0x200000001")
+    assert out["servers"]["1"]["effective_history"] == ["0x100000001 /zab-0",
+                                                        "0x200000001 /zab-1"]
+    assert out["servers"]["3"]["effective_history"] == ["0x200000001 /zab-1"]
+    assert (out["servers"]["1"]["role"], out["servers"]["3"]["role"]) == ("following", "leading")
+    # server 1 delivered 2.1 alone in epoch 2, and 1.1 before it after its restart
+    order = [v for v in out["violations"] if v["property"] == "agreement"]
+    assert order and order[0]["evidence"] == ["server 1 after step 25: [2.1 /zab-1]",
+                                              "server 1 after step 38: [1.1 /zab-0, 2.1 /zab-1]"]
+    lost = [v for v in out["violations"] if v["property"] == "acknowledged-durable"]
+    assert len(lost) == 1 and lost[0]["servers"] == [3]
+    assert lost[0]["message"].startswith("the write /zab-0 (zxid 0x100000001), delivered by "
+                                         "server 1 after step 38")
+    # the server's own words: the late append, and the load that applies it
+    ev = "\n".join(ln for ln in out["log_evidence"] if ln.startswith("server 1:"))
+    assert "Current zxid 4294967297 is <= 8589934593" in ev
+    assert "8589934593(highestZxid) > 4294967297(next log)" in ev
+
+
 def test_a_wrong_expectation_is_not_realised(tmp_path):
     """Three servers elect the greatest id; a schedule that expects server 1 to lead is wrong."""
     p = tmp_path / "wrong.schedule.json"

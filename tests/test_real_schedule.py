@@ -85,6 +85,57 @@ def test_the_corpus_trace_is_what_its_builder_makes(tmp_path):
     assert out.read_bytes() == ACKED.read_bytes()
 
 
+SERVED = CORPUS / "zookeeper-4712-served.trace.json"
+Z0, Z1 = [1, 1, "/zab-0"], [2, 1, "/zab-1"]
+
+
+def test_the_4712_trace_holds_the_leaked_sync_thread_from_its_proposal_to_its_flush():
+    """Read against the trace by hand: node 0's SyncThread takes 1.1 (event 11) and must not
+    append it until `flush 0` (event 26), through node 0's timeout, election and leadership of
+    epoch 2, whose own SyncThread writes 2.1 meanwhile. So the one-thread `sync-append` hook is
+    armed before the write that proposes 1.1, and released at the flush; the crash of the same
+    node comes after it and needs no hold."""
+    s = _sched("zookeeper-4712-served")
+    assert s["source"]["model"] == "zk-3.7.0-shutdown" and s["source"]["steps"] == 38
+    assert _ops(s) == [
+        (0, 9, [("start", 1), ("start", 2), ("start", 3), ("links", [[1, 3], [2, 3]])]),
+        (10, 11, [("hold", 1), ("write", 2)]),  # node 0's SyncThread takes 1.1 and is held
+        (12, 21, [("links", [[1, 2], [2, 3]])]),  # node 0 times out, leads node 2 in epoch 2
+        (22, 25, [("write", 1)]),  # 2.1, written by the new role's SyncThread, committed
+        (26, 26, [("release", 1)]),  # flush 0: the leaked SyncThread appends 1.1 after 2.1
+        (27, 27, [("kill", 1), ("links", [[1, 2], [1, 3], [2, 3]])]),
+        (28, 28, [("start", 1), ("links", [[1, 2], [1, 3], [2, 3]])]),
+        (29, 38, [("links", [[1, 2], [2, 3]])]),  # node 2 leads node 0 in epoch 3
+    ]
+    e = s["entries"]
+    assert [o.get("point") for k in (1, 4) for o in e[k]["ops"] if o["op"] != "write"] == \
+        ["sync-append", "sync-append"]
+    assert e[1]["expect"]["1"] == {"node": 0, "role": ["following"], "accepted_epoch": 1,
+                                   "current_epoch": 1, "disk": [], "disk_ahead": [],
+                                   "held": True, "phase": "broadcast"}
+    # leading epoch 2, the leaked 1.1 still held and not on disk; 2.1 is the new role's
+    x = e[3]["expect"]["1"]
+    assert (x["role"], x["current_epoch"], x["disk"], x["disk_ahead"], x["held"]) == \
+        (["leading"], 2, [Z1], [], True)
+    # the flush: the disk (not the data tree, `history`) holds 1.1 and 2.1; nothing held
+    assert e[4]["expect"]["1"]["disk"] == [Z0, Z1] and "held" not in e[4]["expect"]["1"]
+    last = e[-1]["expect"]
+    assert (last["1"]["role"], last["1"]["current_epoch"], last["1"]["disk"]) == \
+        (["following"], 3, [Z0, Z1])
+    assert (last["3"]["role"], last["3"]["current_epoch"], last["3"]["disk"]) == \
+        (["leading"], 3, [Z1])
+    schedule.validate(json.loads(json.dumps(s)))
+
+
+def test_the_4712_corpus_trace_is_what_its_builder_makes(tmp_path):
+    out = tmp_path / "t.json"
+    r = subprocess.run([sys.executable, str(CORPUS / "build_4712_served.py"), str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"{out}: 38 steps; first violation: prefix at step 28"
+    assert out.read_bytes() == SERVED.read_bytes()
+
+
 def test_export_zookeeper_writes_the_schedule(tmp_path):
     out = tmp_path / "s.json"
     r = _zabmc("export", "--format", "zookeeper", str(ACKED), "-o", str(out))
@@ -158,6 +209,10 @@ def test_hook_rules_name_each_point_and_wake_them_all(tmp_path):
         assert f"RULE zabmc hold {h.name}\nCLASS {h.cls}\nMETHOD {h.method}\n" in text
         assert f'(new java.io.File("{tmp_path}/hold-{h.name}")).exists()' in text
         assert f'signalWake("zabmc-{h.name}", false)' in text
+    # only the one-thread point disarms itself when it holds
+    assert [h.name for h in hooks.CATALOGUE if h.once] == ["sync-append"]
+    assert text.count(".delete();") == 1
+    assert f'DO (new java.io.File("{tmp_path}/hold-sync-append")).delete();\n' in text
     hooks.arm(tmp_path, "sync-commit")
     assert (tmp_path / "hold-sync-commit").exists()
     hooks.disarm(tmp_path, "sync-commit")

@@ -283,9 +283,12 @@ def test_release_names_are_the_models_that_ship_their_rules():
     """ZooKeeper's releases by version: 3.6.2 before ZOOKEEPER-3911's fix, Debian's 3.8.0 as `zk`,
     3.7.0 and 3.9.2 their own variants at the grain of the follower's threads
     (tests/test_zk_fine.py), 3.8.5 as 3.9.2 (ZOOKEEPER-4785's fix, PRs #2132, #2133), 3.9.3 its
-    own."""
+    own, and 3.8.0's follower shutdown as 3.7.0's (the code it follows is unchanged between them:
+    `git diff release-3.7.0-2 release-3.8.0-1` on Learner, Follower, ZKDatabase, FileTxnLog,
+    FileTxnSnapLog and LearnerHandler changes names, metrics and log text only)."""
     expect = {"zk-3.6.2": "zk-pre3911", "zk-3.7.0": "zk-3.7.0", "zk-3.8.0": "zk",
-              "zk-3.8.5": "zk-3.9.2", "zk-3.9.2": "zk-3.9.2", "zk-3.9.3": "zk-3.9.3"}
+              "zk-3.8.5": "zk-3.9.2", "zk-3.9.2": "zk-3.9.2", "zk-3.9.3": "zk-3.9.3",
+              "zk-3.8.0-shutdown": "zk-3.7.0-shutdown"}
     for version, model in expect.items():
         assert get_model(version) is get_model(model)
         assert get_model(version).name == model

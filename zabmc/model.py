@@ -200,6 +200,10 @@ ALIASES = {
     "zk-3.6.2": "zk-pre3911",  # before ZOOKEEPER-3911's fix (PR #1445, in 3.6.3 and 3.7.0)
     "zk-3.8.0": "zk",  # Debian's zookeeper package; `zabmc real` runs it (at zk's grain)
     "zk-3.8.5": "zk-3.9.2",  # ZOOKEEPER-4785's fix (PR #2132; #2133 in 3.9.2)
+    # 3.8.0's follower shutdown (ZOOKEEPER-4712): from release-3.7.0 to 3.8.0, Learner, Follower,
+    # ZKDatabase, FileTxnLog, FileTxnSnapLog and LearnerHandler change only in property names,
+    # metrics and log text; `zabmc real` runs this variant's traces on Debian's 3.8.0
+    "zk-3.8.0-shutdown": "zk-3.7.0-shutdown",
 }
 
 

@@ -154,8 +154,8 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_sched
              no_conformance, conform_timeout, keep, as_json, quiet):
     """Run a `zk` counterexample's faults (or random ones) on real ZooKeeper servers.
 
-    SOURCE is a trace of the zk family (zk, zk-pre3911, zk-fixed, zk-fle, zk-fixed-fle) or a
-    schedule written by `zabmc export --format zookeeper`. zabmc starts one server per model node
+    SOURCE is a trace of the zk family (zk, zk-pre3911, zk-fixed, zk-fle, zk-fixed-fle,
+    zk-3.7.0-shutdown) or a schedule written by `zabmc export --format zookeeper`. zabmc starts one server per model node
     on 127.0.0.1 (Debian's zookeeper package, or --zookeeper DIR), drives them through the
     schedule (SIGKILL, restarts, links cut and healed through a proxy, client writes, threads held
     with Byteman), checks after each entry that the servers show the model's state, and judges

@@ -19,7 +19,10 @@ _SYNC_MODE = re.compile(r"Peer state changed: following - synchronization - "
 #: log lines that show what a server committed, synchronised or truncated (ZooKeeper 3.8.0:
 #: Leader.lead, Learner.syncWithLeader, LearnerHandler.syncFollower)
 _EVIDENCE = re.compile(r"Have quorum of supporters|Truncating log|Getting a (diff|snapshot)|"
-                       r"Sending (TRUNC|DIFF|snapshot)|Synchronizing with Learner")
+                       r"Sending (TRUNC|DIFF|snapshot)|Synchronizing with Learner|"
+                       # a write below the log's last zxid (FileTxnLog.append only warns), and
+                       # its load (FileTxnSnapLog.fastForwardFromEdits logs it and applies it)
+                       r"Current zxid \d+ is <= |\(highestZxid\) > ")
 WRITE_TIMEOUT = 20.0
 
 

@@ -20,6 +20,10 @@ The translation (docs/real-zookeeper.md has the table):
 - a crash that loses transactions the model had queued for the SyncThread (or, before the fix
   of ZOOKEEPER-3911, held until UPTODATE) needs them kept inside the JVM: the `sync-commit` hook
   is armed from the step that queued them to the crash (zabmc.real.hooks);
+- in a trace of `zk-3.7.0-shutdown` (3.8.0's code: a follower's shutdown leaves its SyncThread
+  running, ZOOKEEPER-4712), the SyncThread whose queue leaks is held by the `sync-append` hook
+  instead, before it appends, from the step that queued it; `flush i` releases it, a crash
+  loses what it held. The hook holds that one thread: the server's next role writes freely;
 - everything else (deliveries, elections, the SyncThread's writes) the servers do themselves.
 """
 
@@ -35,7 +39,7 @@ VERSION = 1
 OPS = ("hold", "release", "kill", "links", "start", "write")
 ROLES = ("down", "looking", "following", "leading", "following-discovery", "leading-discovery")
 #: the models whose traces have a real counterpart: ZooKeeper's own implementation of ZAB 1.0
-REAL_MODELS = ("zk", "zk-pre3911", "zk-fixed", "zk-fle", "zk-fixed-fle")
+REAL_MODELS = ("zk", "zk-pre3911", "zk-fixed", "zk-fle", "zk-fixed-fle", "zk-3.7.0-shutdown")
 
 
 def server_id(node: int) -> int:
@@ -69,7 +73,7 @@ def _unwritten(node: dict) -> list:
     out = list(node.get("memory_only", ()))
     if node.get("newleader_received"):
         out += list(node.get("packets_not_committed", ()))
-    return out
+    return list(node.get("leaked_queue", ())) + out
 
 
 def _groups(views: list, n: int) -> list:
@@ -179,10 +183,15 @@ def _expect(view: _View, cut: list, held: set, n: int) -> dict:
             ok = (view.up(lead) and view.role(lead) == "Leading"
                   and tuple(_pair(s, server_id(lead))) not in cutset)
             roles = ["following"] if ok else ["following", "looking"]
-        disk = [[t["zxid"][0], t["zxid"][1], "/" + t["payload"]] for t in x["history"]]
-        ahead = [] if (not view.up(i) or s in held) else [
-            [t["zxid"][0], t["zxid"][1], "/" + t["payload"]]
-            for t in _unwritten(x) + _in_flight(view.state, i)]
+        # a node of the shutdown grain keeps its memory in `history` and its disk apart
+        disk = [[t["zxid"][0], t["zxid"][1], "/" + t["payload"]]
+                for t in x.get("disk", x["history"])]
+        leaked = x.get("leaked_queue", ())
+        if not view.up(i) or (s in held and not leaked):
+            ahead = []  # the held SyncThread is the one that would write them
+        else:  # only the leaked SyncThread is held: the node's present role writes freely
+            ahead = [[t["zxid"][0], t["zxid"][1], "/" + t["payload"]]
+                     for t in _unwritten(x) + _in_flight(view.state, i) if t not in leaked]
         out[str(s)] = {"node": i, "role": roles, "accepted_epoch": x["accepted_epoch"],
                        "current_epoch": x["current_epoch"], "disk": disk, "disk_ahead": ahead}
         if len(roles) == 1 and roles[0] in ("following", "leading") and x["phase"] == "Broadcast":
@@ -192,14 +201,24 @@ def _expect(view: _View, cut: list, held: set, n: int) -> dict:
     return out
 
 
+def _ends_hold(ev: dict) -> int | None:
+    """The node whose held SyncThread this event ends, if any: a crash (which loses what that
+    thread has) or a leaked SyncThread's `flush` (which writes it)."""
+    if ev.get("kind") == "crash":
+        return ev["node"]
+    if ev.get("kind") == "action" and ev["action"][0] == "flush":
+        return ev["action"][1]
+    return None
+
+
 def _holds(views: list, events: list, n: int) -> dict:
-    """step -> [server, ...]: the sync-commit hook armed from the step where a node starts
-    queueing, for its SyncThread, transactions that a later crash loses."""
+    """step -> [server, ...]: the hook armed from the step where a node starts queueing, for
+    its SyncThread, transactions that a later crash loses or a leaked SyncThread writes late."""
     plan: dict = {}
     for c, ev in enumerate(events, start=1):
-        if ev.get("kind") != "crash":
+        i = _ends_hold(ev)
+        if i is None:
             continue
-        i = ev["node"]
         if not _unwritten(views[c - 1].nodes[i]):
             continue
         t = c - 1
@@ -211,7 +230,7 @@ def _holds(views: list, events: list, n: int) -> dict:
 
 #: model events that zabmc's own ops bring about (the rest the servers do by themselves)
 CAUSED_KINDS = ("timeout", "drop", "crash", "restart", "propose")
-CAUSED_ACTIONS = ("elect", "join", "decide", "connect")
+CAUSED_ACTIONS = ("elect", "join", "decide", "connect", "flush")
 
 
 def _caused(ev: dict) -> bool:
@@ -253,6 +272,9 @@ def from_trace(data: dict, source: str | None = None) -> dict:
                 ops.append({"op": "start", "server": server_id(ev["node"])})
             if cuts[k] != cuts[k - 1] or kind == "restart":
                 ops.append({"op": "links", "cut": cuts[k]})
+            if kind == "action" and ev["action"][0] == "flush":  # the held SyncThread goes on
+                ops.append({"op": "release", "server": server_id(ev["action"][1]),
+                            "point": "sync-append"})
             if kind == "propose":
                 payload = ev["payload"]
                 ops.append({"op": "write", "server": server_id(ev["node"]), "path": "/" + payload,
@@ -265,13 +287,15 @@ def from_trace(data: dict, source: str | None = None) -> dict:
             entries[-1]["events"].append(texts[k - 1])
     # holds: armed when the entry that queues the transactions a later crash loses begins
     held_at = [set() for _ in views]
+    # the shutdown grain's leaked SyncThread must be held before it appends, and alone (H2)
+    point = "sync-append" if "leaked_queue" in views[0].nodes[0] else "sync-commit"
     for t, arms in sorted(_holds(views, events, n).items()):
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
         for s in arms:
-            e["ops"].insert(0, {"op": "hold", "server": s, "point": "sync-commit"})
+            e["ops"].insert(0, {"op": "hold", "server": s, "point": point})
             k = e["step"]
-            while k < len(views) and not (k > 0 and events[k - 1].get("kind") == "crash"
-                                          and server_id(events[k - 1]["node"]) == s):
+            while k < len(views) and not (k > 0 and _ends_hold(events[k - 1]) is not None
+                                          and server_id(_ends_hold(events[k - 1])) == s):
                 held_at[k].add(s)
                 k += 1
     for e in entries:
