@@ -61,7 +61,8 @@ RELATED = [
     "written later or lost, while the data tree, which the next votes and ACKEPOCH read, is kept "
     "(3.7.0 to 3.9.2 and branch-3.8; fixed in 3.9.3 by PR #2154) | found on `zk-3.7.0-shutdown` "
     "and `zk-3.9.2-shutdown` (models/zk/README.md, H1-H9): its window, `ack-from-memory`, and an "
-    "inconsistency on 3.9.2 (the section below); the other variants shut down as 3.9.3 does (D8) |",
+    "inconsistency on 3.7.0 (3.8.0) and 3.9.2 (the section below), produced on real 3.8.0 "
+    "servers (\"On ZooKeeper 3.8.0\"); the other variants shut down as 3.9.3 does (D8) |",
     "| ZOOKEEPER-5094 | an interrupted TRUNC synchronisation keeps memory ahead of the log "
     "(unfixed; PR #2459 proposed) | modelled on the `-shutdown` variants (H3): a hand-built run "
     "(tests/corpus/zk/zookeeper-5094.trace.json, 75 events) reaches `ack-from-memory` and then a "
