@@ -114,6 +114,22 @@ def test_the_4712_trace_serves_a_write_no_quorum_accepted():
     assert "8589934593(highestZxid) > 4294967297(next log)" in ev
 
 
+def test_the_4685_trace_makes_the_leader_discard_an_ack():
+    """ZOOKEEPER-4685 on 3.8.0: server 1's SyncThread acknowledges 0x100000002 before server 1
+    acknowledges NEWLEADER (held by the `newleader-ack` hook); the leader, server 3, takes that
+    ACK for NEWLEADER's, discards it, and has no quorum for epoch 2."""
+    r = _real(str(CORPUS / "zookeeper-4685-diff.trace.json"), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == 43, out["not_realised"]
+    (v,) = out["violations"]  # no data lost or reordered: an availability failure
+    assert (v["property"], v["servers"]) == ("leader-unexpected-ack", [1, 3])
+    assert v["message"].startswith(
+        "server 3, leading, read ACK 0x100000002 from server 1 where it waited for the ACK of "
+        "NEWLEADER 0x200000000, discarded it and never counted server 1 (ZOOKEEPER-4685)")
+    assert out["servers"]["1"]["current_epoch"] == 2 and out["servers"]["2"]["current_epoch"] == 1
+
+
 def test_a_wrong_expectation_is_not_realised(tmp_path):
     """Three servers elect the greatest id; a schedule that expects server 1 to lead is wrong."""
     p = tmp_path / "wrong.schedule.json"

@@ -104,8 +104,9 @@ def test_the_4712_trace_holds_the_leaked_sync_thread_from_its_proposal_to_its_fl
         (22, 25, [("write", 1)]),  # 2.1, written by the new role's SyncThread, committed
         (26, 26, [("release", 1)]),  # flush 0: the leaked SyncThread appends 1.1 after 2.1
         (27, 27, [("kill", 1), ("links", [[1, 2], [1, 3], [2, 3]])]),
-        (28, 28, [("start", 1), ("links", [[1, 2], [1, 3], [2, 3]])]),
-        (29, 38, [("links", [[1, 2], [2, 3]])]),  # node 2 leads node 0 in epoch 3
+        # node 0 restarts; node 2, whose leader is down, belongs where it goes next: node 2
+        # leads node 0 in epoch 3
+        (28, 38, [("start", 1), ("links", [[1, 2], [2, 3]])]),
     ]
     e = s["entries"]
     assert [o.get("point") for k in (1, 4) for o in e[k]["ops"] if o["op"] != "write"] == \
@@ -134,6 +135,58 @@ def test_the_4712_corpus_trace_is_what_its_builder_makes(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"{out}: 38 steps; first violation: prefix at step 28"
     assert out.read_bytes() == SERVED.read_bytes()
+
+
+def test_the_4685_trace_holds_the_newleader_ack_behind_the_sync_thread():
+    """Read against the trace by hand: in epoch 1 each follower acknowledges NEWLEADER at once
+    (no hold); in epoch 2 node 0's SyncThread writes and acknowledges 1.2 (events 41, 43) while
+    its NEWLEADER ACK is never written, so the `newleader-ack` hook holds server 1's QuorumPeer
+    thread from the entry that delivers NEWLEADER, and nothing releases it. The leader's timeout
+    (event 34) cuts it from node 1 only; node 1, which noticed (35), stays cut off; node 0 joins
+    the leader's next epoch."""
+    s = _sched("zookeeper-4685-diff")
+    assert s["source"]["model"] == "zk-3.7.0" and s["source"]["steps"] == 43
+    assert _ops(s) == [
+        (0, 17, [("start", 1), ("start", 2), ("start", 3), ("links", [])]),
+        (18, 26, [("write", 3)]),  # zab-0, committed by every server
+        (27, 28, [("links", [[1, 2], [1, 3]])]),  # node 0 times out
+        (29, 33, [("write", 3)]),  # zab-1, committed by nodes 2 and 1
+        (34, 43, [("hold", 1), ("links", [[1, 2], [2, 3]])]),  # epoch 2: node 2 leads node 0
+    ]
+    assert s["entries"][-1]["ops"][0] == {"op": "hold", "server": 1, "point": "newleader-ack"}
+    last = s["entries"][-1]["expect"]
+    assert (last["1"]["role"], last["1"]["current_epoch"]) == (["following"], 2)
+    assert (last["3"]["role"], last["3"]["current_epoch"]) == (["leading"], 2)
+    assert "phase" not in last["3"]  # never established
+    schedule.validate(json.loads(json.dumps(s)))
+
+
+def test_the_4685_corpus_trace_is_what_its_builder_makes(tmp_path):
+    out = tmp_path / "t.json"
+    r = subprocess.run([sys.executable, str(CORPUS / "build_4685_diff.py"), str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"{out}: 43 steps; first violation: leader-unexpected-ack at step 43"
+    assert out.read_bytes() == (CORPUS / "zookeeper-4685-diff.trace.json").read_bytes()
+
+
+def test_the_verdict_reads_zookeeper_4685_off_a_leader_log():
+    """Hand-made log lines in 3.8.0's words (Leader.waitForNewLeaderAck, Leader.shutdown)."""
+    bad = ("2026-11-26 20:28:25,845 [myid:3] [LearnerHandler-/127.0.0.1:45912] ERROR Leader:1576"
+           " - NEWLEADER ACK from sid: 1 is from a different epoch - current 0x200000000 "
+           "received 0x100000002")
+    gone = ("2026-11-26 20:28:27,840 [myid:3] [QuorumPeer[myid=3]] INFO  Leader:819 - Shutdown "
+            "called. For the reason Waiting for a quorum of followers, only synced with sids: "
+            "[ [3] ]")
+    (v,) = verdict.failures({1: ["Getting a diff from the leader 0x100000002"], 3: [bad, gone]})
+    assert (v.property, v.servers) == ("leader-unexpected-ack", [1, 3])
+    assert v.message == (
+        "server 3, leading, read ACK 0x100000002 from server 1 where it waited for the ACK of "
+        "NEWLEADER 0x200000000, discarded it and never counted server 1 (ZOOKEEPER-4685); it "
+        "then gave up its leadership (\"Waiting for a quorum of followers, only synced with "
+        "sids: [ [3] ]\")")
+    assert v.evidence == [f"server 3: {bad}", f"server 3: {gone}"]
+    assert verdict.failures({3: [gone]}) == []  # giving up alone is no failure: cuts do that
 
 
 def test_export_zookeeper_writes_the_schedule(tmp_path):
@@ -209,10 +262,13 @@ def test_hook_rules_name_each_point_and_wake_them_all(tmp_path):
         assert f"RULE zabmc hold {h.name}\nCLASS {h.cls}\nMETHOD {h.method}\n" in text
         assert f'(new java.io.File("{tmp_path}/hold-{h.name}")).exists()' in text
         assert f'signalWake("zabmc-{h.name}", false)' in text
-    # only the one-thread point disarms itself when it holds
-    assert [h.name for h in hooks.CATALOGUE if h.once] == ["sync-append"]
-    assert text.count(".delete();") == 1
+    # only the one-thread points disarm themselves when they hold
+    assert [h.name for h in hooks.CATALOGUE if h.once] == ["sync-append", "newleader-ack"]
+    assert text.count(".delete();") == 2
     assert f'DO (new java.io.File("{tmp_path}/hold-sync-append")).delete();\n' in text
+    # NEWLEADER's ACK (type 3, a zxid with counter 0), not a proposal's, nor a flush (null)
+    assert (f'IF (new java.io.File("{tmp_path}/hold-newleader-ack")).exists() && $1 != null && '
+            '$1.getType() == 3 && $1.getZxid() % 4294967296L == 0L\n') in text
     hooks.arm(tmp_path, "sync-commit")
     assert (tmp_path / "hold-sync-commit").exists()
     hooks.disarm(tmp_path, "sync-commit")

@@ -36,6 +36,8 @@ class HookPoint:
     #: the rule disarms itself when it holds a thread (it deletes its control file), so that it
     #: holds one thread only: the others that enter the method later (a new role's) pass
     once: bool = False
+    #: a further condition on the method's arguments (Byteman's expression language)
+    when: str = ""
 
 
 CATALOGUE = (
@@ -65,6 +67,18 @@ CATALOGUE = (
         "ZooKeeperServer.shutdown(boolean), which shuts down firstProcessor only (line 859), "
         "not FollowerZooKeeperServer's syncProcessor",
         once=True),
+    HookPoint(
+        "newleader-ack", "org.apache.zookeeper.server.quorum.Learner", "writePacket", "AT ENTRY",
+        "holds the follower's QuorumPeer thread before it writes NEWLEADER's ACK, after it handed "
+        "the synchronised transactions to the SyncThread: the SyncThread writes them and sends "
+        "their ACKs first (SendAckRequestProcessor, the same writePacket). It holds one thread, "
+        "the first ACK of a zxid with counter 0 (NEWLEADER's; a proposal's ACK has a counter)",
+        "3.8.0 Learner.syncWithLeader, NEWLEADER: fzk.logRequest for packetsNotCommitted, then "
+        "`writePacket(new QuorumPacket(Leader.ACK, newLeaderZxid, null, null), true)` (line "
+        "769); SendAckRequestProcessor.processRequest calls learner.writePacket (line 46); the "
+        "leader takes the first ACK it reads as NEWLEADER's (LearnerHandler.run line 627, "
+        "Leader.waitForNewLeaderAck): ZOOKEEPER-4685",
+        once=True, when="$1 != null && $1.getType() == 3 && $1.getZxid() % 4294967296L == 0L"),
 )
 POINTS = {h.name: h for h in CATALOGUE}
 RELEASE_CLASS = "org.apache.zookeeper.server.command.RuokCommand"
@@ -87,7 +101,8 @@ def script(control_dir: str | Path) -> str:
             f"CLASS {h.cls}\n"
             f"METHOD {h.method}\n"
             f"{h.where}\n"
-            f"IF (new java.io.File(\"{flag}\")).exists()\n"
+            f"IF (new java.io.File(\"{flag}\")).exists()"
+            + (f" && {h.when}" if h.when else "") + "\n"
             f"DO {once}traceln(\"{HELD}{h.name}\");\n"
             f"   waitFor(\"zabmc-{h.name}\");\n"
             f"   traceln(\"{RELEASED}{h.name}\")\n"

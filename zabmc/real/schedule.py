@@ -24,6 +24,11 @@ The translation (docs/real-zookeeper.md has the table):
   running, ZOOKEEPER-4712), the SyncThread whose queue leaks is held by the `sync-append` hook
   instead, before it appends, from the step that queued it; `flush i` releases it, a crash
   loses what it held. The hook holds that one thread: the server's next role writes freely;
+- in a trace of `zk-3.7.0` or `zk-3.7.0-shutdown` (3.8.0's follower threads: NEWLEADER's ACK is
+  a step of its own, `ack-newleader i`), a follower whose trace takes other steps between its
+  NEWLEADER and that ACK has its QuorumPeer thread held by the `newleader-ack` hook, from the
+  entry that delivers NEWLEADER to `ack-newleader i` (or to the end), so that its SyncThread's
+  ACKs go first as they do in the trace;
 - everything else (deliveries, elections, the SyncThread's writes) the servers do themselves.
 """
 
@@ -39,7 +44,8 @@ VERSION = 1
 OPS = ("hold", "release", "kill", "links", "start", "write")
 ROLES = ("down", "looking", "following", "leading", "following-discovery", "leading-discovery")
 #: the models whose traces have a real counterpart: ZooKeeper's own implementation of ZAB 1.0
-REAL_MODELS = ("zk", "zk-pre3911", "zk-fixed", "zk-fle", "zk-fixed-fle", "zk-3.7.0-shutdown")
+REAL_MODELS = ("zk", "zk-pre3911", "zk-fixed", "zk-fle", "zk-fixed-fle", "zk-3.7.0",
+               "zk-3.7.0-shutdown")
 
 
 def server_id(node: int) -> int:
@@ -102,10 +108,10 @@ def _groups(views: list, n: int) -> list:
                 row.append((i, gens[t][i]))
             elif r == "Following":
                 lead = v.nodes[i]["leader"]
-                g = gens[t][lead]
-                if not (v.up(lead) and v.role(lead) == "Leading"):
-                    g += 1
-                row.append((lead, g))
+                if v.up(lead) and v.role(lead) == "Leading":
+                    row.append((lead, gens[t][lead]))
+                else:  # its leader gave up: it belongs where it goes next, as a looking node
+                    row.append(None)
             else:
                 row.append(None)
         now.append(row)
@@ -228,6 +234,22 @@ def _holds(views: list, events: list, n: int) -> dict:
     return plan
 
 
+def _late_acks(events: list) -> dict:
+    """The fine grain's NEWLEADER ACKs that must wait: {step of the NEWLEADER delivery to node
+    i: (i, step of `ack-newleader i` or None)}, for each delivery not followed at once by that
+    ACK (the trace takes other steps first: the SyncThread's writes and ACKs, say)."""
+    out = {}
+    for k, ev in enumerate(events, start=1):
+        if not (ev["kind"] == "deliver" and ev["msg"]["type"] == "NEWLEADER"):
+            continue
+        i = ev["dst"]
+        ack = next((c for c, e in enumerate(events[k:], start=k + 1)
+                    if e["kind"] == "action" and e["action"] == ["ack-newleader", i]), None)
+        if ack != k + 1:
+            out[k] = (i, ack)
+    return out
+
+
 #: model events that zabmc's own ops bring about (the rest the servers do by themselves)
 CAUSED_KINDS = ("timeout", "drop", "crash", "restart", "propose")
 CAUSED_ACTIONS = ("elect", "join", "decide", "connect", "flush")
@@ -258,6 +280,8 @@ def from_trace(data: dict, source: str | None = None) -> dict:
     groups = _groups(views, n)
     entries = []
     cuts = [_cuts(v, groups[k], n) for k, v in enumerate(views)]
+    late = _late_acks(events) if "newleader_ack_owed" in views[0].nodes[0] else {}
+    releases = {ack: i for i, ack in late.values() if ack is not None}
     for k, v in enumerate(views):
         ops = []
         ev = events[k - 1] if k else None
@@ -272,6 +296,9 @@ def from_trace(data: dict, source: str | None = None) -> dict:
                 ops.append({"op": "start", "server": server_id(ev["node"])})
             if cuts[k] != cuts[k - 1] or kind == "restart":
                 ops.append({"op": "links", "cut": cuts[k]})
+            if k in releases:  # the held QuorumPeer thread writes NEWLEADER's ACK
+                ops.append({"op": "release", "server": server_id(releases[k]),
+                            "point": "newleader-ack"})
             if kind == "action" and ev["action"][0] == "flush":  # the held SyncThread goes on
                 ops.append({"op": "release", "server": server_id(ev["action"][1]),
                             "point": "sync-append"})
@@ -298,11 +325,16 @@ def from_trace(data: dict, source: str | None = None) -> dict:
                                           and server_id(_ends_hold(events[k - 1])) == s):
                 held_at[k].add(s)
                 k += 1
+    # NEWLEADER's ACK held from the entry that delivers NEWLEADER (the hook holds the first
+    # such ACK the server writes from then on)
+    for t, (i, _) in sorted(late.items()):
+        e = next(e for e in entries if e["step"] <= t <= e["upto"])
+        e["ops"].insert(0, {"op": "hold", "server": server_id(i), "point": "newleader-ack"})
     for e in entries:
         k = e["upto"]
         e["expect"] = _expect(views[k], cuts[k], held_at[k], n)
         k = e["step"]
-        if k and not _caused(events[k - 1]):
+        if k and not _caused(events[k - 1]) and k not in releases:
             # a step the servers take by themselves (a leader noticing a lost follower, ...)
             # must have happened before the links of the entry change
             e["before"] = _expect(views[k], cuts[k - 1], held_at[k - 1], n)

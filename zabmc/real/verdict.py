@@ -14,14 +14,30 @@ The properties carry the names `zabmc check` gives them where the meaning is the
   server delivered, is in every delivery observed after that, on every server;
 - `epoch-monotonic` (real runs only): a server's acceptedEpoch and currentEpoch never decrease,
   across restarts included;
-- `epoch-order` (real runs only): currentEpoch <= acceptedEpoch.
+- `epoch-order` (real runs only): currentEpoch <= acceptedEpoch;
+- `leader-unexpected-ack`: no leader reads, where it waits for a follower's ACK of NEWLEADER,
+  another ACK, which it discards and so never counts that follower (ZOOKEEPER-4685). The
+  failure properties are judged on a fourth kind of evidence, the servers' own logs: the line
+  each failure makes ZooKeeper 3.8.0 write (`FAILURES`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-PROPERTIES = ("agreement", "prefix", "acknowledged-durable", "epoch-monotonic", "epoch-order")
+PROPERTIES = ("agreement", "prefix", "acknowledged-durable", "epoch-monotonic", "epoch-order",
+              "leader-unexpected-ack")
+
+#: failure states the models name, by the line ZooKeeper 3.8.0 logs in them
+FAILURES = (
+    # Leader.waitForNewLeaderAck (line 1576), called by LearnerHandler.run with the first ACK
+    # it reads after NEWLEADER
+    ("leader-unexpected-ack", re.compile(
+        r"NEWLEADER ACK from sid: (\d+) is from a different epoch - current 0x([0-9a-f]+) "
+        r"received 0x([0-9a-f]+)")),
+)
+_GAVE_UP = re.compile(r"Shutdown called\. For the reason (Waiting for a quorum of followers.*)")
 
 
 def zx(zxid: int) -> str:
@@ -143,6 +159,33 @@ def _epochs(samples: list) -> list:
     return out
 
 
-def judge(deliveries: list, writes: list, epoch_samples: list, n: int) -> list:
-    """Every property violated on the evidence, agreement and prefix first."""
-    return _order(deliveries) + _durable(deliveries, writes, n) + _epochs(epoch_samples)
+def failures(logs: dict) -> list:
+    """The failure states the servers' logs report: `logs` maps a server to its log lines."""
+    out = []
+    for s in sorted(logs):
+        for name, pat in FAILURES:
+            for k, ln in enumerate(logs[s]):
+                m = pat.search(ln)
+                if not m:
+                    continue
+                sid, cur, got = m.groups()
+                ev = [f"server {s}: {ln.strip()}"]
+                after = next((x for x in logs[s][k + 1:] if _GAVE_UP.search(x)), None)
+                gave_up = ""
+                if after is not None:
+                    ev.append(f"server {s}: {after.strip()}")
+                    gave_up = (f"; it then gave up its leadership (\""
+                               f"{_GAVE_UP.search(after).group(1)}\")")
+                out.append(RealViolation(
+                    name, f"server {s}, leading, read ACK 0x{got} from server {sid} where it "
+                    f"waited for the ACK of NEWLEADER 0x{cur}, discarded it and never counted "
+                    f"server {sid} (ZOOKEEPER-4685){gave_up}", sorted({s, int(sid)}), ev))
+                break
+    return out
+
+
+def judge(deliveries: list, writes: list, epoch_samples: list, n: int,
+          logs: dict | None = None) -> list:
+    """Every property violated on the evidence, agreement and prefix first, failures last."""
+    return (_order(deliveries) + _durable(deliveries, writes, n) + _epochs(epoch_samples)
+            + failures(logs or {}))
