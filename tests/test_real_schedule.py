@@ -63,10 +63,11 @@ def test_the_4646_trace_becomes_this_schedule():
     assert e5["before"]["3"]["role"] == ["looking", "following-discovery", "leading-discovery"]
     assert e5["expect"]["1"] == {"node": 0, "role": ["following"], "accepted_epoch": 2,
                                  "current_epoch": 2, "disk": [[1, 1, "/zab-0"]],
-                                 "disk_ahead": [], "held": True}
+                                 "disk_ahead": [], "held": True, "syncs": ["diff", "diff"]}
     last = s["entries"][-1]["expect"]
     assert last["2"]["disk"] == [[1, 1, "/zab-0"]]  # truncated
     assert last["2"]["disk_ahead"] == [[3, 1, "/zab-2"]]  # the proposal on its way
+    assert last["2"]["syncs"] == ["diff", "trunc"]  # as its log names them, one per epoch
     assert last["3"]["role"] == ["down"] and last["3"]["disk"][-1] == [1, 2, "/zab-1"]
     schedule.validate(json.loads(json.dumps(s)))
 
@@ -113,7 +114,7 @@ def test_the_4712_trace_holds_the_leaked_sync_thread_from_its_proposal_to_its_fl
         ["sync-append", "sync-append"]
     assert e[1]["expect"]["1"] == {"node": 0, "role": ["following"], "accepted_epoch": 1,
                                    "current_epoch": 1, "disk": [], "disk_ahead": [],
-                                   "held": True, "phase": "broadcast"}
+                                   "held": True, "phase": "broadcast", "syncs": ["diff"]}
     # leading epoch 2, the leaked 1.1 still held and not on disk; 2.1 is the new role's
     x = e[3]["expect"]["1"]
     assert (x["role"], x["current_epoch"], x["disk"], x["disk_ahead"], x["held"]) == \
@@ -158,6 +159,8 @@ def test_the_4685_trace_holds_the_newleader_ack_behind_the_sync_thread():
     assert (last["1"]["role"], last["1"]["current_epoch"]) == (["following"], 2)
     assert (last["3"]["role"], last["3"]["current_epoch"]) == (["leading"], 2)
     assert "phase" not in last["3"]  # never established
+    assert (last["1"]["syncs"], last["2"]["syncs"], last["3"]["syncs"]) == (["diff", "diff"],
+                                                                              ["diff"], [])
     schedule.validate(json.loads(json.dumps(s)))
 
 
@@ -226,6 +229,7 @@ def test_bad_schedules_get_one_line_and_exit_2(tmp_path):
         (lambda d: d["entries"][1]["ops"][0].update(path="zab"), "top-level znode path"),
         (lambda d: d["entries"][5]["ops"][0].update(point="nowhere"), "unknown hook point"),
         (lambda d: d["entries"][0]["expect"]["1"].update(role=["dancing"]), "expected role"),
+        (lambda d: d["entries"][0]["expect"]["1"].update(syncs=[["diff"]]), "'syncs' is a list"),
         (lambda d: d["entries"][0].update(pause_ms=-1), "'pause_ms' must be an integer"),
     ]:
         d = json.loads(json.dumps(good))

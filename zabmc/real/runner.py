@@ -196,6 +196,12 @@ def _diffs(ens, expect: dict, held: set) -> list:
             show = lambda d: "[" + ", ".join(f"{e}.{c} {p}" for e, c, p in d) + "]"  # noqa: E731
             w = show(want) + (f" (or up to {show(want + ahead)})" if ahead else "")
             out.append((s, "transactions on disk", w, show(got)))
+        if "syncs" in x:  # how the server was synchronised, each time: as the model was
+            lines = ens.log_lines(s, _SYNC_MODE.pattern)
+            modes = [_SYNC_MODE.search(ln).group(1) for ln in lines]
+            if modes != x["syncs"]:
+                out.append((s, "synchronisations", ", ".join(x["syncs"]) or "none",
+                            ", ".join(modes) or "none"))
         if s in held and x.get("held") and not ens.log_lines(s, hooks.HELD, current=True):
             out.append((s, "SyncThread", "held by the sync-commit hook", "not held"))
     return out
@@ -306,10 +312,12 @@ def run(schedule: dict, *, zookeeper=None, byteman: str | None = None, observer=
 
         def fail(idx: int, e: dict, step, last: list) -> None:
             s = last[0][0]
-            modes = [ln.rsplit(" - ", 1)[1].strip() for ln in ens.log_lines(s, _SYNC_MODE)]
-            if modes and modes[-1] == "snap":  # the model has no SNAP (models/zk D3)
-                out.notes.append(f"server {s} was synchronised by SNAP (its log: 'Getting a "
-                                 "snapshot from leader'): the model's leaders send DIFF or TRUNC")
+            for r in range(1, n + 1):  # the model has no SNAP (models/zk D3)
+                modes = [ln.rsplit(" - ", 1)[1].strip() for ln in ens.log_lines(r, _SYNC_MODE)]
+                if modes and modes[-1] == "snap":
+                    out.notes.append(f"server {r} was synchronised by SNAP (its log: 'Getting a "
+                                     "snapshot from leader'): the model's leaders send DIFF or "
+                                     "TRUNC")
             out.mismatch = {"entry": idx, "step": step, "server": s,
                             "field": last[0][1], "model": str(last[0][2]), "real": str(last[0][3]),
                             "text": _mismatch_text(step, e, last),

@@ -108,10 +108,12 @@ def _groups(views: list, n: int) -> list:
                 row.append((i, gens[t][i]))
             elif r == "Following":
                 lead = v.nodes[i]["leader"]
-                if v.up(lead) and v.role(lead) == "Leading":
+                conns = v.nodes[lead].get("learner_connections") or ()
+                if (v.up(lead) and v.role(lead) == "Leading" and i < len(conns)
+                        and conns[i] == v.nodes[i]["connection"]):
                     row.append((lead, gens[t][lead]))
-                else:  # its leader gave up: it belongs where it goes next, as a looking node
-                    row.append(None)
+                else:  # its leader gave up, or leads a later epoch without it: it belongs
+                    row.append(None)  # where it goes next, as a looking node does
             else:
                 row.append(None)
         now.append(row)
@@ -168,7 +170,21 @@ def _in_flight(state: dict, i: int) -> list:
     return out
 
 
-def _expect(view: _View, cut: list, held: set, n: int) -> dict:
+def _syncs(views: list, events: list, n: int) -> list:
+    """Per state and node: the synchronisations the node has taken so far, by mode ("diff",
+    "trunc"), as a real server's log names them: a SYNC delivered on its live connection."""
+    out = [[[] for _ in range(n)]]
+    for k, ev in enumerate(events, start=1):
+        row = [list(x) for x in out[-1]]
+        if ev["kind"] == "deliver" and ev["msg"]["type"] == "SYNC":
+            x = views[k - 1].nodes[ev["dst"]]
+            if x["role"] == "Following" and x["connection"] == ev["msg"]["conn"]:
+                row[ev["dst"]].append(ev["msg"]["mode"].lower())
+        out.append(row)
+    return out
+
+
+def _expect(view: _View, cut: list, held: set, n: int, syncs: list | None = None) -> dict:
     cutset = {tuple(p) for p in cut}
     out = {}
     for i in range(n):
@@ -204,6 +220,8 @@ def _expect(view: _View, cut: list, held: set, n: int) -> dict:
             out[str(s)]["phase"] = "broadcast"  # synchronised: a real server says so too
         if view.up(i) and s in held and _unwritten(x):
             out[str(s)]["held"] = True  # the SyncThread must be seen held with them
+        if syncs is not None:  # a SNAP where the model sends DIFF is not the trace's run
+            out[str(s)]["syncs"] = syncs[i]
     return out
 
 
@@ -281,6 +299,7 @@ def from_trace(data: dict, source: str | None = None) -> dict:
     entries = []
     cuts = [_cuts(v, groups[k], n) for k, v in enumerate(views)]
     late = _late_acks(events) if "newleader_ack_owed" in views[0].nodes[0] else {}
+    syncs = _syncs(views, events, n)
     releases = {ack: i for i, ack in late.values() if ack is not None}
     for k, v in enumerate(views):
         ops = []
@@ -332,12 +351,12 @@ def from_trace(data: dict, source: str | None = None) -> dict:
         e["ops"].insert(0, {"op": "hold", "server": server_id(i), "point": "newleader-ack"})
     for e in entries:
         k = e["upto"]
-        e["expect"] = _expect(views[k], cuts[k], held_at[k], n)
+        e["expect"] = _expect(views[k], cuts[k], held_at[k], n, syncs[k])
         k = e["step"]
         if k and not _caused(events[k - 1]) and k not in releases:
             # a step the servers take by themselves (a leader noticing a lost follower, ...)
             # must have happened before the links of the entry change
-            e["before"] = _expect(views[k], cuts[k - 1], held_at[k - 1], n)
+            e["before"] = _expect(views[k], cuts[k - 1], held_at[k - 1], n, syncs[k])
     entries = _eager_writes(entries)
     viol = data.get("violation")
     return {
@@ -444,6 +463,9 @@ def _check_expect(exp, where: str, n: int) -> None:
             roles = x.get("role")
             if not isinstance(roles, list) or not roles or not set(roles) <= set(ROLES):
                 _fail(where, f"an expected role is a list of {', '.join(ROLES)}")
+            if "syncs" in x and not (isinstance(x["syncs"], list) and all(
+                    m in ("diff", "trunc", "snap") for m in x["syncs"])):
+                _fail(where, "'syncs' is a list of diff, trunc and snap")
             for key in ("accepted_epoch", "current_epoch"):
                 _int(x, key, where, 0, (1 << 31))
             if x.get("phase", "broadcast") != "broadcast":
