@@ -27,7 +27,8 @@ HEADING = "## On ZooKeeper "
 ISSUE = {"zookeeper-3911": "ZOOKEEPER-3911", "zookeeper-4646": "ZOOKEEPER-4646",
          "zookeeper-4646-fle": "ZOOKEEPER-4646", "zookeeper-4646-acked": "ZOOKEEPER-4646",
          "zookeeper-4646-acked-fixed": "ZOOKEEPER-4646, fixed model",
-         "zookeeper-4712-served": "ZOOKEEPER-4712"}
+         "zookeeper-4712-served": "ZOOKEEPER-4712", "zookeeper-4685": "ZOOKEEPER-4685",
+         "zookeeper-4685-diff": "ZOOKEEPER-4685"}
 
 
 def zabmc_real(*args) -> tuple[int, dict, float]:
@@ -147,13 +148,26 @@ def section(rows, version, runs, again, n, seed, repeat) -> list:
         "empty DIFF, and served /zab-0, which server 3, the leader, never had. Fixed in 3.9.3 "
         "by PR #2154 (ZOOKEEPER-4712), which shuts the learner's SyncRequestProcessor down; "
         "branch-3.8 never got it.",
+        "- **ZOOKEEPER-4685 is real in 3.8.0: a leader discards an ACK and gives up.** On "
+        "`zookeeper-4685-diff` (`zk-3.7.0`, the grain of 3.8.0's follower threads) every step "
+        "happened on the servers. Server 1, synchronised by a DIFF carrying 0x100000002, handed it "
+        "to its SyncThread at NEWLEADER, which wrote and acknowledged it while the QuorumPeer "
+        "thread had not yet written NEWLEADER's ACK (the `newleader-ack` hook holds it there). "
+        "Server 3, leading epoch 2, took that ACK for NEWLEADER's (\"NEWLEADER ACK from sid: 1 "
+        "is from a different epoch - current 0x200000000 received 0x100000002\", "
+        "`Leader.waitForNewLeaderAck`), never counted server 1, and gave up after initLimit "
+        "ticks (\"Waiting for a quorum of followers\"). Fixed in 3.9.3 (PR #2152, "
+        "ZOOKEEPER-4394/4643/4646/4685); branch-3.8 has no fix.",
         "- **The breadth-first traces are not realised, and why is a finding about the model.** "
-        "In `zookeeper-4646`, `zookeeper-3911` and `zookeeper-4646-fle` the follower has no "
+        "In `zookeeper-4646`, `zookeeper-3911`, `zookeeper-4646-fle` and `zookeeper-4685` the "
+        "follower has no "
         "transaction when it synchronises; the model's leader sends a DIFF, but a real leader "
         "sends a snapshot (LearnerHandler.syncFollower: a learner at zxid 0 is never inside the "
         "committed log, and ZKDatabase.getProposalsFromTxnLog refuses a start zxid the log does "
-        "not hold), which the follower writes before it acknowledges NEWLEADER. The model has no "
-        "SNAP yet (models/zk D3). `zookeeper-4646-acked` was built so that the "
+        "not hold), which the follower writes before it acknowledges NEWLEADER, and after which "
+        "its SyncThread has nothing to acknowledge. The model has no SNAP at these grains "
+        "(models/zk D3), and conformance compares each server's synchronisations with the "
+        "model's. `zookeeper-4646-acked` and `zookeeper-4685-diff` were built so that the "
         "follower's last zxid is inside the leader's log.",
         "- ZOOKEEPER-3911 is fixed in 3.8.0 (its commit, \"Data inconsistency caused by DIFF "
         "sync uncommitted log\", is in the release-3.8.0 tag); the `zk-pre3911` trace is the "
