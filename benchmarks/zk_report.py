@@ -43,7 +43,8 @@ RELATED = [
     "release (the release matrix below) |",
     "| ZOOKEEPER-4646 | NEWLEADER acked before the SyncThread wrote the proposals | found (`zk`, "
     "above); its window, `ack-before-disk`, opens on 3.6.2 to 3.8.0 and not on 3.8.5, 3.9.2 or "
-    "3.9.3 (the release matrix below) |",
+    "3.9.3 (the release matrix below); realised on real 3.8.0 servers, with a write the client "
+    "saw acknowledged lost (\"On ZooKeeper 3.8.0\") |",
     "| ZOOKEEPER-4643 | currentEpoch written before the proposals reach the disk | the same trace: "
     "node 0 restarts with currentEpoch 2 and without 1.1, which is what makes its vote win; "
     "`zk-fixed` writes the proposals first; its window, `epoch-before-disk`, opens as 4646's "
@@ -52,7 +53,8 @@ RELATED = [
     "leader gives up (availability, not safety) | found on `zk-3.7.0`, whose NEWLEADER ack is a "
     "step of its own racing the SyncThread's acknowledgements, as the failure property "
     "`leader-unexpected-ack` (18 events; the section below); not on `zk-3.9.2`. The coarser "
-    "variants queue and acknowledge in one step and cannot reach it |",
+    "variants queue and acknowledge in one step and cannot reach it. Realised on real 3.8.0 "
+    "servers, where the leader logs the discarded ACK and gives up (\"On ZooKeeper 3.8.0\") |",
     "| ZOOKEEPER-2845 | the in-memory database kept across an election diverges from the disk | "
     "its fix (fastForwardDataBase at a shutdown) is modelled where memory outlives a role change: "
     "the storage grain (`zk-3.9.3`, `zk-3.9.4`, S5) and the shutdown grain (`-shutdown`, H3); the "
