@@ -69,6 +69,19 @@ class Builder:
         return Trace(self.env, self.events, self.states, self.first, self.first_step)
 
 
+def save_built(build, name: str) -> None:
+    """A builder's command line: `python BUILDER [OUT]` writes tests/corpus/zk/NAME.trace.json
+    (or OUT) and says how long it is and what it violates first."""
+    import os
+    t = build()
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), f"{name}.trace.json")
+    t.save(out)
+    v = t.violation
+    print(f"{out}: {len(t.events)} steps; first violation: "
+          f"{v.property if v else None} at step {t.violation_step}")
+
+
 def build(model: str = "zk") -> Trace:
     b = Builder(model)
     every = {(a, c) for a in range(3) for c in range(3) if a != c}

@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from build_4646_acked import ESTABLISH, INVARIANTS, Builder  # noqa: E402
+from build_4646_acked import ESTABLISH, INVARIANTS, Builder, save_built  # noqa: E402
 
 MODEL = "zk-3.7.0-shutdown"
 CONFIG = {"nodes": 3, "network": "fifo", "max_drops": 0, "max_timeouts": 1,
@@ -75,10 +75,4 @@ def build():
 
 
 if __name__ == "__main__":
-    t = build()
-    out = sys.argv[1] if len(sys.argv) > 1 else str(
-        Path(__file__).resolve().parent / "zookeeper-4712-served.trace.json")
-    t.save(out)
-    v = t.violation
-    print(f"{out}: {len(t.events)} steps; first violation: "
-          f"{v.property if v else None} at step {t.violation_step}")
+    save_built(build, "zookeeper-4712-served")
