@@ -28,7 +28,10 @@ ISSUE = {"zookeeper-3911": "ZOOKEEPER-3911", "zookeeper-4646": "ZOOKEEPER-4646",
          "zookeeper-4646-fle": "ZOOKEEPER-4646", "zookeeper-4646-acked": "ZOOKEEPER-4646",
          "zookeeper-4646-acked-fixed": "ZOOKEEPER-4646, fixed model",
          "zookeeper-4712-served": "ZOOKEEPER-4712", "zookeeper-4685": "ZOOKEEPER-4685",
-         "zookeeper-4685-diff": "ZOOKEEPER-4685"}
+         "zookeeper-4685-diff": "ZOOKEEPER-4685", "zookeeper-4643": "ZOOKEEPER-4643",
+         "zookeeper-4394": "ZOOKEEPER-4394", "zookeeper-3911-window": "ZOOKEEPER-3911's window",
+         "zookeeper-4643-window": "ZOOKEEPER-4643's window",
+         "zookeeper-4646-window": "ZOOKEEPER-4646's window"}
 
 
 def zabmc_real(*args) -> tuple[int, dict, float]:
@@ -58,7 +61,9 @@ def trace_rows(repeat: int) -> tuple[list, str]:
         if out["realised"]:
             how = f"all {steps} steps"
         else:
-            how = f"to step {out['realised_to_step']} of {steps}: {out['not_realised']['text']}"
+            k = out["realised_to_step"]
+            how = (f"to step {k} of {steps}" if k >= 0 else f"no step of {steps}") + \
+                f": {out['not_realised']['text']}"
             how = how.replace("not realised at", "stopped at")
         if out["violations"]:
             props = ", ".join(dict.fromkeys(v["property"] for v in out["violations"]))
@@ -159,8 +164,8 @@ def section(rows, version, runs, again, n, seed, repeat) -> list:
         "ticks (\"Waiting for a quorum of followers\"). Fixed in 3.9.3 (PR #2152, "
         "ZOOKEEPER-4394/4643/4646/4685); branch-3.8 has no fix.",
         "- **The breadth-first traces are not realised, and why is a finding about the model.** "
-        "In `zookeeper-4646`, `zookeeper-3911`, `zookeeper-4646-fle` and `zookeeper-4685` the "
-        "follower has no "
+        "In `zookeeper-4646`, `zookeeper-3911`, `zookeeper-4643`, `zookeeper-4646-fle`, "
+        "`zookeeper-4685` and the three `-window` runs a follower has no "
         "transaction when it synchronises; the model's leader sends a DIFF, but a real leader "
         "sends a snapshot (LearnerHandler.syncFollower: a learner at zxid 0 is never inside the "
         "committed log, and ZKDatabase.getProposalsFromTxnLog refuses a start zxid the log does "
@@ -169,6 +174,9 @@ def section(rows, version, runs, again, n, seed, repeat) -> list:
         "(models/zk D3), and conformance compares each server's synchronisations with the "
         "model's. `zookeeper-4646-acked` and `zookeeper-4685-diff` were built so that the "
         "follower's last zxid is inside the leader's log.",
+        "- `zookeeper-4394` ends inside a synchronisation the servers finish in milliseconds: "
+        "its first entry expects a follower between LEADERINFO and NEWLEADER, and no hook holds "
+        "a server there yet.",
         "- ZOOKEEPER-3911 is fixed in 3.8.0 (its commit, \"Data inconsistency caused by DIFF "
         "sync uncommitted log\", is in the release-3.8.0 tag); the `zk-pre3911` trace is the "
         "same 29 events as the 4646 one, and stops at the same SNAP.",

@@ -98,7 +98,9 @@ class _Writer:
             rec.outcome, rec.error = "failed", f"no session: {type(e).__name__}"
             self.close()
             return
-        self.result = self.zk.create_async(rec.path, data)
+        # create2 (ZooKeeper 3.5+): the answer carries the new znode's stat, so an acknowledged
+        # write has its zxid without a second request that a server may no longer answer
+        self.result = self.zk.create_async(rec.path, data, include_data=True)
 
     def poll(self, seq: int, final: bool = False) -> bool:
         """Settle the outcome when it is known (or, with final, as unknown); True once settled."""
@@ -113,9 +115,8 @@ class _Writer:
             rec.outcome, rec.error = "unknown", "no answer before the run ended"
         else:
             try:
-                self.result.get(timeout=0)
-                stat = self.zk.exists_async(rec.path).get(timeout=3.0)
-                rec.outcome, rec.zxid = "acknowledged", stat.czxid if stat else None
+                _, stat = self.result.get(timeout=0)
+                rec.outcome, rec.zxid = "acknowledged", stat.czxid
             except NodeExistsError:
                 rec.outcome, rec.error = "failed", "NodeExists"
             except (ConnectionLoss, SessionExpiredError, OperationTimeoutError) as e:

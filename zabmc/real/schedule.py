@@ -86,18 +86,29 @@ def _groups(views: list, n: int) -> list:
     """Per state and node: the leadership (leader, generation) it belongs to now or joins next,
     or None (down, or looking with no leadership ahead before a crash)."""
     gens = []  # per state: how many times each node has become leader so far
-    count = [0] * n
+    runs = []  # per state: how many unbroken runs of Leading states each node has had so far
+    count, rcount = [0] * n, [0] * n
     prev = None
     for v in views:
         for i in range(n):
             lead = v.up(i) and v.role(i) == "Leading"
-            if lead and not (prev is not None and prev.up(i) and prev.role(i) == "Leading"
-                             and prev.nodes[i]["accepted_epoch"] == v.nodes[i]["accepted_epoch"]):
+            was = prev is not None and prev.up(i) and prev.role(i) == "Leading"
+            if lead and not (was and prev.nodes[i]["accepted_epoch"]
+                             == v.nodes[i]["accepted_epoch"]):
                 count[i] += 1
+            if lead and not was:
+                rcount[i] += 1
         gens.append(list(count))
+        runs.append(list(rcount))
         prev = v
     now = []
+    since: dict = {}  # (leader, learner, connection) -> the leader's run that registered it
     for t, v in enumerate(views):
+        for j in range(n):
+            if v.up(j) and v.role(j) == "Leading":
+                for i, c in enumerate(v.nodes[j].get("learner_connections") or ()):
+                    if c:
+                        since.setdefault((j, i, c), runs[t][j])
         row = []
         for i in range(n):
             if not v.up(i):
@@ -108,13 +119,13 @@ def _groups(views: list, n: int) -> list:
                 row.append((i, gens[t][i]))
             elif r == "Following":
                 lead = v.nodes[i]["leader"]
-                conns = v.nodes[lead].get("learner_connections") or ()
-                if (v.up(lead) and v.role(lead) == "Leading" and i < len(conns)
-                        and conns[i] == v.nodes[i]["connection"]):
+                first = since.get((lead, i, v.nodes[i]["connection"]))
+                if (v.up(lead) and v.role(lead) == "Leading"
+                        and (first is None or first == runs[t][lead])):
                     row.append((lead, gens[t][lead]))
-                else:  # its leader gave up, or leads a later epoch without it: it belongs
-                    row.append(None)  # where it goes next, as a looking node does
-            else:
+                else:  # its leader gave up, or leads a later epoch on which this connection
+                    row.append(None)  # is stale: it belongs where it goes next, as a looking
+            else:  # node does
                 row.append(None)
         now.append(row)
     out = [list(r) for r in now]
