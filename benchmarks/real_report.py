@@ -31,7 +31,8 @@ ISSUE = {"zookeeper-3911": "ZOOKEEPER-3911", "zookeeper-4646": "ZOOKEEPER-4646",
          "zookeeper-4685-diff": "ZOOKEEPER-4685", "zookeeper-4643": "ZOOKEEPER-4643",
          "zookeeper-4394": "ZOOKEEPER-4394", "zookeeper-3911-window": "ZOOKEEPER-3911's window",
          "zookeeper-4643-window": "ZOOKEEPER-4643's window",
-         "zookeeper-4646-window": "ZOOKEEPER-4646's window"}
+         "zookeeper-4646-window": "ZOOKEEPER-4646's window",
+         "zookeeper-4394-join": "ZOOKEEPER-4394"}
 
 
 def zabmc_real(*args) -> tuple[int, dict, float]:
@@ -174,9 +175,17 @@ def section(rows, version, runs, again, n, seed, repeat) -> list:
         "(models/zk D3), and conformance compares each server's synchronisations with the "
         "model's. `zookeeper-4646-acked` and `zookeeper-4685-diff` were built so that the "
         "follower's last zxid is inside the leader's log.",
-        "- `zookeeper-4394` ends inside a synchronisation the servers finish in milliseconds: "
-        "its first entry expects a follower between LEADERINFO and NEWLEADER, and no hook holds "
-        "a server there yet.",
+        "- **ZOOKEEPER-4394 is real in 3.8.0: a follower's synchronisation throws.** On "
+        "`zookeeper-4394-join` (`zk`) every step happened on the servers. Server 2 restarted and "
+        "joined while 0x100000002 was outstanding (server 1's SyncThread held by `sync-commit`); "
+        "the leader sent it an empty DIFF, the outstanding PROPOSAL and NEWLEADER, at which it "
+        "emptied packetsNotCommitted; server 1 then wrote and acknowledged 0x100000002, and the "
+        "leader's COMMIT reached server 2 before UPTODATE (its NEWLEADER ACK held by "
+        "`newleader-ack`): \"Exception when following the leader\", `java.lang.NullPointerException: "
+        "Cannot read field \"hdr\" because \"pif\" is null` at `Learner.syncWithLeader` (Learner.java:655). Fixed in 3.9.3 (PR #2152); "
+        "branch-3.8 has no fix. The breadth-first `zookeeper-4394` instead ends inside a "
+        "synchronisation the servers finish in milliseconds: its first entry expects a follower "
+        "between LEADERINFO and NEWLEADER, and no hook holds a server there.",
         "- ZOOKEEPER-3911 is fixed in 3.8.0 (its commit, \"Data inconsistency caused by DIFF "
         "sync uncommitted log\", is in the release-3.8.0 tag); the `zk-pre3911` trace is the "
         "same 29 events as the 4646 one, and stops at the same SNAP.",

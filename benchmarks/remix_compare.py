@@ -115,11 +115,12 @@ NOTES = [
     "that ack, and without that follower it has no quorum (its own section above).",    "",
     "Remix confirmed its findings on ZooKeeper's code. `zabmc real` runs zabmc's on real servers "
     "of Debian's 3.8.0 (\"On ZooKeeper 3.8.0\"): ZOOKEEPER-4646 loses a write the client saw "
-    "acknowledged (`zookeeper-4646-acked`) and ZOOKEEPER-4685 makes the leader discard a "
-    "proposal's ACK and give up (`zookeeper-4685-diff`), each from a run built so that the real "
+    "acknowledged (`zookeeper-4646-acked`), ZOOKEEPER-4685 makes the leader discard a "
+    "proposal's ACK and give up (`zookeeper-4685-diff`) and ZOOKEEPER-4394 makes a follower's "
+    "synchronisation throw (`zookeeper-4394-join`), each from a run built so that the real "
     "leader sends the DIFF the model does; ZOOKEEPER-3911 is fixed in 3.8.0. The breadth-first "
     "runs above synchronise a follower at zxid 0, which a real leader sends a snapshot, and are "
-    "not realised; 4643's and 4394's have no real run yet.",
+    "not realised; 4643's has no real run yet.",
 ]
 
 if __name__ == "__main__":

@@ -71,7 +71,9 @@ RELATED = [
     "delivery across the gap (`local-primary-order`, `agreement`); the storage grain (3.9.3, "
     "3.9.4) still drops the TRUNC's memory at the shutdown (S5), so 5094 is not modelled there |",
     "| ZOOKEEPER-4394 | a COMMIT without its PROPOSAL during synchronisation (an exception) | "
-    "found as the failure property `sync-exception` (D12; the release matrix below) |",
+    "found as the failure property `sync-exception` (D12; the release matrix below); realised "
+    "on real 3.8.0 servers, where the follower throws the NullPointerException "
+    "(\"On ZooKeeper 3.8.0\") |",
     "| ZOOKEEPER-4925 | a hole in the leader's committed log (3.9.3 only) | found on "
     "`zk-3.9.3` at the storage grain (models/zk/README.md, S1-S10; not applicable to the 3.7 "
     "variants, which reload memory at every role change): a follower synchronised by DIFF "

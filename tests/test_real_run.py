@@ -130,6 +130,21 @@ def test_the_4685_trace_makes_the_leader_discard_an_ack():
     assert out["servers"]["1"]["current_epoch"] == 2 and out["servers"]["2"]["current_epoch"] == 1
 
 
+def test_the_4394_trace_makes_a_follower_throw():
+    """ZOOKEEPER-4394 on 3.8.0: server 2 joins while 0x100000002 is outstanding, empties
+    packetsNotCommitted at NEWLEADER, and the COMMIT that comes before UPTODATE throws a
+    NullPointerException in Learner.syncWithLeader."""
+    r = _real(str(CORPUS / "zookeeper-4394-join.trace.json"), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == 38, out["not_realised"]
+    (v,) = out["violations"]  # nothing lost or reordered: the follower drops its leader
+    assert (v["property"], v["servers"]) == ("sync-exception", [2])
+    assert v["evidence"][1] == ('server 2: java.lang.NullPointerException: Cannot read field '
+                                '"hdr" because "pif" is null')
+    assert "Learner.syncWithLeader(Learner.java:655)" in v["evidence"][2]
+
+
 def test_a_wrong_expectation_is_not_realised(tmp_path):
     """Three servers elect the greatest id; a schedule that expects server 1 to lead is wrong."""
     p = tmp_path / "wrong.schedule.json"

@@ -160,8 +160,9 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_sched
     --zookeeper DIR), drives them through the schedule (SIGKILL, restarts, links cut and healed
     through a proxy, client writes, threads held with Byteman), checks after each entry that the
     servers show the model's state, and judges what they wrote and logged: agreement, prefix,
-    acknowledged-durable, epoch-monotonic, epoch-order and leader-unexpected-ack
-    (docs/real-zookeeper.md). Every server it starts is stopped by its pid, whatever ends the run.
+    acknowledged-durable, epoch-monotonic, epoch-order, leader-unexpected-ack and
+    sync-exception (docs/real-zookeeper.md). Every server it starts is stopped by its pid,
+    whatever ends the run.
 
     Exit codes: 0 realised and no violation, 10 a property violated on the real servers' data,
     3 not realised (the servers did not show the model's state at some step; nothing violated),

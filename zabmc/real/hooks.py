@@ -11,8 +11,11 @@ names one method of ZooKeeper's source; the rules are loaded at the JVM's start
 - held: the thread that entered the method waits (Byteman's `waitFor`) and the rule prints
   `zabmc-hook: held <point>` on the server's stdout, which zabmc waits on;
 - released: zabmc removes the control file and sends the four-letter word `ruok`, whose handler
-  (`RuokCommand.commandRun`) carries a rule that wakes every held thread; the rule prints
-  `zabmc-hook: released <point>`.
+  (`RuokCommand.commandRun`) carries a rule per point that wakes the threads held there once
+  that point's files are gone (so releasing one point leaves the others held); the held thread
+  prints `zabmc-hook: released <point>`. A one-thread point (`once`) renames its control file
+  to `held-<point>` as it holds, so that the threads entering after it pass, and its release
+  removes that file too.
 
 A server killed while held loses what the held thread had not done: killing a JVM (SIGKILL) does
 not drop the page cache, so a write that must be lost has to be kept inside the JVM, and holding
@@ -90,32 +93,43 @@ def control_file(control_dir: str | Path, point: str) -> Path:
     return Path(control_dir) / f"hold-{point}"
 
 
+def held_file(control_dir: str | Path, point: str) -> Path:
+    """Where a one-thread point's control file goes while it holds its thread."""
+    return Path(control_dir) / f"held-{point}"
+
+
+def _java(path: Path) -> str:
+    p = str(path).replace("\\", "\\\\").replace('"', '\\"')
+    return f'(new java.io.File("{p}"))'
+
+
 def script(control_dir: str | Path) -> str:
     """The Byteman script for one server: every catalogue point, inert until armed."""
     rules = []
     for h in CATALOGUE:
-        flag = str(control_file(control_dir, h.name)).replace("\\", "\\\\").replace('"', '\\"')
-        once = f"(new java.io.File(\"{flag}\")).delete();\n   " if h.once else ""
+        flag, held = _java(control_file(control_dir, h.name)), _java(held_file(control_dir, h.name))
+        once = f"{flag}.renameTo({held});\n   " if h.once else ""
         rules.append(
             f"RULE zabmc hold {h.name}\n"
             f"CLASS {h.cls}\n"
             f"METHOD {h.method}\n"
             f"{h.where}\n"
-            f"IF (new java.io.File(\"{flag}\")).exists()"
+            f"IF {flag}.exists()"
             + (f" && {h.when}" if h.when else "") + "\n"
             f"DO {once}traceln(\"{HELD}{h.name}\");\n"
             f"   waitFor(\"zabmc-{h.name}\");\n"
             f"   traceln(\"{RELEASED}{h.name}\")\n"
             "ENDRULE\n")
-    wakes = ";\n   ".join(f"signalWake(\"zabmc-{h.name}\", false)" for h in CATALOGUE)
-    rules.append(
-        "RULE zabmc release\n"
-        f"CLASS {RELEASE_CLASS}\n"
-        "METHOD commandRun\n"
-        "AT ENTRY\n"
-        "IF TRUE\n"
-        f"DO {wakes}\n"
-        "ENDRULE\n")
+    for h in CATALOGUE:
+        flag, held = _java(control_file(control_dir, h.name)), _java(held_file(control_dir, h.name))
+        rules.append(
+            f"RULE zabmc release {h.name}\n"
+            f"CLASS {RELEASE_CLASS}\n"
+            "METHOD commandRun\n"
+            "AT ENTRY\n"
+            f"IF !{flag}.exists() && !{held}.exists()\n"
+            f"DO signalWake(\"zabmc-{h.name}\", false)\n"
+            "ENDRULE\n")
     return "\n".join(rules)
 
 
@@ -127,3 +141,4 @@ def arm(control_dir: str | Path, point: str) -> None:
 
 def disarm(control_dir: str | Path, point: str) -> None:
     control_file(control_dir, point).unlink(missing_ok=True)
+    held_file(control_dir, point).unlink(missing_ok=True)

@@ -43,6 +43,12 @@ FORMAT = "zabmc-zookeeper-schedule"
 VERSION = 1
 OPS = ("hold", "release", "kill", "links", "start", "write")
 ROLES = ("down", "looking", "following", "leading", "following-discovery", "leading-discovery")
+#: syncLimit or initLimit (ticks of 200 ms: 15 s) for a schedule that holds a connected
+#: follower's thread across entries (its SyncThread, or its NEWLEADER ACK)
+SLOW_LIMIT = 75
+#: the failure properties (states where the implementation throws, exits or gives up) whose
+#: real counterparts the verdict reads off the servers' logs (zabmc.real.verdict.FAILURES)
+FAILURES = ("sync-exception", "leader-unexpected-ack")
 #: the models whose traces have a real counterpart: ZooKeeper's own implementation of ZAB 1.0
 REAL_MODELS = ("zk", "zk-pre3911", "zk-fixed", "zk-fle", "zk-fixed-fle", "zk-3.7.0",
                "zk-3.7.0-shutdown")
@@ -82,9 +88,10 @@ def _unwritten(node: dict) -> list:
     return list(node.get("leaked_queue", ())) + out
 
 
-def _groups(views: list, n: int) -> list:
+def _groups(views: list, n: int, events: list | None = None) -> list:
     """Per state and node: the leadership (leader, generation) it belongs to now or joins next,
-    or None (down, or looking with no leadership ahead before a crash)."""
+    or None (down, or looking with no leadership ahead before a crash, or before the `join`
+    that takes it to an established leader: linked earlier, a real server joins at once)."""
     gens = []  # per state: how many times each node has become leader so far
     runs = []  # per state: how many unbroken runs of Leading states each node has had so far
     count, rcount = [0] * n, [0] * n
@@ -139,6 +146,10 @@ def _groups(views: list, n: int) -> list:
                 ahead = now[t][i]
             else:
                 out[t][i] = ahead
+            ev = events[t - 1] if events and t else None
+            if ev and ev["kind"] == "action" and ev["action"][0] == "join" \
+                    and ev["action"][1] == i:
+                ahead = None  # before its join it is nobody's
     return out
 
 
@@ -279,6 +290,73 @@ def _late_acks(events: list) -> dict:
     return out
 
 
+def _queued_since(views: list, i: int, k: int) -> int:
+    """The state from which node i has held unwritten transactions without a break up to state
+    k (which has some): the step that queued the first of them."""
+    t = k
+    while t > 0 and views[t - 1].up(i) and _unwritten(views[t - 1].nodes[i]):
+        t -= 1
+    return t
+
+
+def _late_steps(views: list, events: list, n: int, caused: set, fine: bool) -> tuple:
+    """The threads a trace's timing needs held, beyond a crash's: (arms, releases, spans).
+
+    A real SyncThread writes at once, and a real follower's NEWLEADER ACK leaves at once on an
+    open link; the trace may take them later, after events zabmc brings about (`caused`): then
+    what follows in the trace depends on their being late (a proposal not yet acknowledged, a
+    leader that has not yet read the ACK), and the thread is held until the trace takes them:
+    - `log i` late: the SyncThread, from the step that queued the transactions to `log i`
+      (released there), or to the end when the trace never writes them;
+    - at the coarse grain, NEWLEADER's ACK late (the ACK-NEWLEADER from i delivered after a
+      caused event, or never): the QuorumPeer thread, from NEWLEADER's delivery to that ACK's
+      delivery or i's next delivery from its leader, whichever comes first (released there: i
+      reads what the model delivers it next), or to the end. The threads' grain has its own
+      step for it (`_late_acks`).
+    arms: {step: [(node, point)]}; releases: {step: [(node, point)]}; spans: [(node, first
+    state, state after the last)] for the SyncThread holds (conformance expects them held)."""
+    point = "sync-append" if "leaked_queue" in views[0].nodes[0] else "sync-commit"
+    arms, rel, spans = {}, {}, []
+    last = len(views) - 1
+
+    def any_caused(a, b):  # a caused step in a..b (inclusive)
+        return any(c in caused for c in range(a, b + 1))
+
+    for i in range(n):
+        ends = [k for k, ev in enumerate(events, start=1)
+                if ev["kind"] == "action" and ev["action"] == ["log", i]
+                and views[k - 1].up(i) and _unwritten(views[k - 1].nodes[i])]
+        for L in ends:
+            t = _queued_since(views, i, L - 1)
+            if any_caused(t + 1, L - 1):
+                arms.setdefault(t, []).append((i, point))
+                rel.setdefault(L, []).append((i, point))
+                spans.append((i, t, L))
+        if views[last].up(i) and _unwritten(views[last].nodes[i]):
+            t = _queued_since(views, i, last)
+            if any_caused(t + 1, last):
+                arms.setdefault(t, []).append((i, point))
+                spans.append((i, t, last + 1))
+    if fine:
+        return arms, rel, spans
+    for k, ev in enumerate(events, start=1):
+        if not (ev["kind"] == "deliver" and ev["msg"]["type"] == "NEWLEADER"):
+            continue
+        i, lead = ev["dst"], ev["src"]
+        x = views[k - 1].nodes[i]
+        if not (x["role"] == "Following" and x["connection"] == ev["msg"]["conn"]):
+            continue  # a stale NEWLEADER: nothing to acknowledge
+        a = next((c for c, e in enumerate(events[k:], start=k + 1) if e["kind"] == "deliver"
+                  and ((e["src"] == i and e["msg"]["type"] == "ACK-NEWLEADER")
+                       or (e["src"] == lead and e["dst"] == i))
+                  or e["kind"] == "crash" and e["node"] == i), None)
+        if any_caused(k + 1, (a - 1) if a else last):
+            arms.setdefault(k, []).append((i, "newleader-ack"))
+            if a and events[a - 1]["kind"] != "crash":  # a kill disarms it
+                rel.setdefault(a, []).append((i, "newleader-ack"))
+    return arms, rel, spans
+
+
 #: model events that zabmc's own ops bring about (the rest the servers do by themselves)
 CAUSED_KINDS = ("timeout", "drop", "crash", "restart", "propose")
 CAUSED_ACTIONS = ("elect", "join", "decide", "connect", "flush")
@@ -306,12 +384,24 @@ def from_trace(data: dict, source: str | None = None) -> dict:
     events = [e.to_json(env.model) for e in rr.trace.events]
     texts = [e.describe(env.model) for e in rr.trace.events]
     n = len(views[0].nodes)
-    groups = _groups(views, n)
+    groups = _groups(views, n, events)
     entries = []
     cuts = [_cuts(v, groups[k], n) for k, v in enumerate(views)]
-    late = _late_acks(events) if "newleader_ack_owed" in views[0].nodes[0] else {}
+    fine = "newleader_ack_owed" in views[0].nodes[0]
+    late = _late_acks(events) if fine else {}
     syncs = _syncs(views, events, n)
-    releases = {ack: i for i, ack in late.values() if ack is not None}
+    releases: dict = {}  # step -> [(node, point)]: the held threads the trace lets go there
+    for i, ack in late.values():
+        if ack is not None:
+            releases.setdefault(ack, []).append((i, "newleader-ack"))
+    caused = {k for k, ev in enumerate(events, start=1) if _caused(ev)} | set(releases)
+    while True:  # a release is an op, so a step zabmc brings about: holds beget holds
+        arms, rel, spans = _late_steps(views, events, n, caused, fine)
+        if caused >= set(rel):
+            break
+        caused |= set(rel)
+    for k, lst in rel.items():
+        releases.setdefault(k, []).extend(lst)
     for k, v in enumerate(views):
         ops = []
         ev = events[k - 1] if k else None
@@ -326,9 +416,8 @@ def from_trace(data: dict, source: str | None = None) -> dict:
                 ops.append({"op": "start", "server": server_id(ev["node"])})
             if cuts[k] != cuts[k - 1] or kind == "restart":
                 ops.append({"op": "links", "cut": cuts[k]})
-            if k in releases:  # the held QuorumPeer thread writes NEWLEADER's ACK
-                ops.append({"op": "release", "server": server_id(releases[k]),
-                            "point": "newleader-ack"})
+            for i, pt in releases.get(k, ()):  # a held thread goes on: the trace's step
+                ops.append({"op": "release", "server": server_id(i), "point": pt})
             if kind == "action" and ev["action"][0] == "flush":  # the held SyncThread goes on
                 ops.append({"op": "release", "server": server_id(ev["action"][1]),
                             "point": "sync-append"})
@@ -346,9 +435,9 @@ def from_trace(data: dict, source: str | None = None) -> dict:
     held_at = [set() for _ in views]
     # the shutdown grain's leaked SyncThread must be held before it appends, and alone (H2)
     point = "sync-append" if "leaked_queue" in views[0].nodes[0] else "sync-commit"
-    for t, arms in sorted(_holds(views, events, n).items()):
+    for t, crashing in sorted(_holds(views, events, n).items()):
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
-        for s in arms:
+        for s in crashing:
             e["ops"].insert(0, {"op": "hold", "server": s, "point": point})
             k = e["step"]
             while k < len(views) and not (k > 0 and _ends_hold(events[k - 1]) is not None
@@ -358,24 +447,85 @@ def from_trace(data: dict, source: str | None = None) -> dict:
     # NEWLEADER's ACK held from the entry that delivers NEWLEADER (the hook holds the first
     # such ACK the server writes from then on)
     for t, (i, _) in sorted(late.items()):
+        arms.setdefault(t, []).append((i, "newleader-ack"))
+    for t, lst in sorted(arms.items()):  # armed as the entry that takes step t begins
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
-        e["ops"].insert(0, {"op": "hold", "server": server_id(i), "point": "newleader-ack"})
+        for i, pt in reversed(lst):
+            e["ops"].insert(0, {"op": "hold", "server": server_id(i), "point": pt})
+    for e in entries:  # several followers synchronise with a leader not yet established
+        k = e["step"]
+        ev = events[k - 1] if k else None
+        if not (ev and ev["kind"] == "action" and ev["action"][0] == "elect"):
+            if k:
+                continue
+            # the start's election: the first leadership of the trace, if it comes in this entry
+            ev = next((x for x in events[:e["upto"]] if x["kind"] == "action"
+                       and x["action"][0] == "elect"), None)
+            if ev is None:
+                continue
+        lead, mask = ev["action"][1], ev["action"][2]
+        fol = [i for i in range(n) if mask >> i & 1 and i != lead]
+        start = events.index(ev) + 1
+        first_ack = next((c for c, x in enumerate(events[start:], start=start + 1)
+                          if x["kind"] == "deliver" and x["dst"] == lead
+                          and x["msg"]["type"] == "ACK-NEWLEADER"), len(events) + 1)
+        synced = {x["dst"] for x in events[start:first_ack - 1] if x["kind"] == "deliver"
+                  and x["src"] == lead and x["msg"]["type"] == "SYNC"}
+        if len(fol) < 2 or not set(fol) <= synced:
+            continue  # one follower, or the model too synchronises one after its quorum
+        # a real leader that has its quorum of NEWLEADER ACKs sets its last zxid to the new
+        # epoch's (Leader.lead, "setting last processed zxid"): a follower at zxid 0 whose
+        # ACKEPOCH it reads after that gets a snapshot (LearnerHandler.syncFollower), where the
+        # model's, which synchronises them all first, sends a DIFF. So their NEWLEADER ACKs
+        # wait until every one of them has handled NEWLEADER, and then go together.
+        ids = [server_id(i) for i in fol]
+        e["ops"][:0] = [{"op": "hold", "server": s_, "point": "newleader-ack"} for s_ in ids]
+        e["ops"] += [{"op": "release", "server": s_, "point": "newleader-ack",
+                      "after_held": ids} for s_ in ids]
+    for i, t, end in spans:  # conformance expects these SyncThreads held
+        e = next(e for e in entries if e["step"] <= t <= e["upto"])
+        for k in range(e["step"], end):
+            held_at[k].add(server_id(i))
     for e in entries:
         k = e["upto"]
         e["expect"] = _expect(views[k], cuts[k], held_at[k], n, syncs[k])
         k = e["step"]
-        if k and not _caused(events[k - 1]) and k not in releases:
+        if k and k not in caused:
             # a step the servers take by themselves (a leader noticing a lost follower, ...)
             # must have happened before the links of the entry change
             e["before"] = _expect(views[k], cuts[k - 1], held_at[k - 1], n, syncs[k])
     entries = _eager_writes(entries)
     viol = data.get("violation")
-    return {
+    if viol and viol.get("property") in FAILURES and isinstance(viol.get("step"), int):
+        # from the failure on, the failing servers do what the implementation does then (throw
+        # and drop the leader, give up leading), which the model does not follow: not compared
+        # (the links still follow the model's roles)
+        for e in entries:
+            if e["upto"] >= viol["step"]:
+                for i in viol.get("nodes", ()):
+                    x = e["expect"].get(str(server_id(i)))
+                    if x is not None:
+                        x["unchecked"] = f"{viol['property']} at step {viol['step']}"
+    out = {
         "format": FORMAT, "version": VERSION, "servers": n,
         "source": {"trace": source, "model": model, "steps": len(events),
                    "violation": viol, "final_sha256": rr.trace.final_sha256},
         "entries": entries,
     }
+    limits = {}
+    if spans:
+        # a connected follower whose SyncThread the trace keeps slow is dropped by a real leader
+        # once a proposal has waited syncLimit ticks for its ACK (3.8.0 LearnerHandler.synced,
+        # SyncLimitCheck; Leader.lead's "Not sufficient followers synced"), which the model has
+        # no timer for: the schedule's entries must run within it
+        limits["syncLimit"] = SLOW_LIMIT
+    if any(pt == "newleader-ack" for lst in arms.values() for _, pt in lst):
+        # likewise a NEWLEADER ACK the trace keeps late: LearnerHandler.run reads it with the
+        # socket's timeout at initLimit ticks (LearnerMaster.syncTimeout) and drops the follower
+        limits["initLimit"] = SLOW_LIMIT
+    if limits:
+        out["limits"] = limits
+    return out
 
 
 def _eager_writes(entries: list) -> list:
@@ -421,6 +571,11 @@ def validate(data) -> dict:
         raise UsageError(f"unsupported schedule version {data.get('version')!r} (this zabmc "
                          f"reads version {VERSION})")
     n = _int(data, "servers", "header", 1, 9)
+    limits = data.get("limits", {})
+    if not isinstance(limits, dict) or set(limits) - {"syncLimit", "initLimit"}:
+        _fail("header", "'limits' may only set syncLimit and initLimit")
+    for key in limits:
+        _int(limits, key, "header", 1, 1000)
     entries = data.get("entries")
     if not isinstance(entries, list) or not entries:
         _fail("header", "'entries' must be a non-empty list")
@@ -448,6 +603,11 @@ def validate(data) -> dict:
                 if op.get("point") not in POINTS:
                     _fail(where, f"unknown hook point {op.get('point')!r} (known: "
                                  f"{', '.join(POINTS)})")
+            if "after_held" in op and not (
+                    op["op"] == "release" and isinstance(op["after_held"], list) and all(
+                        isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= n
+                        for x in op["after_held"])):
+                _fail(where, f"'after_held' is a release's list of servers 1..{n}")
             if op["op"] == "write":
                 p = op.get("path")
                 if not isinstance(p, str) or not p.startswith("/") or len(p) > 200 \
@@ -474,6 +634,8 @@ def _check_expect(exp, where: str, n: int) -> None:
             roles = x.get("role")
             if not isinstance(roles, list) or not roles or not set(roles) <= set(ROLES):
                 _fail(where, f"an expected role is a list of {', '.join(ROLES)}")
+            if not isinstance(x.get("unchecked", ""), str):
+                _fail(where, "'unchecked' says why, as a string")
             if "syncs" in x and not (isinstance(x["syncs"], list) and all(
                     m in ("diff", "trunc", "snap") for m in x["syncs"])):
                 _fail(where, "'syncs' is a list of diff, trunc and snap")

@@ -16,9 +16,11 @@ The properties carry the names `zabmc check` gives them where the meaning is the
   across restarts included;
 - `epoch-order` (real runs only): currentEpoch <= acceptedEpoch;
 - `leader-unexpected-ack`: no leader reads, where it waits for a follower's ACK of NEWLEADER,
-  another ACK, which it discards and so never counts that follower (ZOOKEEPER-4685). The
-  failure properties are judged on a fourth kind of evidence, the servers' own logs: the line
-  each failure makes ZooKeeper 3.8.0 write (`FAILURES`).
+  another ACK, which it discards and so never counts that follower (ZOOKEEPER-4685);
+- `sync-exception`: no follower's synchronisation throws (ZOOKEEPER-4394's NullPointerException
+  in `Learner.syncWithLeader`).
+The failure properties are judged on a fourth kind of evidence, the servers' own logs: the lines
+each failure makes ZooKeeper 3.8.0 write (`FAILURES`).
 """
 
 from __future__ import annotations
@@ -27,17 +29,55 @@ import re
 from dataclasses import dataclass, field
 
 PROPERTIES = ("agreement", "prefix", "acknowledged-durable", "epoch-monotonic", "epoch-order",
-              "leader-unexpected-ack")
+              "leader-unexpected-ack", "sync-exception")
 
-#: failure states the models name, by the line ZooKeeper 3.8.0 logs in them
-FAILURES = (
-    # Leader.waitForNewLeaderAck (line 1576), called by LearnerHandler.run with the first ACK
-    # it reads after NEWLEADER
-    ("leader-unexpected-ack", re.compile(
-        r"NEWLEADER ACK from sid: (\d+) is from a different epoch - current 0x([0-9a-f]+) "
-        r"received 0x([0-9a-f]+)")),
-)
+_UNEXPECTED_ACK = re.compile(r"NEWLEADER ACK from sid: (\d+) is from a different epoch - "
+                             r"current 0x([0-9a-f]+) received 0x([0-9a-f]+)")
 _GAVE_UP = re.compile(r"Shutdown called\. For the reason (Waiting for a quorum of followers.*)")
+_FOLLOW_FAILED = "Exception when following the leader"
+
+
+def _unexpected_ack(s: int, lines: list, k: int):
+    """Leader.waitForNewLeaderAck (3.8.0 line 1576), called by LearnerHandler.run with the first
+    ACK it reads after NEWLEADER."""
+    m = _UNEXPECTED_ACK.search(lines[k])
+    if not m:
+        return None
+    sid, cur, got = m.groups()
+    ev = [f"server {s}: {lines[k].strip()}"]
+    after = next((x for x in lines[k + 1:] if _GAVE_UP.search(x)), None)
+    gave_up = ""
+    if after is not None:
+        ev.append(f"server {s}: {after.strip()}")
+        gave_up = (f"; it then gave up its leadership (\"{_GAVE_UP.search(after).group(1)}\")")
+    return (f"server {s}, leading, read ACK 0x{got} from server {sid} where it waited for the ACK "
+            f"of NEWLEADER 0x{cur}, discarded it and never counted server {sid} (ZOOKEEPER-4685)"
+            f"{gave_up}", sorted({s, int(sid)}), ev)
+
+
+def _sync_exception(s: int, lines: list, k: int):
+    """Follower.followLeader's catch (3.8.0: LOG.warn("Exception when following the leader", e))
+    of a NullPointerException thrown in Learner.syncWithLeader: a COMMIT found
+    packetsNotCommitted empty (ZOOKEEPER-4394)."""
+    if _FOLLOW_FAILED not in lines[k]:
+        return None
+    trace = []
+    for x in lines[k + 1:k + 40]:
+        if not (x.startswith(("\t", " ", "java.", "Caused by")) or x.strip().startswith("at ")):
+            break
+        trace.append(x.strip())
+    if not (trace and trace[0].startswith("java.lang.NullPointerException")
+            and any("Learner.syncWithLeader" in x for x in trace[:4])):
+        return None
+    at = next(x for x in trace if "Learner.syncWithLeader" in x)
+    return (f"server {s}, following, threw a NullPointerException in Learner.syncWithLeader "
+            "(ZOOKEEPER-4394: a COMMIT after NEWLEADER found packetsNotCommitted empty) and left "
+            "its leader", [s], [f"server {s}: {lines[k].strip()}", f"server {s}: {trace[0]}",
+                                f"server {s}: {at}"])
+
+
+#: failure states the models name, and how the lines ZooKeeper 3.8.0 logs in them are read
+FAILURES = (("leader-unexpected-ack", _unexpected_ack), ("sync-exception", _sync_exception))
 
 
 def zx(zxid: int) -> str:
@@ -160,27 +200,17 @@ def _epochs(samples: list) -> list:
 
 
 def failures(logs: dict) -> list:
-    """The failure states the servers' logs report: `logs` maps a server to its log lines."""
+    """The failure states the servers' logs report: `logs` maps a server to its log lines. One
+    violation per property and server (the first time it logs it)."""
     out = []
     for s in sorted(logs):
-        for name, pat in FAILURES:
-            for k, ln in enumerate(logs[s]):
-                m = pat.search(ln)
-                if not m:
-                    continue
-                sid, cur, got = m.groups()
-                ev = [f"server {s}: {ln.strip()}"]
-                after = next((x for x in logs[s][k + 1:] if _GAVE_UP.search(x)), None)
-                gave_up = ""
-                if after is not None:
-                    ev.append(f"server {s}: {after.strip()}")
-                    gave_up = (f"; it then gave up its leadership (\""
-                               f"{_GAVE_UP.search(after).group(1)}\")")
-                out.append(RealViolation(
-                    name, f"server {s}, leading, read ACK 0x{got} from server {sid} where it "
-                    f"waited for the ACK of NEWLEADER 0x{cur}, discarded it and never counted "
-                    f"server {sid} (ZOOKEEPER-4685){gave_up}", sorted({s, int(sid)}), ev))
-                break
+        for name, read in FAILURES:
+            for k in range(len(logs[s])):
+                found = read(s, logs[s], k)
+                if found:
+                    message, servers, evidence = found
+                    out.append(RealViolation(name, message, servers, evidence))
+                    break
     return out
 
 

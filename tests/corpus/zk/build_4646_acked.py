@@ -68,6 +68,26 @@ class Builder:
     def trace(self) -> Trace:
         return Trace(self.env, self.events, self.states, self.first, self.first_step)
 
+    def establish(self, leader: int, followers, own_acks: bool = False) -> None:
+        """A leader and several followers through discovery and synchronisation, every follower
+        through each message before any goes on to the next, so that all are synchronised
+        before the leader has its quorum of NEWLEADER ACKs: a real leader that has it sets its
+        last zxid to the new epoch's (3.8.0 Leader.lead, "setting last processed zxid") and
+        sends a follower at zxid 0 that it synchronises later a snapshot, where the model sends
+        a DIFF. `own_acks`: NEWLEADER's ACK is a step of its own (the threads' grain)."""
+        for typ in ESTABLISH[:4]:
+            for f in followers:
+                src, dst = (f, leader) if typ in ("FOLLOWERINFO", "ACKEPOCH") else (leader, f)
+                self.do(kind="deliver", src=src, dst=dst, msg=typ)
+        for f in followers:
+            self.do(kind="deliver", src=leader, dst=f, msg="NEWLEADER")
+            if own_acks:
+                self.do(kind="action", action=["ack-newleader", f])
+        for f in followers:
+            self.do(kind="deliver", src=f, dst=leader, msg="ACK-NEWLEADER")
+        for f in followers:
+            self.do(kind="deliver", src=leader, dst=f, msg="UPTODATE")
+
 
 def save_built(build, name: str) -> None:
     """A builder's command line: `python BUILDER [OUT]` writes tests/corpus/zk/NAME.trace.json
@@ -87,7 +107,7 @@ def build(model: str = "zk") -> Trace:
     every = {(a, c) for a in range(3) for c in range(3) if a != c}
     # epoch 1: node 2 leads nodes 0 and 1 (the greatest id wins among equals)
     b.do(kind="action", action=["elect", 2, 0b111])
-    b.settle(every, ESTABLISH)
+    b.establish(2, (0, 1))
     # zab-0 committed by everyone, so that every follower's last zxid is 1.1
     b.do(kind="propose", node=2)
     b.settle(every, ("PROPOSAL",))

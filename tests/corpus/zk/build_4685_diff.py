@@ -44,11 +44,7 @@ def build():
     every = {(a, c) for a in range(3) for c in range(3) if a != c}
     # epoch 1: node 2 leads nodes 0 and 1 (the greatest id wins among equals)
     b.do(kind="action", action=["elect", 2, 0b111])
-    b.settle(every, ESTABLISH[:4])
-    for i in (0, 1):  # each follower acknowledges NEWLEADER as soon as it has handled it
-        b.do(kind="deliver", src=2, dst=i, msg="NEWLEADER")
-        b.do(kind="action", action=["ack-newleader", i])
-    b.settle(every, ("ACK-NEWLEADER", "UPTODATE"))
+    b.establish(2, (0, 1), own_acks=True)
     # zab-0 (1.1) committed everywhere, so that node 0's last zxid is in the leader's log
     b.do(kind="propose", node=2)
     b.settle(every, ("PROPOSAL",))
