@@ -42,16 +42,7 @@ CONFIG = {"nodes": 3, "network": "fifo", "max_drops": 0, "max_timeouts": 0,
 
 def build():
     b = Builder(MODEL, CONFIG, INVARIANTS + ["sync-exception"])
-    every = {(a, c) for a in range(3) for c in range(3) if a != c}
-    # epoch 1: node 2 leads nodes 0 and 1 (the greatest id wins among equals)
-    b.do(kind="action", action=["elect", 2, 0b111])
-    b.establish(2, (0, 1))
-    # zab-0 (1.1) committed everywhere, so that node 1's last zxid is the leader's
-    b.do(kind="propose", node=2)
-    b.settle(every, ("PROPOSAL",))
-    b.do(kind="action", action=["log", 0])
-    b.do(kind="action", action=["log", 1])
-    b.settle(every, ("ACK", "COMMIT"))
+    b.first_write_everywhere()  # epoch 1, zab-0 (1.1) committed by every node
     # node 1 crashes; the leader keeps node 0
     b.do(kind="crash", node=1)
     b.do(kind="action", action=["lost", 2, 1])

@@ -88,6 +88,20 @@ class Builder:
         for f in followers:
             self.do(kind="deliver", src=leader, dst=f, msg="UPTODATE")
 
+    def first_write_everywhere(self, own_acks: bool = False) -> None:
+        """Epoch 1: node 2 leads nodes 0 and 1 (the greatest id wins among equals), and zab-0
+        (1.1) is committed by all three, so that each follower's last zxid is inside the
+        leader's committed log and a real leader synchronises it later by DIFF, as the model
+        does (LearnerHandler.syncFollower sends a learner at zxid 0 a snapshot)."""
+        every = {(a, c) for a in range(3) for c in range(3) if a != c}
+        self.do(kind="action", action=["elect", 2, 0b111])
+        self.establish(2, (0, 1), own_acks)
+        self.do(kind="propose", node=2)
+        self.settle(every, ("PROPOSAL",))
+        self.do(kind="action", action=["log", 0])
+        self.do(kind="action", action=["log", 1])
+        self.settle(every, ("ACK", "COMMIT"))
+
 
 def save_built(build, name: str) -> None:
     """A builder's command line: `python BUILDER [OUT]` writes tests/corpus/zk/NAME.trace.json
@@ -104,16 +118,7 @@ def save_built(build, name: str) -> None:
 
 def build(model: str = "zk") -> Trace:
     b = Builder(model)
-    every = {(a, c) for a in range(3) for c in range(3) if a != c}
-    # epoch 1: node 2 leads nodes 0 and 1 (the greatest id wins among equals)
-    b.do(kind="action", action=["elect", 2, 0b111])
-    b.establish(2, (0, 1))
-    # zab-0 committed by everyone, so that every follower's last zxid is 1.1
-    b.do(kind="propose", node=2)
-    b.settle(every, ("PROPOSAL",))
-    b.do(kind="action", action=["log", 0])
-    b.do(kind="action", action=["log", 1])
-    b.settle(every, ("ACK", "COMMIT"))
+    b.first_write_everywhere()  # epoch 1, zab-0 (1.1) committed by every node
     # node 0 loses its leader; the leader keeps node 1
     b.do(kind="timeout", node=0)
     b.do(kind="action", action=["lost", 2, 0])

@@ -41,16 +41,7 @@ CONFIG = {"nodes": 3, "network": "fifo", "max_drops": 0, "max_timeouts": 2,
 
 def build():
     b = Builder(MODEL, CONFIG, INVARIANTS + ["leader-unexpected-ack"])
-    every = {(a, c) for a in range(3) for c in range(3) if a != c}
-    # epoch 1: node 2 leads nodes 0 and 1 (the greatest id wins among equals)
-    b.do(kind="action", action=["elect", 2, 0b111])
-    b.establish(2, (0, 1), own_acks=True)
-    # zab-0 (1.1) committed everywhere, so that node 0's last zxid is in the leader's log
-    b.do(kind="propose", node=2)
-    b.settle(every, ("PROPOSAL",))
-    b.do(kind="action", action=["log", 0])
-    b.do(kind="action", action=["log", 1])
-    b.settle(every, ("ACK", "COMMIT"))
+    b.first_write_everywhere(own_acks=True)  # epoch 1, zab-0 (1.1) committed by every node
     # node 0 times out; zab-1 (1.2) committed by nodes 2 and 1; node 2 times out
     b.do(kind="timeout", node=0)
     b.do(kind="action", action=["lost", 2, 0])
