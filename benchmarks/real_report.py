@@ -32,7 +32,7 @@ ISSUE = {"zookeeper-3911": "ZOOKEEPER-3911", "zookeeper-4646": "ZOOKEEPER-4646",
          "zookeeper-4394": "ZOOKEEPER-4394", "zookeeper-3911-window": "ZOOKEEPER-3911's window",
          "zookeeper-4643-window": "ZOOKEEPER-4643's window",
          "zookeeper-4646-window": "ZOOKEEPER-4646's window",
-         "zookeeper-4394-join": "ZOOKEEPER-4394"}
+         "zookeeper-4394-join": "ZOOKEEPER-4394", "zookeeper-4643-acked": "ZOOKEEPER-4643"}
 
 
 def zabmc_real(*args) -> tuple[int, dict, float]:
@@ -139,6 +139,13 @@ def section(rows, version, runs, again, n, seed, repeat) -> list:
         "4646, in 3.9.3); Debian's 3.8.0 has neither. The same events on `zk-fixed` need no "
         "hold and lose nothing on 3.8.0 either: without the hold the SyncThread writes long "
         "before the SIGKILL.",
+        "- **ZOOKEEPER-4643 is real in 3.8.0.** `zookeeper-4643-acked` is the same run without "
+        "the NEWLEADER ACK: server 1 wrote currentEpoch 2 and was killed with its SyncThread and "
+        "its QuorumPeer thread held (`sync-commit`, `newleader-ack`), so server 3 never had a "
+        "quorum for epoch 2 (one \"Have quorum of supporters\" line, epoch 1's); back with "
+        "currentEpoch 2 and without 0x100000002, server 1 still won epoch 3 and truncated the "
+        "acknowledged /zab-1 from server 2. Fixed by PR #2111 (3.8.5, 3.9.2: the transactions "
+        "before currentEpoch) and PR #2152 (3.9.3).",
         "- **ZOOKEEPER-4712 is real in 3.8.0: a server serves a write no quorum accepted.** On "
         "`zookeeper-4712-served` (`zk-3.7.0-shutdown`, 3.8.0's follower shutdown) every step "
         "happened on the servers. Server 1's SyncThread took the proposal 0x100000001 (/zab-0) "

@@ -120,7 +120,8 @@ NOTES = [
     "synchronisation throw (`zookeeper-4394-join`), each from a run built so that the real "
     "leader sends the DIFF the model does; ZOOKEEPER-3911 is fixed in 3.8.0. The breadth-first "
     "runs above synchronise a follower at zxid 0, which a real leader sends a snapshot, and are "
-    "not realised; 4643's has no real run yet.",
+    "not realised. ZOOKEEPER-4643 is real too, on the 4646 run without its NEWLEADER ACK "
+    "(`zookeeper-4643-acked`): every Remix row but 3911's, which 3.8.0 has fixed.",
 ]
 
 if __name__ == "__main__":

@@ -48,7 +48,9 @@ RELATED = [
     "| ZOOKEEPER-4643 | currentEpoch written before the proposals reach the disk | the same trace: "
     "node 0 restarts with currentEpoch 2 and without 1.1, which is what makes its vote win; "
     "`zk-fixed` writes the proposals first; its window, `epoch-before-disk`, opens as 4646's "
-    "(the release matrix below), and at the threads' grain one event before it |",
+    "(the release matrix below), and at the threads' grain one event before it; realised on "
+    "real 3.8.0 servers, the acknowledged write lost without the NEWLEADER ACK counted "
+    "(\"On ZooKeeper 3.8.0\") |",
     "| ZOOKEEPER-4685 | a follower's ACK of a proposal overtakes its ACK of NEWLEADER and the "
     "leader gives up (availability, not safety) | found on `zk-3.7.0`, whose NEWLEADER ack is a "
     "step of its own racing the SyncThread's acknowledgements, as the failure property "

@@ -85,6 +85,25 @@ def test_the_4646_trace_loses_an_acknowledged_write():
                                                            "acknowledged-durable"}
 
 
+def test_the_4643_trace_loses_an_acknowledged_write_without_the_newleader_ack():
+    """ZOOKEEPER-4643 on 3.8.0: server 1 writes currentEpoch 2 at NEWLEADER and is killed before
+    its SyncThread writes 0x100000002 or its ACK leaves, so epoch 2 is never established; with
+    currentEpoch 2 it wins epoch 3 and truncates the acknowledged /zab-1 from server 2."""
+    r = _real(str(CORPUS / "zookeeper-4643-acked.trace.json"), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == 52, out["not_realised"]
+    lost = [v for v in out["violations"] if v["property"] == "acknowledged-durable"]
+    assert len(lost) == 1 and lost[0]["servers"] == [1, 2]
+    assert lost[0]["message"].startswith("the write /zab-1 (zxid 0x100000002), acknowledged to "
+                                         "the client by server 3")
+    # server 3 had a NEWLEADER quorum once, in epoch 1: epoch 2 never counted server 1's ACK
+    quorums = [ln for ln in out["log_evidence"] if "Have quorum of supporters" in ln]
+    assert sum(ln.startswith("server 3:") for ln in quorums) == 1
+    assert any("Truncating log to get in sync with the leader 0x100000001" in ln
+               for ln in out["log_evidence"])
+
+
 def test_the_4712_trace_serves_a_write_no_quorum_accepted():
     """ZOOKEEPER-4712 on 3.8.0: a follower's shutdown leaves its SyncThread holding 1.1; the
     server leads epoch 2, commits 2.1, and the old thread then appends 1.1 after it; after a

@@ -190,6 +190,19 @@ def test_the_4394_trace_holds_what_the_model_keeps_late():
     schedule.validate(json.loads(json.dumps(s)))
 
 
+def test_the_4643_trace_keeps_the_newleader_ack_from_the_leader():
+    """4646-acked's run without the NEWLEADER ACK's delivery (event 39 delivers NEWLEADER to
+    node 0, event 40 crashes it): the ACK must not reach the real leader, so the QuorumPeer
+    thread is held from that entry and the kill disarms it; the SyncThread is held as in 4646's."""
+    s = _sched("zookeeper-4643-acked")
+    e = next(e for e in s["entries"] if e["step"] <= 39 <= e["upto"])
+    assert [(o["op"], o.get("server"), o.get("point")) for o in e["ops"]][:2] == [
+        ("hold", 1, "newleader-ack"), ("hold", 1, "sync-commit")]
+    assert s["limits"] == {"initLimit": 75}
+    assert not any(o["op"] == "release" and o.get("server") == 1 and o["point"] != "newleader-ack"
+                   for e in s["entries"] for o in e["ops"])
+
+
 @pytest.mark.parametrize("builder,trace,said", [
     ("build_4712_served.py", "zookeeper-4712-served",
      "38 steps; first violation: prefix at step 28"),
@@ -197,6 +210,8 @@ def test_the_4394_trace_holds_what_the_model_keeps_late():
      "43 steps; first violation: leader-unexpected-ack at step 43"),
     ("build_4394_join.py", "zookeeper-4394-join",
      "38 steps; first violation: sync-exception at step 38"),
+    ("build_4643_acked.py", "zookeeper-4643-acked",
+     "52 steps; first violation: sane-history at step 48"),
 ])
 def test_the_real_corpus_traces_are_what_their_builders_make(tmp_path, builder, trace, said):
     out = tmp_path / "t.json"

@@ -309,10 +309,10 @@ def _late_steps(views: list, events: list, n: int, caused: set, fine: bool) -> t
     - `log i` late: the SyncThread, from the step that queued the transactions to `log i`
       (released there), or to the end when the trace never writes them;
     - at the coarse grain, NEWLEADER's ACK late (the ACK-NEWLEADER from i delivered after a
-      caused event, or never): the QuorumPeer thread, from NEWLEADER's delivery to that ACK's
-      delivery or i's next delivery from its leader, whichever comes first (released there: i
-      reads what the model delivers it next), or to the end. The threads' grain has its own
-      step for it (`_late_acks`).
+      caused event) or lost (never delivered, or i crashes first): the QuorumPeer thread, from
+      NEWLEADER's delivery to that ACK's delivery or i's next delivery from its leader,
+      whichever comes first (released there: i reads what the model delivers it next), or to
+      i's crash or the end. The threads' grain has its own step for it (`_late_acks`).
     arms: {step: [(node, point)]}; releases: {step: [(node, point)]}; spans: [(node, first
     state, state after the last)] for the SyncThread holds (conformance expects them held)."""
     point = "sync-append" if "leaked_queue" in views[0].nodes[0] else "sync-commit"
@@ -350,10 +350,11 @@ def _late_steps(views: list, events: list, n: int, caused: set, fine: bool) -> t
                   and ((e["src"] == i and e["msg"]["type"] == "ACK-NEWLEADER")
                        or (e["src"] == lead and e["dst"] == i))
                   or e["kind"] == "crash" and e["node"] == i), None)
-        if any_caused(k + 1, (a - 1) if a else last):
+        if a is None or events[a - 1]["kind"] == "crash":  # the ACK never reaches the leader
+            arms.setdefault(k, []).append((i, "newleader-ack"))  # (a kill disarms the hook)
+        elif any_caused(k + 1, a - 1):
             arms.setdefault(k, []).append((i, "newleader-ack"))
-            if a and events[a - 1]["kind"] != "crash":  # a kill disarms it
-                rel.setdefault(a, []).append((i, "newleader-ack"))
+            rel.setdefault(a, []).append((i, "newleader-ack"))
     return arms, rel, spans
 
 
