@@ -99,6 +99,8 @@ def campaign(n: int, seed: int, repeat: int) -> tuple[list, dict]:
             _, o, _ = zabmc_real(run["schedule"])
             hits += bool(props & {v["property"] for v in o["violations"]})
         again[run["index"]] = hits
+    if not os.listdir(out_dir):  # no failing schedule was saved there
+        os.rmdir(out_dir)
     return out["runs"], again
 
 
