@@ -39,6 +39,8 @@ from dataclasses import dataclass
 
 from zabmc.errors import UsageError
 
+from .verdict import FAILURES as _VERDICT_FAILURES
+
 FORMAT = "zabmc-zookeeper-schedule"
 VERSION = 1
 OPS = ("hold", "release", "kill", "links", "start", "write")
@@ -47,8 +49,8 @@ ROLES = ("down", "looking", "following", "leading", "following-discovery", "lead
 #: follower's thread across entries (its SyncThread, or its NEWLEADER ACK)
 SLOW_LIMIT = 75
 #: the failure properties (states where the implementation throws, exits or gives up) whose
-#: real counterparts the verdict reads off the servers' logs (zabmc.real.verdict.FAILURES)
-FAILURES = ("sync-exception", "leader-unexpected-ack")
+#: real counterparts the verdict reads off the servers' logs
+FAILURES = tuple(name for name, _ in _VERDICT_FAILURES)
 #: the models whose traces have a real counterpart: ZooKeeper's own implementation of ZAB 1.0
 REAL_MODELS = ("zk", "zk-pre3911", "zk-fixed", "zk-fle", "zk-fixed-fle", "zk-3.7.0",
                "zk-3.7.0-shutdown")
@@ -290,6 +292,12 @@ def _late_acks(events: list) -> dict:
     return out
 
 
+def _sync_point(views: list) -> str:
+    """The hook that holds a SyncThread: at the shutdown grain before it appends, and one thread
+    only, since the leaked SyncThread must be held while the node's next role writes (H2)."""
+    return "sync-append" if "leaked_queue" in views[0].nodes[0] else "sync-commit"
+
+
 def _queued_since(views: list, i: int, k: int) -> int:
     """The state from which node i has held unwritten transactions without a break up to state
     k (which has some): the step that queued the first of them."""
@@ -315,7 +323,7 @@ def _late_steps(views: list, events: list, n: int, caused: set, fine: bool) -> t
       i's crash or the end. The threads' grain has its own step for it (`_late_acks`).
     arms: {step: [(node, point)]}; releases: {step: [(node, point)]}; spans: [(node, first
     state, state after the last)] for the SyncThread holds (conformance expects them held)."""
-    point = "sync-append" if "leaked_queue" in views[0].nodes[0] else "sync-commit"
+    point = _sync_point(views)
     arms, rel, spans = {}, {}, []
     last = len(views) - 1
 
@@ -434,8 +442,7 @@ def from_trace(data: dict, source: str | None = None) -> dict:
             entries[-1]["events"].append(texts[k - 1])
     # holds: armed when the entry that queues the transactions a later crash loses begins
     held_at = [set() for _ in views]
-    # the shutdown grain's leaked SyncThread must be held before it appends, and alone (H2)
-    point = "sync-append" if "leaked_queue" in views[0].nodes[0] else "sync-commit"
+    point = _sync_point(views)
     for t, crashing in sorted(_holds(views, events, n).items()):
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
         for s in crashing:
