@@ -63,14 +63,14 @@ def test_property_names_and_defaults():
     assert list(PROPERTIES) == [
         "integrity", "total-order", "agreement", "prefix", "local-primary-order",
         "global-primary-order", "primary-integrity", "leadership", "single-prospective-leader",
-        "sane-history", "sync-exception", "leader-gives-up", "leader-unexpected-ack",
-        "ack-before-logging", "ack-before-disk", "epoch-before-disk", "sync-loses-committed",
+        "sane-history", "sync-exception", "leader-gives-up", "load-exception",
+        "leader-unexpected-ack", "ack-before-logging", "ack-before-disk", "epoch-before-disk", "sync-loses-committed",
         "committed-log-hole", "ack-from-memory", "stale-log-write",
     ]
     assert DEFAULT_PROPERTIES == tuple(p for p in PROPERTIES if p not in (
-        "single-prospective-leader", "sync-exception", "leader-gives-up", "leader-unexpected-ack",
-        "ack-before-logging", "ack-before-disk", "epoch-before-disk", "sync-loses-committed",
-        "committed-log-hole", "ack-from-memory", "stale-log-write"))
+        "single-prospective-leader", "sync-exception", "leader-gives-up", "load-exception",
+        "leader-unexpected-ack", "ack-before-logging", "ack-before-disk", "epoch-before-disk",
+        "sync-loses-committed", "committed-log-hole", "ack-from-memory", "stale-log-write"))
 
 
 def test_a_failed_effect_breaks_the_property_it_names_when_enabled():

@@ -451,7 +451,8 @@ def test_a_run_with_sleep_sets_resumes_from_every_level_to_the_same_states(tmp_p
 # their own") ---------------------------------------------------------------------------------------
 
 ZK_MODELS = ["zk", "zk-fixed", "zk-pre3911", "zk-3.7.0", "zk-3.9.2", "zk-3.9.3", "zk-3.9.3-coarse",
-             "zk-3.9.4", "zk-3.7.0-fwd", "zk-3.7.0-shutdown", "zk-3.9.2-shutdown"]
+             "zk-3.9.4", "zk-3.7.0-fwd", "zk-3.7.0-shutdown", "zk-3.9.2-shutdown", "zk-3.7.0-epoch",
+             "zk-3.9.2-epoch"]
 #: small exhausted spaces of every zk model: no budget (where most states are reduced), and two
 #: nodes with a timeout, a crash or a drop (where few are: see the docs)
 ZK_SPACES = [dict(nodes=3, proposals=1), dict(nodes=2, proposals=2, max_timeouts=1),
@@ -557,6 +558,8 @@ def _persistent_checks(model, bounds, states=200, depth=3, deep=False):
     ("zk-3.7.0-fwd", dict(nodes=3, proposals=2), 500),
     # a follower's leaked SyncThread (shutdown.py): `flush` after a timeout's shutdown
     ("zk-3.7.0-shutdown", dict(nodes=3, proposals=1, max_timeouts=1, deep=True), 500),
+    # a follower owing currentEpoch (epoch.py): `epoch i`, and a crash in its window
+    ("zk-3.9.2-epoch", dict(nodes=3, proposals=1, max_crashes=1, deep=True), 500),
 ])
 def test_a_stubborn_set_of_zk_commutes_with_every_run_that_avoids_it(model, bounds, least):
     deep = bounds.pop("deep", False)

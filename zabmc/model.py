@@ -194,6 +194,8 @@ MODELS = {
     "zk-3.7.0-fwd": "models.zk:R370F",
     "zk-3.7.0-shutdown": "models.zk:R370S",
     "zk-3.9.2-shutdown": "models.zk:R392S",
+    "zk-3.7.0-epoch": "models.zk:R370E",
+    "zk-3.9.2-epoch": "models.zk:R392E",
 }
 #: ZooKeeper releases by version, each the registered model whose rules it ships (models/zk)
 ALIASES = {

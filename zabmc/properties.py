@@ -111,6 +111,9 @@ REGISTRY: dict[str, Property] = {
         always("leader-gives-up", "a leader never abandons its epoch because a follower is "
                "ahead of it", "ZooKeeper 3.7.0 Leader.waitForEpochAck (\"Follower is ahead of "
                "the leader\")", default=False, needs={"failures"}),
+        always("load-exception", "a restarted server loads its disk: the epoch of its last "
+               "zxid is never beyond its currentEpoch", "ZooKeeper 3.7.0-3.9.4 "
+               "QuorumPeer.loadDataBase (ZOOKEEPER-2354)", default=False, needs={"failures"}),
         always("leader-unexpected-ack", "a leader never takes a proposal's ACK for a follower's "
                "NEWLEADER ack", "ZooKeeper 3.7.0 LearnerHandler.run and Leader.waitForNewLeaderAck "
                "(ZOOKEEPER-4685)", default=False, needs={"failures"}),

@@ -3,7 +3,7 @@
 
 Three functions, each read off the kernel (models/zk/handlers.py `actions`, `act`, `deliver`;
 fine.py for `zk-3.7.0` and `zk-3.9.2`; forward.py for `zk-3.7.0-fwd`; shutdown.py for the
-`-shutdown` variants). Node sets are bit sets (node i is bit i); "S" is the set of nodes a stubborn set is built from, and "before S acts"
+`-shutdown` variants; epoch.py for the `-epoch` ones). Node sets are bit sets (node i is bit i); "S" is the set of nodes a stubborn set is built from, and "before S acts"
 means along any run of events that change no node of S. Every action sends only from the nodes it
 writes (the explorer adds a step's messages to the links out of the step's node), so what an
 action sends needs no field of its own: its messages leave the nodes in its write set, and
@@ -39,13 +39,15 @@ def footprint(nodes, down: int, label: tuple, n: int, rules) -> tuple:
         # the up nodes following j (every node's role and leader: a count over the cluster) at
         # least a quorum less one. `act` changes i (a follower of j) and j (learners, lconn).
         return everyone, 1 << label[1] | 1 << label[2]
-    if kind in ("log", "decide", "ack-newleader", "newleader", "flush"):
+    if kind in ("log", "decide", "ack-newleader", "newleader", "flush", "epoch"):
         # log i: i up and `queued`; `log` reads and writes i only, and sends i's ACKs to its leader.
         # decide i (FLE): i up, looking, its own vote with a quorum in its recvset (`_agreed`).
         # ack-newleader i (fine.py, F1): i up and owing the ACK; it sends ACKLD to i's leader.
         # newleader i j (forward.py, F9): i up, leading and owing j NEWLEADER (`nlq`, which
         # forward.norm keeps within i's `forwarding`); it sends NEWLEADER to j, a learner of i.
         # flush i (shutdown.py, H2): i up with a leaked queue; it writes i's disk, sends nothing.
+        # epoch i (epoch.py, E1): i up and owing currentEpoch; it writes i and, for 3.9.2, sends
+        # the NEWLEADER ACK to i's leader.
         i = 1 << label[1]
         return i, i
     if kind == "lost":

@@ -267,3 +267,41 @@ R370S = ShutdownZkModel(Sd370Rules(), description="zk-3.7.0 with a follower's sh
                                                    "(ZOOKEEPER-4712, 5094)")
 R392S = ShutdownZkModel(Sd392Rules(), description="zk-3.9.2 with the same shutdown (ZOOKEEPER-4712 "
                                                    "until 3.9.3; 5094)")
+
+
+# --- currentEpoch a step after NEWLEADER's writes to disk (models/zk/README.md, K1-K4) -----------
+from . import epoch  # noqa: E402
+
+
+class Epoch370Rules(Fine370Rules):
+    """`zk-3.7.0` with currentEpoch written a step after a TRUNC's snapshot (Learner.java 746-749),
+    and the start-up's epoch check (QuorumPeer.loadDataBase; ZOOKEEPER-2354)."""
+
+    tag = "3.7.0-epoch"
+
+
+class Epoch392Rules(Fine392Rules):
+    """`zk-3.9.2` (and 3.8.5) with currentEpoch written a step after the snapshot and the
+    synchronisation's proposals (PR #2111; 3.9.2 Learner.java 746-775), and the same check."""
+
+    tag = "3.9.2-epoch"
+
+
+class EpochZkModel(FineZkModel):
+    """A `ZkModel` whose kernel is `epoch` (over fine.py over the bound `handlers`)."""
+
+    kernel = epoch
+
+    @staticmethod
+    def busy(node) -> bool:
+        """As `zk-3.7.0`'s, and a follower that owes currentEpoch: its QuorumPeer thread writes it
+        before it reads again (E2)."""
+        return node.owed or bool(node.snapped)
+
+
+R370E = EpochZkModel(Epoch370Rules(), description="zk-3.7.0 with currentEpoch written a step "
+                                                   "after NEWLEADER's snapshot, and the start-up's "
+                                                   "epoch check (ZOOKEEPER-2354)")
+R392E = EpochZkModel(Epoch392Rules(), description="zk-3.9.2 with currentEpoch written a step after "
+                                                   "NEWLEADER's writes to disk, and the start-up's "
+                                                   "epoch check (ZOOKEEPER-2354)")
