@@ -32,7 +32,8 @@ ISSUE = {"zookeeper-3911": "ZOOKEEPER-3911", "zookeeper-4646": "ZOOKEEPER-4646",
          "zookeeper-4394": "ZOOKEEPER-4394", "zookeeper-3911-window": "ZOOKEEPER-3911's window",
          "zookeeper-4643-window": "ZOOKEEPER-4643's window",
          "zookeeper-4646-window": "ZOOKEEPER-4646's window",
-         "zookeeper-4394-join": "ZOOKEEPER-4394", "zookeeper-4643-acked": "ZOOKEEPER-4643"}
+         "zookeeper-4394-join": "ZOOKEEPER-4394", "zookeeper-4643-acked": "ZOOKEEPER-4643",
+         "zookeeper-2354-trunc": "ZOOKEEPER-2354"}
 
 
 def zabmc_real(*args) -> tuple[int, dict, float]:
@@ -195,6 +196,18 @@ def section(rows, version, runs, again, n, seed, repeat) -> list:
         "branch-3.8 has no fix. The breadth-first `zookeeper-4394` instead ends inside a "
         "synchronisation the servers finish in milliseconds: its first entry expects a follower "
         "between LEADERINFO and NEWLEADER, and no hook holds a server there.",
+        "- **ZOOKEEPER-2354 is real in 3.8.0: a server refuses to start.** On "
+        "`zookeeper-2354-trunc` (`zk-3.7.0-epoch`, 3.8.0's NEWLEADER with currentEpoch written "
+        "after its snapshot) every step happened on the servers. Server 3 led epoch 1 and logged "
+        "0x100000002 after its followers had given up on it; servers 1 and 2 committed "
+        "0x200000001 in epoch 2; server 3 joined, and the leader, which sends no TRUNC across an "
+        "epoch boundary (\"Cannot send TRUNC to peer sid: 3 peer zxid is from different epoch\", "
+        "`LearnerHandler.queueCommittedProposals`), sent it a snapshot. At NEWLEADER server 3 "
+        "wrote it (`zk.takeSnapshot`) and was killed before `setCurrentEpoch` (the `set-epoch` "
+        "hook). Restarted, it exited: \"The current epoch, 1, is older than the last zxid, "
+        "8589934593\" (`QuorumPeer.loadDataBase`). Its fixes (PRs #1109, #1110) were never "
+        "merged; 3.8.5 and 3.9.2 (PR #2111) write the synchronised proposals before "
+        "currentEpoch too, which opens the window to DIFF synchronisations (`zk-3.9.2-epoch`).",
         "- ZOOKEEPER-3911 is fixed in 3.8.0 (its commit, \"Data inconsistency caused by DIFF "
         "sync uncommitted log\", is in the release-3.8.0 tag); the `zk-pre3911` trace is the "
         "same 29 events as the 4646 one, and stops at the same SNAP.",

@@ -9,7 +9,8 @@
 2. The election at FLE's grain: the ZOOKEEPER-4646 counterexample refined to zk-fle and
    zk-fixed-fle (models/zk/refine.py), and a direct, time-limited DFS of zk-fle.
 The sections other scripts write are kept as they are: the wider searches (zk_wide.py), the
-release matrix (release_matrix.py), ZOOKEEPER-4685 (zk_4685.py), ZOOKEEPER-4712 (zk_4712.py), Remix (remix_compare.py) and
+release matrix (release_matrix.py), ZOOKEEPER-4685 (zk_4685.py), ZOOKEEPER-4712 (zk_4712.py),
+ZOOKEEPER-2354 (zk_2354.py), Remix (remix_compare.py) and
 the runs on real servers (real_report.py).
 """
 
@@ -76,6 +77,15 @@ RELATED = [
     "found as the failure property `sync-exception` (D12; the release matrix below); realised "
     "on real 3.8.0 servers, where the follower throws the NullPointerException "
     "(\"On ZooKeeper 3.8.0\") |",
+    "| ZOOKEEPER-2354 | a server killed between what NEWLEADER writes to disk and its "
+    "currentEpoch write refuses to start (`QuorumPeer.loadDataBase`: \"The current epoch, X, is "
+    "older than the last zxid, Y\"; PRs #1109 and #1110 never merged) | found as the failure "
+    "property `load-exception` on `zk-3.7.0-epoch` and `zk-3.9.2-epoch` (models/zk/README.md, "
+    "K1-K4; the section \"ZOOKEEPER-2354\" below): on 3.9.2 at 15 events, breadth-first, since "
+    "PR #2111 writes a DIFF's proposals before currentEpoch; on 3.7.0 under a TRUNC, a "
+    "hand-built run of 54 events, realised on real 3.8.0 servers, where the restarted server "
+    "exits (\"On ZooKeeper 3.8.0\"). The other variants write both in one step. 3.9.3 and 3.9.4 "
+    "(PR #2152) have the window too; their storage grain does not model it yet |",
     "| ZOOKEEPER-4925 | a hole in the leader's committed log (3.9.3 only) | found on "
     "`zk-3.9.3` at the storage grain (models/zk/README.md, S1-S10; not applicable to the 3.7 "
     "variants, which reload memory at every role change): a follower synchronised by DIFF "
@@ -258,6 +268,7 @@ def main() -> int:
     lines += _kept_section(path, "## Releases")  # benchmarks/release_matrix.py's
     lines += _kept_section(path, "## ZOOKEEPER-4685")  # benchmarks/zk_4685.py's
     lines += _kept_section(path, "## ZOOKEEPER-4712")  # benchmarks/zk_4712.py's
+    lines += _kept_section(path, "## ZOOKEEPER-2354")  # benchmarks/zk_2354.py's
     lines += _kept_section(path, "## Beside Remix")  # benchmarks/remix_compare.py's
     lines += _kept_section(path, "## On ZooKeeper ")  # benchmarks/real_report.py's
     with open(path, "w") as f:

@@ -231,3 +231,23 @@ def test_another_build_from_a_directory_of_jars(tmp_path):
     out = json.loads(r.stdout)
     assert out["realised"] and out["zookeeper"] == "3.8.0" and out["violations"] == []
     assert [out["servers"][s]["role"] for s in "123"] == ["following", "following", "leading"]
+
+
+def test_the_2354_trace_leaves_a_server_that_refuses_to_start():
+    """ZOOKEEPER-2354 on 3.8.0: server 3 joins epoch 2 with 0x100000002, which the leader lacks;
+    the leader sends a snapshot (it sends no TRUNC across an epoch boundary), server 3 writes it
+    at NEWLEADER and is killed before setCurrentEpoch (the `set-epoch` hook). Restarted, its
+    loadDataBase finds 0x200000001 beside currentEpoch 1 and the server exits."""
+    r = _real(str(CORPUS / "zookeeper-2354-trunc.trace.json"), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == 54, out["not_realised"]
+    [v] = out["violations"]
+    assert (v["property"], v["servers"]) == ("load-exception", [3])
+    assert v["evidence"] == ["server 3: java.io.IOException: The current epoch, 1, is older "
+                             "than the last zxid, 8589934593"]
+    s3 = out["servers"]["3"]
+    assert (s3["role"], s3["accepted_epoch"], s3["current_epoch"]) == ("down", 2, 1)
+    assert s3["effective_history"] == ["0x100000001 /zab-0", "0x200000001 /zab-2"]
+    assert any("Sending snapshot last zxid of peer is 0x100000002" in ln
+               for ln in out["log_evidence"])

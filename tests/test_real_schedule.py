@@ -222,6 +222,43 @@ def test_the_real_corpus_traces_are_what_their_builders_make(tmp_path, builder, 
     assert out.read_bytes() == (CORPUS / f"{trace}.trace.json").read_bytes()
 
 
+def test_the_2354_schedule_holds_the_epoch_write_and_expects_the_start_to_fail():
+    """zookeeper-2354-trunc (read against its trace by hand): node 2's NEWLEADER (step 52) leaves
+    it owing currentEpoch, so `set-epoch` is armed with the entry that delivers it (beside the
+    NEWLEADER ACK it never sends); the crash (53) kills it held; the restart (54) is the model's
+    load-exception. The model's TRUNC crosses from epoch 1 to 2, which a real leader sends as a
+    snapshot: the expected synchronisation is "snap"."""
+    s = _sched("zookeeper-2354-trunc")
+    *_, join, crash, restart = s["entries"]
+    assert (join["step"], join["upto"], crash["step"], restart["step"]) == (47, 52, 53, 54)
+    assert join["ops"][:2] == [{"op": "hold", "server": 3, "point": "newleader-ack"},
+                               {"op": "hold", "server": 3, "point": "set-epoch"}]
+    assert crash["ops"][0] == {"op": "kill", "server": 3}
+    assert restart["ops"][0] == {"op": "start", "server": 3, "fails": "load-exception"}
+    x = join["expect"]["3"]
+    assert (x["accepted_epoch"], x["current_epoch"], x["syncs"]) == (2, 1, ["snap"])
+    assert restart["expect"]["3"]["unchecked"] == "load-exception at step 54"
+    bad = dict(s, entries=[dict(restart, ops=[{"op": "kill", "server": 3,
+                                               "fails": "load-exception"}])])
+    with pytest.raises(UsageError, match="'fails' is a start's failure property"):
+        schedule.validate(bad)
+
+
+def test_the_verdict_reads_zookeeper_2354_off_a_start_log():
+    """Hand-made lines in 3.8.0's words (QuorumPeer.start's catch, then loadDataBase's
+    IOException)."""
+    lines = ["2026-11-26 23:30:49,121 [myid:3] [main] ERROR QuorumPeer:1144 - Unable to load "
+             "database on disk",
+             "java.io.IOException: The current epoch, 1, is older than the last zxid, 8589934593",
+             "\tat org.apache.zookeeper.server.quorum.QuorumPeer.loadDataBase(QuorumPeer.java:1174)"]
+    (v,) = verdict.failures({3: lines})
+    assert (v.property, v.servers) == ("load-exception", [3])
+    assert v.message == ("server 3 refused to start: its disk ends at 0x200000001 (epoch 2) and "
+                         "its currentEpoch is 1; QuorumPeer.loadDataBase threw \"The current "
+                         "epoch is older than the last zxid\" (ZOOKEEPER-2354)")
+    assert verdict.failures({3: lines[:1]}) == []
+
+
 def test_the_verdict_reads_zookeeper_4685_off_a_leader_log():
     """Hand-made log lines in 3.8.0's words (Leader.waitForNewLeaderAck, Leader.shutdown)."""
     bad = ("2026-11-26 20:28:25,845 [myid:3] [LearnerHandler-/127.0.0.1:45912] ERROR Leader:1576"
@@ -332,8 +369,9 @@ def test_hook_rules_name_each_point_and_wake_them_all(tmp_path):
         assert f'(new java.io.File("{tmp_path}/hold-{h.name}")).exists()' in text
         assert f'signalWake("zabmc-{h.name}", false)' in text
     # only the one-thread points move their control file aside when they hold
-    assert [h.name for h in hooks.CATALOGUE if h.once] == ["sync-append", "newleader-ack"]
-    assert text.count(".renameTo(") == 2
+    assert [h.name for h in hooks.CATALOGUE if h.once] == ["sync-append", "newleader-ack",
+                                                           "set-epoch"]
+    assert text.count(".renameTo(") == 3
     assert (f'DO (new java.io.File("{tmp_path}/hold-sync-append")).renameTo((new java.io.File('
             f'"{tmp_path}/held-sync-append")));\n') in text
     # each point's release wakes its own threads, once its files are gone

@@ -155,13 +155,14 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_sched
     """Run a `zk` counterexample's faults (or random ones) on real ZooKeeper servers.
 
     SOURCE is a trace of the zk family (zk, zk-pre3911, zk-fixed, zk-fle, zk-fixed-fle,
-    zk-3.7.0, zk-3.7.0-shutdown) or a schedule written by `zabmc export --format zookeeper`.
+    zk-3.7.0, zk-3.7.0-shutdown, zk-3.7.0-epoch) or a schedule written by `zabmc export
+    --format zookeeper`.
     zabmc starts one server per model node on 127.0.0.1 (Debian's zookeeper package, or
     --zookeeper DIR), drives them through the schedule (SIGKILL, restarts, links cut and healed
     through a proxy, client writes, threads held with Byteman), checks after each entry that the
     servers show the model's state, and judges what they wrote and logged: agreement, prefix,
-    acknowledged-durable, epoch-monotonic, epoch-order, leader-unexpected-ack and
-    sync-exception (docs/real-zookeeper.md). Every server it starts is stopped by its pid,
+    acknowledged-durable, epoch-monotonic, epoch-order, leader-unexpected-ack,
+    sync-exception and load-exception (docs/real-zookeeper.md). Every server it starts is stopped by its pid,
     whatever ends the run.
 
     Exit codes: 0 realised and no violation, 10 a property violated on the real servers' data,

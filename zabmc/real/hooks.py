@@ -82,6 +82,18 @@ CATALOGUE = (
         "leader takes the first ACK it reads as NEWLEADER's (LearnerHandler.run line 627, "
         "Leader.waitForNewLeaderAck): ZOOKEEPER-4685",
         once=True, when="$1 != null && $1.getType() == 3 && $1.getZxid() % 4294967296L == 0L"),
+    HookPoint(
+        "set-epoch", "org.apache.zookeeper.server.quorum.QuorumPeer", "setCurrentEpoch",
+        "AT ENTRY",
+        "holds the follower's QuorumPeer thread before it writes the currentEpoch file at "
+        "NEWLEADER, after NEWLEADER's snapshot (TRUNC or SNAP) is on disk: a SIGKILL then leaves "
+        "a disk of the new epoch beside the old currentEpoch, which QuorumPeer.loadDataBase "
+        "refuses at the next start (ZOOKEEPER-2354). It holds one thread",
+        "3.8.0 Learner.syncWithLeader, NEWLEADER: `if (snapshotNeeded) "
+        "zk.takeSnapshot(syncSnapshot)` (line 749), then `self.setCurrentEpoch(newEpoch)` (line "
+        "752); QuorumPeer.loadDataBase (lines 1165-1176) throws \"The current epoch, X, is older "
+        "than the last zxid, Y\"",
+        once=True),
 )
 POINTS = {h.name: h for h in CATALOGUE}
 RELEASE_CLASS = "org.apache.zookeeper.server.command.RuokCommand"

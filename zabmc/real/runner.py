@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from zabmc.errors import UsageError
 
 from . import hooks
-from .errors import RealTimeout
+from .errors import RealTimeout, ServerFailed
 from .verdict import Delivery, WriteRecord, judge
 
 CONFORM_TIMEOUT = 30.0  # seconds a schedule entry may take to show the model's state
@@ -378,7 +378,15 @@ def run(schedule: dict, *, zookeeper=None, byteman: str | None = None, observer=
                 elif kind == "start":  # cut off until it is in its election (the links op)
                     if not ens.is_running(s):
                         ens.isolate(s)
-                        ens.start(s, jvm_args=jvm.get(s), wait=True)
+                        try:
+                            ens.start(s, jvm_args=jvm.get(s), wait=True)
+                        except ServerFailed as ex:
+                            if not op.get("fails"):
+                                raise
+                            # the model's failure at this start (its log says which; the
+                            # verdict reads it): the server stays down
+                            out.notes.append(f"server {s} did not start, as the model's "
+                                             f"{op['fails']} says: {str(ex).splitlines()[0]}")
                 elif kind == "write":
                     rec = WriteRecord(op["path"], s, e["upto"] if e.get("step") is None
                                       else e["step"])

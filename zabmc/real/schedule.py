@@ -53,7 +53,7 @@ SLOW_LIMIT = 75
 FAILURES = tuple(name for name, _ in _VERDICT_FAILURES)
 #: the models whose traces have a real counterpart: ZooKeeper's own implementation of ZAB 1.0
 REAL_MODELS = ("zk", "zk-pre3911", "zk-fixed", "zk-fle", "zk-fixed-fle", "zk-3.7.0",
-               "zk-3.7.0-shutdown")
+               "zk-3.7.0-shutdown", "zk-3.7.0-epoch")
 
 
 def server_id(node: int) -> int:
@@ -196,14 +196,26 @@ def _in_flight(state: dict, i: int) -> list:
 
 def _syncs(views: list, events: list, n: int) -> list:
     """Per state and node: the synchronisations the node has taken so far, by mode ("diff",
-    "trunc"), as a real server's log names them: a SYNC delivered on its live connection."""
+    "trunc", "snap"), as a real server's log names them: a SYNC delivered on its live
+    connection. A real leader does not send a TRUNC across an epoch boundary: when the first
+    committed transaction beyond a divergent follower's last zxid is of another epoch, it sends a
+    snapshot instead (3.8.0 LearnerHandler.queueCommittedProposals, lines 995-1001: "Cannot send
+    TRUNC to peer sid: ... peer zxid is from different epoch"). The model's TRUNC of such a
+    follower (D3: its committed transactions follow, `committed` >= 1) leaves it where the
+    snapshot does, its disk written at NEWLEADER (snapshotNeeded either way): "snap"."""
     out = [[[] for _ in range(n)]]
     for k, ev in enumerate(events, start=1):
         row = [list(x) for x in out[-1]]
         if ev["kind"] == "deliver" and ev["msg"]["type"] == "SYNC":
             x = views[k - 1].nodes[ev["dst"]]
             if x["role"] == "Following" and x["connection"] == ev["msg"]["conn"]:
-                row[ev["dst"]].append(ev["msg"]["mode"].lower())
+                msg = ev["msg"]
+                mode = msg["mode"].lower()
+                peer = x["history"][-1]["zxid"] if x["history"] else [0, 0]
+                if (mode == "trunc" and msg["committed"] >= 1 and msg["txns"]
+                        and msg["txns"][0]["zxid"][0] != peer[0]):
+                    mode = "snap"
+                row[ev["dst"]].append(mode)
         out.append(row)
     return out
 
@@ -289,6 +301,29 @@ def _late_acks(events: list) -> dict:
                     if e["kind"] == "action" and e["action"] == ["ack-newleader", i]), None)
         if ack != k + 1:
             out[k] = (i, ack)
+    return out
+
+
+def _owed_epochs(views: list, events: list) -> dict:
+    """`zk-3.7.0-epoch`'s windows (models/zk/README.md, K1): {step of a NEWLEADER delivery that
+    left node i owing currentEpoch: (i, step of `epoch i` or None)}. The `set-epoch` hook holds
+    the server's QuorumPeer thread there, after NEWLEADER's snapshot, until `epoch i` (released)
+    or i's crash (killed while held) or the end."""
+    out = {}
+    for k, ev in enumerate(events, start=1):
+        if not (ev["kind"] == "deliver" and ev["msg"]["type"] == "NEWLEADER"):
+            continue
+        i = ev["dst"]
+        if not views[k].nodes[i].get("current_epoch_owed"):
+            continue
+        at = None
+        for c, e in enumerate(events[k:], start=k + 1):
+            if e["kind"] == "action" and e["action"] == ["epoch", i]:
+                at = c
+                break
+            if e["kind"] == "crash" and e["node"] == i:
+                break
+        out[k] = (i, at)
     return out
 
 
@@ -403,6 +438,10 @@ def from_trace(data: dict, source: str | None = None) -> dict:
     for i, ack in late.values():
         if ack is not None:
             releases.setdefault(ack, []).append((i, "newleader-ack"))
+    owed = _owed_epochs(views, events) if "current_epoch_owed" in views[0].nodes[0] else {}
+    for i, at in owed.values():
+        if at is not None:
+            releases.setdefault(at, []).append((i, "set-epoch"))
     caused = {k for k, ev in enumerate(events, start=1) if _caused(ev)} | set(releases)
     while True:  # a release is an op, so a step zabmc brings about: holds beget holds
         arms, rel, spans = _late_steps(views, events, n, caused, fine)
@@ -422,7 +461,12 @@ def from_trace(data: dict, source: str | None = None) -> dict:
             if kind == "crash":
                 ops.append({"op": "kill", "server": server_id(ev["node"])})
             if kind == "restart":
-                ops.append({"op": "start", "server": server_id(ev["node"])})
+                op = {"op": "start", "server": server_id(ev["node"])}
+                v_ = data.get("violation") or {}
+                if (v_.get("property") == "load-exception" and v_.get("step") == k
+                        and ev["node"] in v_.get("nodes", ())):
+                    op["fails"] = "load-exception"  # the server refuses to start (K4)
+                ops.append(op)
             if cuts[k] != cuts[k - 1] or kind == "restart":
                 ops.append({"op": "links", "cut": cuts[k]})
             for i, pt in releases.get(k, ()):  # a held thread goes on: the trace's step
@@ -456,6 +500,8 @@ def from_trace(data: dict, source: str | None = None) -> dict:
     # such ACK the server writes from then on)
     for t, (i, _) in sorted(late.items()):
         arms.setdefault(t, []).append((i, "newleader-ack"))
+    for t, (i, _) in sorted(owed.items()):
+        arms.setdefault(t, []).append((i, "set-epoch"))
     for t, lst in sorted(arms.items()):  # armed as the entry that takes step t begins
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
         for i, pt in reversed(lst):
@@ -616,6 +662,8 @@ def validate(data) -> dict:
                         isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= n
                         for x in op["after_held"])):
                 _fail(where, f"'after_held' is a release's list of servers 1..{n}")
+            if "fails" in op and not (op["op"] == "start" and op["fails"] in FAILURES):
+                _fail(where, f"'fails' is a start's failure property, one of {', '.join(FAILURES)}")
             if op["op"] == "write":
                 p = op.get("path")
                 if not isinstance(p, str) or not p.startswith("/") or len(p) > 200 \

@@ -18,7 +18,9 @@ The properties carry the names `zabmc check` gives them where the meaning is the
 - `leader-unexpected-ack`: no leader reads, where it waits for a follower's ACK of NEWLEADER,
   another ACK, which it discards and so never counts that follower (ZOOKEEPER-4685);
 - `sync-exception`: no follower's synchronisation throws (ZOOKEEPER-4394's NullPointerException
-  in `Learner.syncWithLeader`).
+  in `Learner.syncWithLeader`);
+- `load-exception`: no server refuses to start because its disk is of a later epoch than its
+  currentEpoch file (ZOOKEEPER-2354, `QuorumPeer.loadDataBase`).
 The failure properties are judged on a fourth kind of evidence, the servers' own logs: the lines
 each failure makes ZooKeeper 3.8.0 write (`FAILURES`).
 """
@@ -29,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 
 PROPERTIES = ("agreement", "prefix", "acknowledged-durable", "epoch-monotonic", "epoch-order",
-              "leader-unexpected-ack", "sync-exception")
+              "leader-unexpected-ack", "sync-exception", "load-exception")
 
 _UNEXPECTED_ACK = re.compile(r"NEWLEADER ACK from sid: (\d+) is from a different epoch - "
                              r"current 0x([0-9a-f]+) received 0x([0-9a-f]+)")
@@ -76,8 +78,26 @@ def _sync_exception(s: int, lines: list, k: int):
                                 f"server {s}: {at}"])
 
 
+_LOAD_FAILED = re.compile(r"The current epoch, (\S+), is older than the last zxid, (\d+)")
+
+
+def _load_exception(s: int, lines: list, k: int):
+    """QuorumPeer.loadDataBase (3.8.0 lines 1165-1176) at a start: the disk's last zxid is of a
+    later epoch than the currentEpoch file, and no currentEpoch.tmp is left; QuorumPeer.start
+    logs "Unable to load database on disk" with the IOException and the server exits
+    (ZOOKEEPER-2354)."""
+    m = _LOAD_FAILED.search(lines[k])
+    if not m:
+        return None
+    cur, last = m.group(1), int(m.group(2))
+    return (f"server {s} refused to start: its disk ends at 0x{last:x} (epoch {last >> 32}) and "
+            f"its currentEpoch is {cur}; QuorumPeer.loadDataBase threw \"The current epoch is "
+            "older than the last zxid\" (ZOOKEEPER-2354)", [s], [f"server {s}: {lines[k].strip()}"])
+
+
 #: failure states the models name, and how the lines ZooKeeper 3.8.0 logs in them are read
-FAILURES = (("leader-unexpected-ack", _unexpected_ack), ("sync-exception", _sync_exception))
+FAILURES = (("leader-unexpected-ack", _unexpected_ack), ("sync-exception", _sync_exception),
+            ("load-exception", _load_exception))
 
 
 def zx(zxid: int) -> str:
