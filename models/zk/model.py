@@ -288,9 +288,9 @@ class Epoch392Rules(Fine392Rules):
 
 
 class EpochZkModel(FineZkModel):
-    """A `ZkModel` whose kernel is `epoch` (over fine.py over the bound `handlers`)."""
+    """A `ZkModel` whose kernel is `epoch.FINE` (over fine.py over the bound `handlers`)."""
 
-    kernel = epoch
+    kernel = epoch.FINE
 
     @staticmethod
     def busy(node) -> bool:
