@@ -452,7 +452,7 @@ def test_a_run_with_sleep_sets_resumes_from_every_level_to_the_same_states(tmp_p
 
 ZK_MODELS = ["zk", "zk-fixed", "zk-pre3911", "zk-3.7.0", "zk-3.9.2", "zk-3.9.3", "zk-3.9.3-coarse",
              "zk-3.9.4", "zk-3.7.0-fwd", "zk-3.7.0-shutdown", "zk-3.9.2-shutdown", "zk-3.7.0-epoch",
-             "zk-3.9.2-epoch"]
+             "zk-3.9.2-epoch", "zk-3.9.3-epoch", "zk-3.9.4-epoch"]
 #: small exhausted spaces of every zk model: no budget (where most states are reduced), and two
 #: nodes with a timeout, a crash or a drop (where few are: see the docs)
 ZK_SPACES = [dict(nodes=3, proposals=1), dict(nodes=2, proposals=2, max_timeouts=1),

@@ -150,3 +150,26 @@ def test_the_reduction_finds_the_same_shortest_run():
                     invariants=("load-exception",), reduction="por").validate().run()
     [v] = out.violations
     assert (v.violation.property, v.depth) == ("load-exception", 15)
+
+
+@pytest.mark.parametrize("model", ["zk-3.9.3-epoch", "zk-3.9.4-epoch"])
+def test_3_9_3_and_3_9_4_have_the_window_after_a_committed_sync(model):
+    """3.9.3 and 3.9.4 (PR #2152) write only the transactions the synchronisation committed
+    before setCurrentEpoch, so the 3.9.2 run needs four events more: UPTODATE to the first
+    follower, the proposal reaching it, its SyncThread's write and its ACK, which commits 1.1
+    (4 + 15 = 19, counted by hand). Then the second follower's synchronisation carries a committed
+    1.1; 3.9's leader sends it as a snapshot (storage.py, S7), which NEWLEADER writes before
+    currentEpoch (3.9.4 Learner.java 759-761, 813)."""
+    out = CheckSpec(model=model, nodes=3, proposals=1, max_crashes=1, depth=25,
+                    invariants=("load-exception",)).validate().run()
+    [v] = out.violations
+    assert (v.violation.property, v.depth, v.violation.nodes) == ("load-exception", 19, (1,))
+    # the state before the crash: 1.1 on disk (the snapshot), currentEpoch 0 owed 1, no ACK yet
+    spec = CheckSpec(model=model, nodes=3, proposals=1, max_crashes=1, depth=25,
+                     invariants=("load-exception",)).validate()
+    env = spec.env()
+    s, _ = env.initial()
+    for k in v.path[:-2]:
+        s = env.successor(s, env.events(s)[k])[1]
+    f = s.nodes[1]
+    assert (f.history, f.current_epoch, f.snapped, f.mode) == ((T1,), 0, 1, 2)

@@ -196,6 +196,8 @@ MODELS = {
     "zk-3.9.2-shutdown": "models.zk:R392S",
     "zk-3.7.0-epoch": "models.zk:R370E",
     "zk-3.9.2-epoch": "models.zk:R392E",
+    "zk-3.9.3-epoch": "models.zk:R393E",
+    "zk-3.9.4-epoch": "models.zk:R394E",
 }
 #: ZooKeeper releases by version, each the registered model whose rules it ships (models/zk)
 ALIASES = {

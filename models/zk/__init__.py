@@ -5,16 +5,16 @@
 `zk-3.9.4` at the grain of 3.9's in-memory committed log (models/zk/storage.py; the coarse 3.9.3 is
 `zk-3.9.3-coarse`), and `zk-3.7.0-fwd`, `zk-3.7.0` with broadcasts between SYNC and NEWLEADER
 (models/zk/forward.py), and `zk-3.7.0-shutdown` and `zk-3.9.2-shutdown`, with a follower's shutdown
-as those releases do it (models/zk/shutdown.py), and `zk-3.7.0-epoch` and `zk-3.9.2-epoch`, with
-currentEpoch written a step after NEWLEADER's writes to disk and the start-up's epoch check
+as those releases do it (models/zk/shutdown.py), and `zk-3.7.0-epoch`, `zk-3.9.2-epoch`,
+`zk-3.9.3-epoch` and `zk-3.9.4-epoch`, with currentEpoch written a step after NEWLEADER's writes to disk and the start-up's epoch check
 (models/zk/epoch.py)."""
 
 from .handlers import Committed393Rules, FixedFleRules, FixedRules, FleRules, Pre3911Rules, Rules
 from .model import (FIXED, FIXED_FLE, FLE, MODEL, PRE3911, R370, R392, R393, R393C, R394, R370F,
-                    R370S, R392S, R370E, R392E, EpochZkModel, FineZkModel, ForwardZkModel, ShutdownZkModel,
+                    R370S, R392S, R370E, R392E, R393E, R394E, EpochZkModel, StoreEpochZkModel, FineZkModel, ForwardZkModel, ShutdownZkModel,
                     StoreZkModel, ZkModel)
 
 __all__ = ["FIXED", "FIXED_FLE", "FLE", "MODEL", "PRE3911", "R370", "R392", "R393", "R393C", "R394",
-           "R370F", "R370S", "R392S", "R370E", "R392E", "EpochZkModel", "Committed393Rules", "FineZkModel", "ForwardZkModel",
+           "R370F", "R370S", "R392S", "R370E", "R392E", "R393E", "R394E", "EpochZkModel", "StoreEpochZkModel", "Committed393Rules", "FineZkModel", "ForwardZkModel",
            "ShutdownZkModel", "StoreZkModel",
            "FixedFleRules", "FixedRules", "FleRules", "Pre3911Rules", "Rules", "ZkModel"]

@@ -305,3 +305,36 @@ R370E = EpochZkModel(Epoch370Rules(), description="zk-3.7.0 with currentEpoch wr
 R392E = EpochZkModel(Epoch392Rules(), description="zk-3.9.2 with currentEpoch written a step after "
                                                    "NEWLEADER's writes to disk, and the start-up's "
                                                    "epoch check (ZOOKEEPER-2354)")
+
+
+class Epoch393Rules(Store393Rules):
+    """`zk-3.9.3` with currentEpoch written a step after NEWLEADER's snapshot and the DIFF's
+    committed transactions (PR #2152; 3.9.4 Learner.java 759-813), and the start-up's check."""
+
+    tag = "3.9.3-epoch"
+
+
+class Epoch394Rules(Store394Rules):
+    """`zk-3.9.4` with the same window and check (ZOOKEEPER-2354 is unfixed in 3.9.4)."""
+
+    tag = "3.9.4-epoch"
+
+
+class StoreEpochZkModel(StoreZkModel):
+    """A `ZkModel` whose kernel is `epoch.STORE` (over storage.py over the bound `handlers`)."""
+
+    kernel = epoch.STORE
+
+    @staticmethod
+    def busy(node) -> bool:
+        """A follower that owes currentEpoch: its QuorumPeer thread writes it before it reads
+        again (K2)."""
+        return bool(node.snapped)
+
+
+R393E = StoreEpochZkModel(Epoch393Rules(), description="zk-3.9.3 with currentEpoch written a step "
+                                                        "after NEWLEADER's writes to disk, and the "
+                                                        "start-up's epoch check (ZOOKEEPER-2354)")
+R394E = StoreEpochZkModel(Epoch394Rules(), description="zk-3.9.4 with currentEpoch written a step "
+                                                        "after NEWLEADER's writes to disk, and the "
+                                                        "start-up's epoch check (ZOOKEEPER-2354)")
