@@ -94,6 +94,18 @@ def result_cell(d: dict, found: str, cpu_digits: int = 1) -> str:
     return f"none: {scope} ({states})"
 
 
+def search_table(models, searches, run, found: str) -> list[str]:
+    """A report table of `searches` ((what, flags), ...) by `models`: one row per search, one
+    cell per model, each `run(model, flags, k)` (the k-th search's `check_json` summary) shown as
+    `result_cell` with `found`."""
+    lines = ["| search | flags | " + " | ".join(f"`{m}`" for m in models) + " |",
+             "|---|---|" + "---|" * len(models)]
+    for k, (what, flags) in enumerate(searches):
+        row = [result_cell(run(m, flags, k), found, 1) for m in models]
+        lines.append(f"| {what} | `{flags}` | " + " | ".join(row) + " |")
+    return lines
+
+
 def write_zk_section(heading: str, section: str, write: bool) -> None:
     """Print a section of reports/zookeeper.md; with `write`, put it in the report in place of its
     old text (the other sections stay as they are: zk_report.py keeps this one)."""

@@ -21,7 +21,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import check_json, commit, result_cell, write_zk_section  # noqa: E402
+from benchmarks.common import check_json, commit, search_table, write_zk_section  # noqa: E402
 
 HEADING = "## ZOOKEEPER-2354: currentEpoch after NEWLEADER's writes"
 MODELS = ("zk-3.7.0-epoch", "zk-3.9.2-epoch", "zk-3.9.3-epoch", "zk-3.9.4-epoch")
@@ -56,15 +56,12 @@ def main() -> int:
         "beside the old currentEpoch, and `QuorumPeer.loadDataBase` refuses to start the server "
         "(ZOOKEEPER-2354; PRs #1109 and #1110 were never merged). The `-epoch` variants model the "
         "window and the check (`load-exception`); the others write both in one step.", "",
-        "| search | flags | " + " | ".join(f"`{m}`" for m in MODELS) + " |",
-        "|---|---|" + "---|" * len(MODELS),
     ]
     tmp = tempfile.mkdtemp(prefix="zk2354-")
     try:
-        for k, (what, flags) in enumerate(SEARCHES):
-            row = [result_cell(cell(m, flags, os.path.join(tmp, f"{m}-{k}.json")),
-                               "**{property}** at depth {depth}", 1) for m in MODELS]
-            lines.append(f"| {what} | `{flags}` | " + " | ".join(row) + " |")
+        lines += search_table(MODELS, SEARCHES,
+                              lambda m, flags, k: cell(m, flags, os.path.join(tmp, f"{m}-{k}.json")),
+                              "**{property}** at depth {depth}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     lines += ["", *STORY, ""]

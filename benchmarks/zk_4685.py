@@ -18,7 +18,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import check_json, commit, result_cell, write_zk_section  # noqa: E402
+from benchmarks.common import check_json, commit, search_table, write_zk_section  # noqa: E402
 
 HEADING = "## ZOOKEEPER-4685: the follower's threads"
 MODELS = ("zk-3.7.0", "zk-3.9.2")
@@ -38,10 +38,6 @@ def cell(model: str, flags: str) -> dict:
     return check_json(args, cwd=ROOT)
 
 
-def show(d: dict) -> str:
-    return result_cell(d, "**found** at depth {depth}", 1)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="Rewrite the section of the report.")
@@ -56,12 +52,10 @@ def main() -> int:
         "`zk-3.9.2` writes the transactions before that ack and acknowledges them after "
         "UPTODATE's (PR #2111). The coarser variants (`zk`, `zk-fixed`, ...) take NEWLEADER as "
         "one step and cannot reach it.", "",
-        "| bounds | flags | " + " | ".join(f"`{m}`" for m in MODELS) + " |",
-        "|---|---|" + "---|" * len(MODELS),
     ]
-    for what, flags in SEARCHES:
-        row = [show(cell(m, flags)) for m in MODELS]
-        lines.append(f"| {what} | `{flags}` | " + " | ".join(row) + " |")
+    table = search_table(MODELS, SEARCHES, lambda m, flags, k: cell(m, flags),
+                         "**found** at depth {depth}")
+    lines += [table[0].replace("| search |", "| bounds |", 1), *table[1:]]
     lines += ["", "The shortest run (18 events; tests/test_zk_fine.py pins it): epoch 1 "
               "established by nodes 0 and 1, a proposal 1.1, the leader's timeout, then epoch 2 "
               "with nodes 1 and 2: node 2's DIFF carries 1.1, its SyncThread writes it and its "

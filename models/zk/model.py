@@ -302,9 +302,10 @@ class EpochZkModel(FineZkModel):
 R370E = EpochZkModel(Epoch370Rules(), description="zk-3.7.0 with currentEpoch written a step "
                                                    "after NEWLEADER's snapshot, and the start-up's "
                                                    "epoch check (ZOOKEEPER-2354)")
-R392E = EpochZkModel(Epoch392Rules(), description="zk-3.9.2 with currentEpoch written a step after "
-                                                   "NEWLEADER's writes to disk, and the start-up's "
-                                                   "epoch check (ZOOKEEPER-2354)")
+#: what each -epoch variant adds to its release's
+_EPOCH = ("with currentEpoch written a step after NEWLEADER's writes to disk, and the start-up's "
+          "epoch check (ZOOKEEPER-2354)")
+R392E = EpochZkModel(Epoch392Rules(), description=f"zk-3.9.2 {_EPOCH}")
 
 
 class Epoch393Rules(Store393Rules):
@@ -332,9 +333,5 @@ class StoreEpochZkModel(StoreZkModel):
         return bool(node.snapped)
 
 
-R393E = StoreEpochZkModel(Epoch393Rules(), description="zk-3.9.3 with currentEpoch written a step "
-                                                        "after NEWLEADER's writes to disk, and the "
-                                                        "start-up's epoch check (ZOOKEEPER-2354)")
-R394E = StoreEpochZkModel(Epoch394Rules(), description="zk-3.9.4 with currentEpoch written a step "
-                                                        "after NEWLEADER's writes to disk, and the "
-                                                        "start-up's epoch check (ZOOKEEPER-2354)")
+R393E = StoreEpochZkModel(Epoch393Rules(), description=f"zk-3.9.3 {_EPOCH}")
+R394E = StoreEpochZkModel(Epoch394Rules(), description=f"zk-3.9.4 {_EPOCH}")
