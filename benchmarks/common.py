@@ -94,6 +94,14 @@ def result_cell(d: dict, found: str, cpu_digits: int = 1) -> str:
     return f"none: {scope} ({states})"
 
 
+def check_cell(model: str, flags: str, trace: str = os.devnull) -> dict:
+    """One report cell's search: `zabmc check --model MODEL FLAGS --json -q --trace-out TRACE`
+    in a child process, from the repository's root (`check_json`)."""
+    args = [sys.executable, "-m", "zabmc", "check", "--model", model, *flags.split(), "--json",
+            "-q", "--trace-out", trace]
+    return check_json(args, cwd=ROOT)
+
+
 def search_table(models, searches, run, found: str) -> list[str]:
     """A report table of `searches` ((what, flags), ...) by `models`: one row per search, one
     cell per model, each `run(model, flags, k)` (the k-th search's `check_json` summary) shown as

@@ -21,7 +21,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import check_json, commit, search_table, write_zk_section  # noqa: E402
+from benchmarks.common import check_cell, commit, search_table, write_zk_section  # noqa: E402
 
 HEADING = "## ZOOKEEPER-2354: currentEpoch after NEWLEADER's writes"
 MODELS = ("zk-3.7.0-epoch", "zk-3.9.2-epoch", "zk-3.9.3-epoch", "zk-3.9.4-epoch")
@@ -33,12 +33,6 @@ SEARCHES = [
      "--nodes 2 --proposals 2 --max-timeouts 1 --max-crashes 1 --depth 60 "
      "--invariant load-exception"),
 ]
-
-
-def cell(model: str, flags: str, trace: str) -> dict:
-    args = [sys.executable, "-m", "zabmc", "check", "--model", model, *flags.split(), "--json",
-            "-q", "--trace-out", trace]
-    return check_json(args, cwd=ROOT)
 
 
 def main() -> int:
@@ -60,7 +54,8 @@ def main() -> int:
     tmp = tempfile.mkdtemp(prefix="zk2354-")
     try:
         lines += search_table(MODELS, SEARCHES,
-                              lambda m, flags, k: cell(m, flags, os.path.join(tmp, f"{m}-{k}.json")),
+                              lambda m, flags, k: check_cell(m, flags,
+                                                             os.path.join(tmp, f"{m}-{k}.json")),
                               "**{property}** at depth {depth}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -18,7 +18,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import check_json, commit, search_table, write_zk_section  # noqa: E402
+from benchmarks.common import check_cell, commit, search_table, write_zk_section  # noqa: E402
 
 HEADING = "## ZOOKEEPER-4685: the follower's threads"
 MODELS = ("zk-3.7.0", "zk-3.9.2")
@@ -30,12 +30,6 @@ SEARCHES = [
      "--nodes 3 --proposals 1 --max-timeouts 1 --depth 30"),
     ("two nodes, every state", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 100"),
 ]
-
-
-def cell(model: str, flags: str) -> dict:
-    args = [sys.executable, "-m", "zabmc", "check", "--model", model, *flags.split(),
-            *PROPERTY.split(), "--json", "-q", "--trace-out", os.devnull]
-    return check_json(args, cwd=ROOT)
 
 
 def main() -> int:
@@ -53,7 +47,7 @@ def main() -> int:
         "UPTODATE's (PR #2111). The coarser variants (`zk`, `zk-fixed`, ...) take NEWLEADER as "
         "one step and cannot reach it.", "",
     ]
-    table = search_table(MODELS, SEARCHES, lambda m, flags, k: cell(m, flags),
+    table = search_table(MODELS, SEARCHES, lambda m, flags, k: check_cell(m, f"{flags} {PROPERTY}"),
                          "**found** at depth {depth}")
     lines += [table[0].replace("| search |", "| bounds |", 1), *table[1:]]
     lines += ["", "The shortest run (18 events; tests/test_zk_fine.py pins it): epoch 1 "

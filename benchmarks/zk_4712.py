@@ -21,7 +21,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import check_json, commit, result_cell, write_zk_section  # noqa: E402
+from benchmarks.common import check_cell, commit, result_cell, write_zk_section  # noqa: E402
 
 HEADING = "## ZOOKEEPER-4712: a follower's shutdown"
 MODELS = ("zk-3.7.0-shutdown", "zk-3.9.2-shutdown")
@@ -33,12 +33,6 @@ SEARCHES = [
     ("the default properties, at the bounds of the release matrix's data-loss row",
      "--nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1 --depth 30"),
 ]
-
-
-def cell(model: str, flags: str, trace: str) -> dict:
-    args = [sys.executable, "-m", "zabmc", "check", "--model", model, *flags.split(), "--json",
-            "-q", "--trace-out", trace]
-    return check_json(args, cwd=ROOT)
 
 
 def show(d: dict) -> str:
@@ -68,7 +62,7 @@ def main() -> int:
             row = []
             for m in MODELS:
                 trace = os.path.join(tmp, f"{m}-{k}.json")
-                d = cell(m, flags, trace)
+                d = check_cell(m, flags, trace)
                 row.append(show(d))
                 if a.write and k == 1 and m == "zk-3.9.2-shutdown" and d["violations"]:
                     # several properties broken at one step: a file per property (FILE-<p>.json)
