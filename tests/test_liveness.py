@@ -242,6 +242,28 @@ def test_zk_liveness_verdicts(model, timeouts, depth):
         assert (last[0].last_committed, last[1].last_committed) == ((0, 0), last[1].history[0][0])
 
 
+@pytest.mark.parametrize("model, extra", [("zk-3.7.0-epoch", 0), ("zk-3.9.2-epoch", 1),
+                                          ("zk-3.9.3-epoch", 1), ("zk-3.9.4-epoch", 1)])
+def test_the_epoch_grain_keeps_its_release_s_liveness_on_two_nodes(model, extra):
+    """The -epoch variants against their releases' figures above (the reference). Without a
+    timeout two nodes never open the window (K1): the leader proposes nothing before its one
+    follower is synchronised. With one, a leader that logged the proposal alone, timed out and
+    won again (it holds more) synchronises the follower by a DIFF carrying it: 3.9.2 and later
+    write it at NEWLEADER before currentEpoch, so their graphs have that one state more, in each
+    phase (`extra`); 3.7.0 queues it after currentEpoch, so its graphs are its release's. The
+    lassos are the same."""
+    base = model[:-len("-epoch")]
+    for timeouts, depth in ZK_LIVENESS[base]:
+        env = _env(model, nodes=2, depth=depth, proposals=1, max_timeouts=timeouts)
+        r = check_liveness(env)
+        stop, prefix, suffix, want = ZK_LIVENESS[base][(timeouts, depth)]
+        more = extra if timeouts else 0
+        assert (r.stop_reason, r.prefix_states, r.suffix_states) == (stop, prefix + more,
+                                                                     suffix + more)
+        got = [(x.property, x.kind, len(x.events), x.faults_stop, x.loop_start) for x in r.lassos]
+        assert got == ([want] if want else [])
+
+
 def test_no_timer_fires_while_a_node_is_busy():
     """zk-3.7.0's follower that owes its NEWLEADER ACK is `busy`: at that quiet state (nothing in
     flight) the fault-free suffix offers its `ack-newleader` and no timeout; the same state with
