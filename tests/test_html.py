@@ -275,3 +275,20 @@ def test_a_counterexample_ends_with_the_command_that_draws_it(tmp_path, cli, mon
     assert code == 10 and out.splitlines()[-1] == (
         "draw it as a sequence chart: zabmc show zabmc-zab-1419-eventually-leader.lasso.json "
         "-o zabmc-zab-1419-eventually-leader.lasso.html")
+
+
+def test_every_corpus_trace_and_lasso_has_its_picture_in_the_reports():
+    """reports/pictures (benchmarks/pictures.py) draws each regression trace of tests/corpus and
+    each liveness lasso of reports/liveness; its index lists them all. Before this test, 16
+    traces and 13 lassos added since the last drawing had none."""
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    want = {f"{p.parent.name}-{p.name[:-len('.trace.json')]}"
+            for p in (root / "tests" / "corpus").glob("*/*.trace.json")}
+    want |= {f"liveness-{p.stem}" for p in (root / "reports" / "liveness").glob("*.json")}
+    pics = root / "reports" / "pictures"
+    index = (pics / "README.md").read_text()
+    missing = sorted(s for s in want if not (pics / f"{s}.html").exists()
+                     or f"[{s}]({s}.html)" not in index)
+    assert not missing, f"run python benchmarks/pictures.py: no picture of {missing}"
