@@ -237,10 +237,20 @@ def test_the_2354_trace_leaves_a_server_that_refuses_to_start():
     """ZOOKEEPER-2354 on 3.8.0: server 3 joins epoch 2 with 0x100000002, which the leader lacks;
     the leader sends a snapshot (it sends no TRUNC across an epoch boundary), server 3 writes it
     at NEWLEADER and is killed before setCurrentEpoch (the `set-epoch` hook). Restarted, its
-    loadDataBase finds 0x200000001 beside currentEpoch 1 and the server exits."""
-    r = _real(str(CORPUS / "zookeeper-2354-trunc.trace.json"), "--json", "-q")
-    assert r.returncode == 10, r.stderr[-3000:]
-    out = json.loads(r.stdout)
+    loadDataBase finds 0x200000001 beside currentEpoch 1 and the server exits.
+
+    Up to three attempts: in about one run in five the epoch-2 election goes wrong on the real
+    servers (a server follows the old leader, whose links the schedule has cut, and stays in
+    discovery; or hears no peer in time), and conformance stops the run at step 41, not
+    realised (exit 3). Every attempt must end one of those two ways; one must be exit 10."""
+    for _ in range(3):
+        r = _real(str(CORPUS / "zookeeper-2354-trunc.trace.json"), "--json", "-q")
+        assert r.returncode in (3, 10), r.stderr[-3000:]
+        out = json.loads(r.stdout)
+        if r.returncode == 10:
+            break
+        assert out["not_realised"]["step"] == 41 and out["violations"] == [], out["not_realised"]
+    assert r.returncode == 10, out["not_realised"]
     assert out["realised"] and out["realised_to_step"] == 54, out["not_realised"]
     [v] = out["violations"]
     assert (v["property"], v["servers"]) == ("load-exception", [3])
@@ -251,3 +261,26 @@ def test_the_2354_trace_leaves_a_server_that_refuses_to_start():
     assert s3["effective_history"] == ["0x100000001 /zab-0", "0x200000001 /zab-2"]
     assert any("Sending snapshot last zxid of peer is 0x100000002" in ln
                for ln in out["log_evidence"])
+
+
+def test_a_start_the_model_says_fails_and_that_succeeds_is_not_realised(tmp_path):
+    """The 4394-join schedule with its restart of server 2 (step 29) marked as the model's
+    load-exception: the server starts (its disk is consistent), so the run stops there, not
+    realised (exit 3), rather than carrying on as if the failure had happened."""
+    sched = tmp_path / "s.json"
+    r = subprocess.run([sys.executable, "-m", "zabmc", "export", "--format", "zookeeper",
+                        str(CORPUS / "zookeeper-4394-join.trace.json"), "-o", str(sched)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    s = json.loads(sched.read_text())
+    [start] = [op for e in s["entries"] if e["step"] == 29 for op in e["ops"]
+               if op["op"] == "start"]
+    start["fails"] = "load-exception"
+    sched.write_text(json.dumps(s))
+    r = _real(str(sched), "--json", "-q")
+    assert r.returncode == 3, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert not out["realised"] and out["violations"] == []
+    assert out["not_realised"]["text"] == ("not realised at step 29 (restart node 1): the model "
+                                           "says start: fails (load-exception), server 2 says "
+                                           "started")

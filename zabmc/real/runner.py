@@ -338,6 +338,7 @@ def run(schedule: dict, *, zookeeper=None, byteman: str | None = None, observer=
                             "log_tail": ens.log_tail(s, 15)}
             sample(step)
 
+        stopped = False
         for idx, e in enumerate(entries):
             obs.entry(idx, e)
             if conform and e.get("before"):
@@ -387,11 +388,19 @@ def run(schedule: dict, *, zookeeper=None, byteman: str | None = None, observer=
                             # verdict reads it): the server stays down
                             out.notes.append(f"server {s} did not start, as the model's "
                                              f"{op['fails']} says: {str(ex).splitlines()[0]}")
+                        else:
+                            if op.get("fails"):  # the model's failure did not happen
+                                fail(idx, e, e.get("step"),
+                                     [(s, "start:", f"fails ({op['fails']})", "started")])
+                                stopped = True
+                                break
                 elif kind == "write":
                     rec = WriteRecord(op["path"], s, e["upto"] if e.get("step") is None
                                       else e["step"])
                     out.writes.append(rec)
                     writers.append(_Writer(ens, rec, op.get("data", "").encode()))
+            if stopped:
+                break
             t1 = time.monotonic()
             if e.get("pause_ms"):  # the schedule's own timing (random schedules)
                 end = t1 + e["pause_ms"] / 1000
