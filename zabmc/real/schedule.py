@@ -288,17 +288,30 @@ def _holds(views: list, events: list, n: int) -> dict:
     return plan
 
 
+def _newleaders(events: list):
+    """(step, node) of each NEWLEADER delivery, in order."""
+    return [(k, ev["dst"]) for k, ev in enumerate(events, start=1)
+            if ev["kind"] == "deliver" and ev["msg"]["type"] == "NEWLEADER"]
+
+
+def _next_action(events: list, k: int, action: str, i: int) -> int | None:
+    """The step after step k at which the trace takes `action i`, or None: never, or not
+    before i crashes (a crash kills the thread that would take it)."""
+    for c, e in enumerate(events[k:], start=k + 1):
+        if e["kind"] == "action" and e["action"] == [action, i]:
+            return c
+        if e["kind"] == "crash" and e["node"] == i:
+            return None
+    return None
+
+
 def _late_acks(events: list) -> dict:
     """The fine grain's NEWLEADER ACKs that must wait: {step of the NEWLEADER delivery to node
     i: (i, step of `ack-newleader i` or None)}, for each delivery not followed at once by that
     ACK (the trace takes other steps first: the SyncThread's writes and ACKs, say)."""
     out = {}
-    for k, ev in enumerate(events, start=1):
-        if not (ev["kind"] == "deliver" and ev["msg"]["type"] == "NEWLEADER"):
-            continue
-        i = ev["dst"]
-        ack = next((c for c, e in enumerate(events[k:], start=k + 1)
-                    if e["kind"] == "action" and e["action"] == ["ack-newleader", i]), None)
+    for k, i in _newleaders(events):
+        ack = _next_action(events, k, "ack-newleader", i)
         if ack != k + 1:
             out[k] = (i, ack)
     return out
@@ -309,22 +322,8 @@ def _owed_epochs(views: list, events: list) -> dict:
     left node i owing currentEpoch: (i, step of `epoch i` or None)}. The `set-epoch` hook holds
     the server's QuorumPeer thread there, after NEWLEADER's snapshot, until `epoch i` (released)
     or i's crash (killed while held) or the end."""
-    out = {}
-    for k, ev in enumerate(events, start=1):
-        if not (ev["kind"] == "deliver" and ev["msg"]["type"] == "NEWLEADER"):
-            continue
-        i = ev["dst"]
-        if not views[k].nodes[i].get("current_epoch_owed"):
-            continue
-        at = None
-        for c, e in enumerate(events[k:], start=k + 1):
-            if e["kind"] == "action" and e["action"] == ["epoch", i]:
-                at = c
-                break
-            if e["kind"] == "crash" and e["node"] == i:
-                break
-        out[k] = (i, at)
-    return out
+    return {k: (i, _next_action(events, k, "epoch", i)) for k, i in _newleaders(events)
+            if views[k].nodes[i].get("current_epoch_owed")}
 
 
 def _sync_point(views: list) -> str:
