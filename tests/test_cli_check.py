@@ -325,6 +325,18 @@ def test_check_help_groups_its_options_into_sections(capsys):
                                              "exit."]
 
 
+def test_no_help_shows_a_range_of_none(capsys):
+    """`--time-limit` showed `[x<=None]`: click describes a FloatRange without bounds that way."""
+    code, out, _ = run(["--help"], capsys)
+    commands = [line.split()[0] for line in out[out.index("Commands:"):].splitlines()[1:]]
+    for cmd in commands:
+        code, text, _ = run([cmd, "--help"], capsys)
+        assert code == 0 and "None]" not in text, cmd
+    code, text, _ = run(["check", "--help"], capsys)
+    flat = " ".join(text.split())
+    assert "--time-limit SECONDS Stop after this long and report the partial result. --engine" in flat
+
+
 def test_model_help_lists_every_registered_model(capsys):
     from zabmc.model import ALIASES, MODELS
 

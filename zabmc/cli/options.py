@@ -42,6 +42,12 @@ class FiniteFloat(click.FloatRange):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return x
 
+    def _describe_range(self) -> str:
+        """No range to show in --help when there is none (click would print `x<=None`)."""
+        if self.min is None and self.max is None:
+            return ""
+        return super()._describe_range()
+
 
 FLOAT = FiniteFloat()
 
