@@ -139,9 +139,10 @@ def _num(s: str) -> int:
 
 
 def run_tlc(space: dict, depth: int | None = None, workdir: Path | None = None,
-            model: str = "db19") -> dict:
-    """TLC with one worker on `model`'s module for `space` (on its depth-bounded module within
-    `depth` events when given): distinct and generated states, diameter, CPU seconds."""
+            model: str = "db19", workers: int = 1) -> dict:
+    """TLC with `workers` workers (one unless given) on `model`'s module for `space` (on its
+    depth-bounded module within `depth` events when given): distinct and generated states,
+    diameter, CPU seconds."""
     java, jar = find_java(), find_jar()
     base, bounded = SPECS[model][:2]
     with tempfile.TemporaryDirectory(prefix="zabmc-tlc-") as tmp:
@@ -151,7 +152,7 @@ def run_tlc(space: dict, depth: int | None = None, workdir: Path | None = None,
         for name in (base, bounded):
             shutil.copy(TLA / f"{name}.tla", d / f"{name}.tla")
         (d / f"{module}.cfg").write_text(cfg_text(space, depth, model))
-        cmd = [java, "-XX:+UseParallelGC", "-cp", str(jar), "tlc2.TLC", "-workers", "1",
+        cmd = [java, "-XX:+UseParallelGC", "-cp", str(jar), "tlc2.TLC", "-workers", str(workers),
                "-deadlock", "-metadir", str(d / "states"), "-config", f"{module}.cfg", module]
         rc, cpu, wall = _run(cmd, d, d / "tlc.out")
         text = (d / "tlc.out").read_text(errors="replace")
@@ -172,15 +173,17 @@ def run_tlc(space: dict, depth: int | None = None, workdir: Path | None = None,
     }
 
 
-def run_zabmc(space: dict, depth: int = 1000, exhaust: bool = True, model: str = "db19") -> dict:
+def run_zabmc(space: dict, depth: int = 1000, exhaust: bool = True, model: str = "db19",
+              extra: tuple = ()) -> dict:
     """`zabmc check --model <model> --no-invariants` of this tree on `space`, breadth first, to
-    `depth`; when `exhaust`, the search must end before the bound (every reachable state)."""
+    `depth`, with the flags `extra` (an engine, say); when `exhaust`, the search must end before
+    the bound (every reachable state)."""
     cmd = [sys.executable, "-m", "zabmc", "check", "--model", model, "--network", "fifo",
            "--nodes", str(space["nodes"]), "--proposals", str(space["proposals"]),
            "--max-timeouts", str(space["max_timeouts"]), "--max-drops", str(space["max_drops"]),
            "--max-heartbeats", str(space["max_heartbeats"]),
            "--max-crashes", str(space["max_crashes"]), "--depth", str(depth),
-           "--no-invariants", "--json", "-q"]
+           "--no-invariants", "--json", "-q", *extra]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     with tempfile.TemporaryDirectory(prefix="zabmc-bench-") as tmp:

@@ -7,6 +7,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -103,3 +105,37 @@ def test_a_commit_is_dirty_for_code_and_not_for_the_reports_a_benchmark_writes(t
     assert common.commit() == head
     (tmp_path / "code.py").write_text("x = 2\n")
     assert common.commit() == head + "-dirty"
+
+
+def test_the_cores_bench_rotates_its_runs_and_takes_tlcs_time_over_each_per_round(monkeypatch):
+    """benchmarks/cores_bench.py: the order rotates each round, the ratio is per round (TLC's
+    wall over the zabmc run's of that round), and runs that disagree on the count fail."""
+    import benchmarks.cores_bench as cb
+
+    walls = iter([10.0, 5.0, 20.0,   # round 1: TLC, Spark, in-process
+                  4.0, 16.0, 12.0,   # round 2: Spark, in-process, TLC
+                  30.0, 10.0, 6.0])  # round 3: in-process, TLC, Spark
+    order = []
+
+    def fake(name):
+        def run(space):
+            order.append(name)
+            return {"distinct": 7, "wall_seconds": next(walls)}
+        return run
+
+    monkeypatch.setattr(cb, "RUNS", {name: fake(name) for name in cb.RUNS})
+    rows = cb.measure(cb.REFERENCE, 3, log=lambda *_: None)
+    tlc, spark, inproc = cb.RUNS
+    assert order == [tlc, spark, inproc, spark, inproc, tlc, inproc, tlc, spark]
+    assert cb.ratios(rows, spark) == [2.0, 3.0, 10.0 / 6.0]
+    assert cb.ratios(rows, inproc) == [0.5, 0.75, 10.0 / 30.0]
+    text = cb.section(cb.REFERENCE, rows, "")
+    assert "median **2.00x** (per round: 2.00x, 3.00x, 1.67x)" in text
+    assert "**7 distinct states**" in text and "3 rounds" in text
+
+    counts = iter([7, 8, 7])
+    monkeypatch.setattr(cb, "RUNS", {name: (lambda space: {"distinct": next(counts),
+                                                            "wall_seconds": 1.0})
+                                     for name in cb.RUNS})
+    with pytest.raises(AssertionError, match=r"disagree on the distinct states: \[7, 8\]"):
+        cb.measure(cb.REFERENCE, 1, log=lambda *_: None)
