@@ -281,10 +281,7 @@ def _holds(views: list, events: list, n: int) -> dict:
             continue
         if not _unwritten(views[c - 1].nodes[i]):
             continue
-        t = c - 1
-        while t > 0 and _unwritten(views[t - 1].nodes[i]) and views[t - 1].up(i):
-            t -= 1
-        plan.setdefault(t, []).append(server_id(i))
+        plan.setdefault(_queued_since(views, i, c - 1), []).append(server_id(i))
     return plan
 
 
