@@ -58,15 +58,15 @@ check: install
 gate: install
 	zabmc gate
 
-# The whole test suite, slow and Spark tests included, then the invariant gate (this is what
-# .ci/run runs). The tests run on every core (pytest-xdist, at most 4 workers), a module marked
-# `xdist_group` on one worker (the Spark standalone cluster's tests share one cluster), except
-# those that start real ZooKeeper servers: their conformance waits are timing tolerances, so they
-# run afterwards, alone.
+# The whole test suite, slow and Spark tests included (this is what .ci/run runs); the invariant
+# gate's runs are among its tests (tests/test_gate_runs.py: each run of zabmc/gate.py must pass),
+# so they share the cores with the others and no search runs twice. The tests run on every core
+# (pytest-xdist, at most 4 workers), a module marked `xdist_group` on one worker (the Spark
+# standalone cluster's tests share one cluster), except those that start real ZooKeeper servers:
+# their conformance waits are timing tolerances, so they run afterwards, alone.
 test: install-test
-	$(PY) -m pytest -q -p no:cacheprovider --durations=25 -n auto --maxprocesses 4 --dist loadgroup -m "not real"
+	$(PY) -m pytest -q -p no:cacheprovider --durations=40 -n auto --maxprocesses 4 --dist loadgroup -m "not real"
 	$(PY) -m pytest -q -p no:cacheprovider -m real
-	zabmc gate --jobs 2
 
 # The quick inner loop: skips tests marked slow or spark.
 test-fast: install-test

@@ -661,9 +661,7 @@ CLEAN = [
     _clean(MODEL, 3, 0, distinct=4_681, diameter=24),
     _clean(MODEL, 3, 1, distinct=18_103, diameter=30),
     _clean(OMEGA, 3, 1, distinct=15_890, diameter=29),
-    # the gate's exhaustive runs (make gate)
-    _clean(MODEL, 3, 2, distinct=129_521, diameter=36, slow=True),
-    _clean(MODEL, 2, 2, 3, 2, 2, distinct=1_102_116, diameter=55, slow=True),
+    # the gate's exhaustive runs of zab are tests/test_gate_runs.py's, which pins their counts
     _clean(OMEGA, 3, 2, distinct=105_042, diameter=36, slow=True),
     # crashes (D19-D21): a crashed node keeps its durable fields and may restart at any step
     _clean(MODEL, 2, 2, c=1, distinct=720, diameter=29),
@@ -672,8 +670,6 @@ CLEAN = [
     _clean(MODEL, 2, 2, 1, 1, 1, c=1, distinct=53_761, diameter=41),
     _clean(OMEGA, 2, 2, 1, 1, 1, c=1, distinct=53_761, diameter=41),
     _clean(MODEL, 3, 0, c=1, distinct=322_110, diameter=45, slow=True),
-    # the gate's exhaustive run with crashes (make gate)
-    _clean(MODEL, 2, 2, 1, 1, 1, c=2, distinct=258_783, diameter=52, slow=True),
 ]
 
 
@@ -698,7 +694,8 @@ def _recipe(makefile: list[str], target: str) -> list[str]:
 
 def test_make_gate_runs_the_gate_of_the_verification_report():
     """`make gate` and reports/verification.md (benchmarks/verify_zab.py) name the same runs, and
-    CI runs them: `.ci/run` is `make test`, which runs the test suite and then the gate."""
+    CI runs them: `.ci/run` is `make test`, which runs the test suite, each gate run among its
+    tests (tests/test_gate_runs.py)."""
     import importlib.util
     from pathlib import Path
 
@@ -723,9 +720,12 @@ def test_make_gate_runs_the_gate_of_the_verification_report():
     assert _recipe(makefile, "gate: install") == ["zabmc gate"]
     # the whole suite in two parts that together select every test (not real, then real alone)
     assert _recipe(makefile, "test: install-test") == [
-        '$(PY) -m pytest -q -p no:cacheprovider --durations=25 -n auto --maxprocesses 4 '
+        '$(PY) -m pytest -q -p no:cacheprovider --durations=40 -n auto --maxprocesses 4 '
         '--dist loadgroup -m "not real"',
-        "$(PY) -m pytest -q -p no:cacheprovider -m real", "zabmc gate --jobs 2"]
+        "$(PY) -m pytest -q -p no:cacheprovider -m real"]
+    from test_gate_runs import test_the_gate_run_passes as gate_test
+    marks = {m.name: m for m in gate_test.pytestmark}
+    assert list(marks["parametrize"].args[1]) == list(range(1, len(RUNS) + 1))
     ci = (root / ".ci/run").read_text().splitlines()
     assert ci[-1] == "make test"
     assert [(g.model, g.depth, g.crashes, g.reduction) for g in verify.GATE] == [
