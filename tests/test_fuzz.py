@@ -71,6 +71,9 @@ FAST = settings(max_examples=12, deadline=None, derandomize=True, database=None,
 LONG = settings(max_examples=300, deadline=None, database=None,
                 derandomize=not os.environ.get("ZABMC_FUZZ_RANDOM"),
                 suppress_health_check=list(HealthCheck))
+# Flag combinations run whole searches and simulations (up to their one-second time limit each):
+# 100 of them, where a mutated file takes milliseconds. ZABMC_FUZZ_EXAMPLES raises it, to hunt.
+FLAGS_LONG = settings(LONG, max_examples=int(os.environ.get("ZABMC_FUZZ_EXAMPLES", 100)))
 
 
 # --- running one case ------------------------------------------------------------------------------
@@ -394,7 +397,7 @@ def _flag_case(settings_):
 
     @settings_
     @given(cmd=st.one_of(
-        _flags(CHECK_FLAGS).map(lambda f: ["check", *f, "--time-limit", "3", "-q"]),
+        _flags(CHECK_FLAGS).map(lambda f: ["check", *f, "--time-limit", "1", "-q"]),
         _flags(SIM_FLAGS).map(lambda f: ["simulate", *f]),
         readers))
     def case(cmd):
@@ -409,4 +412,4 @@ def test_flag_combinations():
 
 @pytest.mark.slow
 def test_flag_combinations_long():
-    _flag_case(LONG)()
+    _flag_case(FLAGS_LONG)()
