@@ -135,8 +135,15 @@ SEEDED = {
 }
 
 
+#: the seeded mutations whose reduced search is a gate run's: tests/test_mutate.py's
+#: test_the_reduced_exhaustive_runs_catch_the_seeded_mutants_the_bounded_ones_missed runs gate run
+#: 9 (zab) and 10 (zab-omega), the same breadth-first search under the reduction (its depth bound,
+#: 200 against 60 here, is beyond the violation), and requires SEEDED's property and depth
+IN_THE_GATE = ("stale-epoch-proposal", "skip-history-selection")
+
+
 @pytest.mark.parametrize("name", [pytest.param(k, marks=[pytest.mark.slow] * v[2], id=k)
-                                  for k, v in SEEDED.items()])
+                                  for k, v in SEEDED.items() if k not in IN_THE_GATE])
 def test_every_seeded_mutation_is_found_with_the_reduction(name):
     from models.zab import ZabModel
 
