@@ -23,7 +23,9 @@ from conftest import need_pyspark
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark-cluster")]
 
 BAG_BUG = ["--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals", "2"]
-LONGER = ["--nodes", "3", "--depth", "22", "--no-invariants"]
+# long enough that an executor killed after its first task, or after the first reliable checkpoint
+# (level 10), leaves the job levels to rebuild and finish: 287,878 states in 20 levels
+LONGER = ["--nodes", "3", "--depth", "20", "--no-invariants"]
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +35,14 @@ def cluster():
 
     with standalone_cluster(workers=2, cores=1, memory="1g") as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def longer(tmp_path_factory):
+    """The in-process result of LONGER, which the executor-loss tests compare with: (exit code,
+    summary), computed once for both."""
+    rc, out, _ = zabmc(["check", *LONGER, "--json", "-q"], tmp_path_factory.mktemp("longer"))
+    return rc, json.loads(out)
 
 
 def zabmc(args, tmp_path, **kw):
@@ -107,11 +117,10 @@ def _executor_that_ran_a_task(proc, before, failsafe=600):
         time.sleep(0.1)
 
 
-def test_an_executor_killed_mid_run_changes_nothing(cluster, tmp_path):
+def test_an_executor_killed_mid_run_changes_nothing(cluster, longer, tmp_path):
     from zabmc.spark.standalone import executor_pids
 
-    rc, out, _ = zabmc(["check", *LONGER, "--json", "-q"], tmp_path)
-    want = json.loads(out)
+    rc, want = longer
     before = set(executor_pids())
     log = open(tmp_path / "driver.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "zabmc", "check", *LONGER, "--engine", "spark",
@@ -131,15 +140,14 @@ def test_an_executor_killed_mid_run_changes_nothing(cluster, tmp_path):
     assert "Lost executor" in (tmp_path / "driver.log").read_text()
 
 
-def test_an_executor_killed_after_a_reliable_checkpoint_changes_nothing(cluster, tmp_path):
+def test_an_executor_killed_after_a_reliable_checkpoint_changes_nothing(cluster, longer, tmp_path):
     """With --checkpoint DIR the lineage is cut every 10 levels by a checkpoint written to DIR
     (shared storage on a real cluster), not held by an executor: an executor killed after the cut
     loses nothing the job cannot rebuild. (A `localCheckpoint` cut, the local masters' default,
     failed here: CHECKPOINT_RDD_BLOCK_ID_NOT_FOUND.)"""
     from zabmc.spark.standalone import executor_pids
 
-    rc, out, _ = zabmc(["check", *LONGER, "--json", "-q"], tmp_path)
-    want = json.loads(out)
+    rc, want = longer
     ck = tmp_path / "ck"
     ck.mkdir()
     before = set(executor_pids())
