@@ -138,11 +138,19 @@ def _num(s: str) -> int:
     return int(s.replace(",", ""))
 
 
+#: the JVM's flags for TLC: the throughput collector, as for any long search
+JVM = ("-XX:+UseParallelGC",)
+#: for spaces of seconds (tests/test_tlc.py): the client compiler only and the serial collector
+#: start faster and burn no compiler or collector threads; the counts do not depend on them
+#: (6 CPU s instead of 10 for zab's 24,569 states within 10 events)
+JVM_SMALL = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+
+
 def run_tlc(space: dict, depth: int | None = None, workdir: Path | None = None,
-            model: str = "db19", workers: int = 1) -> dict:
+            model: str = "db19", workers: int = 1, jvm: tuple = JVM) -> dict:
     """TLC with `workers` workers (one unless given) on `model`'s module for `space` (on its
-    depth-bounded module within `depth` events when given): distinct and generated states,
-    diameter, CPU seconds."""
+    depth-bounded module within `depth` events when given), the JVM run with the flags `jvm`:
+    distinct and generated states, diameter, CPU seconds."""
     java, jar = find_java(), find_jar()
     base, bounded = SPECS[model][:2]
     with tempfile.TemporaryDirectory(prefix="zabmc-tlc-") as tmp:
@@ -152,7 +160,7 @@ def run_tlc(space: dict, depth: int | None = None, workdir: Path | None = None,
         for name in (base, bounded):
             shutil.copy(TLA / f"{name}.tla", d / f"{name}.tla")
         (d / f"{module}.cfg").write_text(cfg_text(space, depth, model))
-        cmd = [java, "-XX:+UseParallelGC", "-cp", str(jar), "tlc2.TLC", "-workers", str(workers),
+        cmd = [java, *jvm, "-cp", str(jar), "tlc2.TLC", "-workers", str(workers),
                "-deadlock", "-metadir", str(d / "states"), "-config", f"{module}.cfg", module]
         rc, cpu, wall = _run(cmd, d, d / "tlc.out")
         text = (d / "tlc.out").read_text(errors="replace")
@@ -208,10 +216,10 @@ def run_zabmc(space: dict, depth: int = 1000, exhaust: bool = True, model: str =
 
 
 def compare(space: dict, depth: int = 1000, bounded: bool = False, model: str = "db19",
-            check: bool = True) -> dict:
+            check: bool = True, jvm: tuple = JVM) -> dict:
     """TLC, then zabmc, on `space` for `model`: every reachable state, or with `bounded` the
     states within `depth` events; with `check`, raises when their distinct counts differ."""
-    tlc = run_tlc(space, depth if bounded else None, model=model)
+    tlc = run_tlc(space, depth if bounded else None, model=model, jvm=jvm)
     zab = run_zabmc(space, depth, exhaust=not bounded, model=model)
     if check and tlc["distinct"] != zab["distinct"]:
         raise AssertionError(f"distinct states of {model} differ on {space}: TLC "
