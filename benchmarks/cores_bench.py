@@ -7,8 +7,8 @@ engine, which uses one core. Each is a fresh process, started and timed by
 `tlc_bench` (`run_tlc`, `run_zabmc`): wall seconds from start to exit, so the JVM's start-up
 and Spark's session start-up count, as they do for a user. Only wall time is compared: CPU
 seconds from the process's resource usage would miss the JVM that PySpark starts (it is not
-the Python process's reaped child), so they would not cover what they name. Every run must exhaust the space and report the distinct
-states TLC reports (the script fails otherwise).
+the Python process's reaped child), so they would not cover what they name. Every run must
+exhaust the space and report the distinct states TLC reports (the script fails otherwise).
 
 The machine is shared and its speed drifts between runs of minutes, so the runs are in rounds,
 the order rotated each round, and the table gives every run; the ratio is taken per round
@@ -81,7 +81,8 @@ def section(space: dict, rows: list[dict], argv: str) -> str:
     lines = [
         HEADING, "",
         f"Produced by `python benchmarks/cores_bench.py{argv}` on {datetime.date.today()}, commit "
-        f"`{commit()}`, {cpu_model()}, {os.cpu_count()} logical CPUs, shared with other jobs. Workload: "
+        f"`{commit()}`, {cpu_model()}, {os.cpu_count()} logical CPUs, shared with other jobs. "
+        f"Workload: "
         f"{describe(space)}, every reachable state: **{rows[0]['distinct']:,} distinct states** "
         f"for every run (checked). TLC checks `benchmarks/tla/DB19.tla` with `-workers 2`; zabmc "
         f"runs `check --no-invariants` breadth first with `--engine spark --master local[2]`, and "
@@ -96,7 +97,8 @@ def section(space: dict, rows: list[dict], argv: str) -> str:
         if name == TLC:
             continue
         rs = ratios(rows, name)
-        lines.append(f"- TLC `-workers 2` wall / {name} wall: median **{statistics.median(rs):.2f}x** "
+        lines.append(f"- TLC `-workers 2` wall / {name} wall: median "
+                     f"**{statistics.median(rs):.2f}x** "
                      f"(per round: {', '.join(f'{x:.2f}x' for x in rs)}).")
     lines += ["", "Above 1.00x the zabmc run finished first. #38's target is zabmc's best engine on "
               "the whole machine ahead of TLC `-workers 2` on the same space, wall time.", ""]
@@ -108,7 +110,8 @@ def main(argv=None) -> int:
     for key, _ in CONSTANTS:
         ap.add_argument(f"--{key.replace('_', '-')}", type=int, default=REFERENCE[key])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--write", default=str(REPORT), help="report file [default: reports/benchmarks.md]")
+    ap.add_argument("--write", default=str(REPORT),
+                    help="report file [default: reports/benchmarks.md]")
     ap.add_argument("--no-write", action="store_true", help="print the section only")
     a = ap.parse_args(argv)
     if a.rounds < 1:
