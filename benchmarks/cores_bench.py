@@ -100,8 +100,9 @@ def section(space: dict, rows: list[dict], argv: str) -> str:
         lines.append(f"- TLC `-workers 2` wall / {name} wall: median "
                      f"**{statistics.median(rs):.2f}x** "
                      f"(per round: {', '.join(f'{x:.2f}x' for x in rs)}).")
-    lines += ["", "Above 1.00x the zabmc run finished first. #38's target is zabmc's best engine on "
-              "the whole machine ahead of TLC `-workers 2` on the same space, wall time.", ""]
+    lines += ["", "Above 1.00x the zabmc run finished first. #38's target is zabmc's best "
+              "engine on the whole machine ahead of TLC `-workers 2` on the same space, wall "
+              "time.", ""]
     return "\n".join(lines)
 
 
