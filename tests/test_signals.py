@@ -115,3 +115,54 @@ def test_the_resume_command_replaces_checkpoint_resume_and_force():
 
     words = ["check", "--nodes", "3", "--checkpoint=a b", "--force", "--resume", "old", "-q"]
     assert resume_command(words, "a b") == "zabmc check --nodes 3 -q --resume 'a b'"
+
+
+def _late_sigterm(monkeypatch):
+    """SIGTERM sent to this process while the search hands over its result (in `finish`)."""
+    import os
+
+    done = BFS.finish
+
+    def finish(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return done(self)
+
+    monkeypatch.setattr(BFS, "finish", finish)
+
+
+def test_a_signal_as_the_search_finishes_keeps_the_whole_result(monkeypatch):
+    """The search is over when the signal comes: the outcome is complete and notes the signal (it
+    used to escape `finish` as an exception, and the finished result was lost)."""
+    from zabmc.cli.results import terminate_as_exception
+
+    _late_sigterm(monkeypatch)
+    env = Env(get_model("db19"), ExploreConfig(nodes=2, depth=60), Checker(DEFAULT_PROPERTIES))
+    with terminate_as_exception():
+        o = BFS(env).run()
+    assert o.complete and o.stop_reason == StopReason.EXHAUSTED
+    assert o.extra["late_signal"] == "SIGTERM" and "signal" not in o.extra
+
+
+def test_the_cli_reports_a_result_finished_as_sigterm_came_then_exits_143(monkeypatch, capsys):
+    _late_sigterm(monkeypatch)
+    with pytest.raises(SystemExit) as e:
+        main(["check", "--nodes", "2", "--depth", "60", "--json"])
+    assert e.value.code == 143
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert summary["complete"] is True and summary["stop_reason"] == "exhausted"
+    assert captured.err.strip().splitlines()[-1] == (
+        "zabmc: SIGTERM arrived as the search finished; its result above is whole")
+
+
+def test_sigterm_before_the_search_is_one_line_and_exit_143(monkeypatch, capsys):
+    from zabmc.report.console import ConsoleObserver
+
+    def on_start(self, info):
+        raise Terminated(signal.SIGTERM)
+
+    monkeypatch.setattr(ConsoleObserver, "on_start", on_start)
+    with pytest.raises(SystemExit) as e:
+        main(["check", "--nodes", "2"])
+    assert e.value.code == 143
+    assert capsys.readouterr().err.strip() == "zabmc: error: terminated (SIGTERM)"

@@ -133,6 +133,8 @@ def _fail(code: int, message: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from zabmc.explore.search import Terminated
+
     _register()
     stdout = sys.stdout
     sys.stdout = _Stdout(stdout)
@@ -160,6 +162,8 @@ def main(argv: list[str] | None = None) -> None:
         rv = _fail(EXIT_USAGE, str(e))
     except KeyboardInterrupt:
         rv = _fail(130, "interrupted")
+    except Terminated:  # SIGTERM outside a search's own handling: before it starts, say
+        rv = _fail(143, "terminated (SIGTERM)")
     except ReaderGone:  # the reader went away early: not a failure
         rv = EXIT_OK
     except (ZabmcError, Exception) as e:  # internal: one line unless asked for the traceback

@@ -13,8 +13,10 @@ import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli, run_to_the_verdict
 from zabmc.cli.options import SectionedCommand, check_options, spec_of
-from zabmc.cli.results import completeness, report, terminate_as_exception, write_html
+from zabmc.cli.results import (completeness, interrupted_code, report, terminate_as_exception,
+                               write_html)
 from zabmc.errors import UsageError, check_outputs
+from zabmc.explore.outcome import StopReason
 
 
 @cli.command(cls=SectionedCommand)
@@ -55,6 +57,11 @@ def run_check(spec) -> int:
     if spec.liveness:
         from zabmc.cli import liveness as kind
     code = report(spec, result, prepared.env, console, kind)
+    late = result.extra.get("late_signal")
+    if late is not None:  # the result above stands; the run was still asked to stop
+        click.echo(f"zabmc: {late} arrived as the search finished; its result above is whole",
+                   err=True)
+        return interrupted_code(StopReason.INTERRUPTED, late)
     return completeness(code, spec.require_complete, result.complete, result.stop_reason)
 
 

@@ -130,9 +130,43 @@ class Search:
                 out.extra["signal"] = signal.Signals(t.signum).name
             except MemoryError:
                 out.stop_reason = OUT_OF_MEMORY
-            self.finish()
-            out.elapsed = time.perf_counter() - self.t0
-            if out.stop_reason is None:
-                out.stop_reason = self.natural_stop()
-            self.observer.on_finish(out)
+            with _signals_held(out):
+                self.finish()
+                out.elapsed = time.perf_counter() - self.t0
+                if out.stop_reason is None:
+                    out.stop_reason = self.natural_stop()
+                self.observer.on_finish(out)
         return out
+
+
+_HELD = {signal.SIGINT, signal.SIGTERM}
+
+
+class _signals_held:
+    """While a search hands over its result (`finish`, `on_finish`), Ctrl-C and SIGTERM wait:
+    raised there, they would lose a result already found. One that arrived meanwhile is raised as
+    the block ends and noted, not raised further: `out.extra["late_signal"]` names it, and the
+    result stands (the CLI reports it, then exits as an interrupted run does). Where signals
+    cannot be blocked (no `pthread_sigmask`), the block is a no-op."""
+
+    def __init__(self, out: Outcome):
+        self.out = out
+        self.old = None
+
+    def __enter__(self):
+        if hasattr(signal, "pthread_sigmask"):
+            self.old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is None:
+            return False
+        try:
+            # a signal that came while blocked is handled here, in the call (CPython checks for
+            # pending handlers before it returns)
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.old)
+        except KeyboardInterrupt:
+            self.out.extra["late_signal"] = "SIGINT"
+        except Terminated as t:
+            self.out.extra["late_signal"] = signal.Signals(t.signum).name
+        return False
