@@ -15,6 +15,7 @@ A strategy signals the end of its search in one of three ways: it returns (the f
 from __future__ import annotations
 
 import signal
+import threading
 import time
 from typing import ClassVar
 
@@ -139,34 +140,32 @@ class Search:
         return out
 
 
-_HELD = {signal.SIGINT, signal.SIGTERM}
-
-
 class _signals_held:
     """While a search hands over its result (`finish`, `on_finish`), Ctrl-C and SIGTERM wait:
-    raised there, they would lose a result already found. One that arrived meanwhile is raised as
-    the block ends and noted, not raised further: `out.extra["late_signal"]` names it, and the
-    result stands (the CLI reports it, then exits as an interrupted run does). Where signals
-    cannot be blocked (no `pthread_sigmask`), the block is a no-op."""
+    raised there, they would lose a result already found. A signal whose handler is Python's
+    (Ctrl-C's KeyboardInterrupt, the CLI's SIGTERM) is noted instead, and its handler put back
+    as the block ends: `out.extra["late_signal"]` names it, and the result stands (the CLI reports
+    it, then exits as an interrupted run does). Handlers are the main thread's to change: in any
+    other thread, and for a signal with the default action or ignored, nothing changes."""
 
     def __init__(self, out: Outcome):
         self.out = out
-        self.old = None
+        self.saved: dict = {}
+
+    def note(self, signum, frame) -> None:
+        self.out.extra.setdefault("late_signal", signal.Signals(signum).name)
 
     def __enter__(self):
-        if hasattr(signal, "pthread_sigmask"):
-            self.old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            old = signal.getsignal(sig)
+            if callable(old):
+                self.saved[sig] = old
+                signal.signal(sig, self.note)
         return self
 
     def __exit__(self, *exc):
-        if self.old is None:
-            return False
-        try:
-            # a signal that came while blocked is handled here, in the call (CPython checks for
-            # pending handlers before it returns)
-            signal.pthread_sigmask(signal.SIG_SETMASK, self.old)
-        except KeyboardInterrupt:
-            self.out.extra["late_signal"] = "SIGINT"
-        except Terminated as t:
-            self.out.extra["late_signal"] = signal.Signals(t.signum).name
+        for sig, old in self.saved.items():
+            signal.signal(sig, old)
         return False
