@@ -48,7 +48,7 @@ def prepare(spec, log=None):
         options = _spark_checkpoint_options(spec, env, log)
     elif spec.checkpoint_dir or spec.resume_dir:
         options = _checkpoint_options(spec, env, log)
-    if spec.strategy == "bfs" and spec.engine == "in-process":
+    if spec.strategy == "bfs" and spec.engine == "in-process" and spec.workers == 1:
         options.update(_spill_options(spec, env, options))
     if spec.reduction != "none":
         from zabmc.explore.por import Stubborn
@@ -81,8 +81,13 @@ def run(prepared, observer=None):
     options.update(prepared.options)
     if spec.max_states is not None:
         options["max_states"] = spec.max_states
-    return get_strategy(spec.strategy)(env, stop_at_first=spec.stop_at_first, observer=observer,
-                                       time_limit=spec.time_limit, **options).run()
+    strategy = get_strategy(spec.strategy)
+    if spec.workers > 1:
+        from zabmc.explore.parallel import ParallelBFS
+
+        strategy, options["workers"] = ParallelBFS, spec.workers
+    return strategy(env, stop_at_first=spec.stop_at_first, observer=observer,
+                    time_limit=spec.time_limit, **options).run()
 
 
 def _logger(spec, log):

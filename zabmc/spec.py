@@ -64,6 +64,8 @@ class CheckSpec:
     max_states: int | None = None
     # the engine
     engine: str = "in-process"
+    #: in-process breadth-first search on this many processes (zabmc.explore.parallel)
+    workers: int = 1
     master: str = "local[*]"
     partitions: int | None = None
     verbose: bool = False
@@ -217,9 +219,26 @@ class CheckSpec:
         if self.force and not self.checkpoint_dir:
             raise UsageError("--force goes with --checkpoint DIR (it lets the run replace the "
                              "checkpoint in DIR)")
+        self._validate_workers()
         if not (math.isfinite(self.checkpoint_every) and self.checkpoint_every >= 0):
             raise UsageError(f"--checkpoint-every must be a finite number of seconds, not "
                              f"negative, got {self.checkpoint_every}")
+
+    def _validate_workers(self) -> None:
+        """--workers N: breadth-first, in process, every level in memory, no reduction."""
+        if self.workers < 1:
+            raise UsageError(f"--workers must be at least 1, got {self.workers}")
+        if self.workers == 1:
+            return
+        if not (self.strategy == "bfs" and self.engine == "in-process"):
+            raise UsageError("--workers works with --strategy bfs --engine in-process (Spark "
+                             "spreads its search over --master's cores)")
+        if self.reduction != "none":
+            raise UsageError("--workers does not work with --reduction (yet): one process runs "
+                             "the reduced search")
+        if self.memory_limit is not None or self.spill_dir is not None:
+            raise UsageError("--workers keeps every level in memory: not with --memory-limit or "
+                             "--spill-dir")
 
     def _validate_time_limit(self) -> None:
         if self.time_limit is not None and not (math.isfinite(self.time_limit)
@@ -261,6 +280,7 @@ class CheckSpec:
                            force=self.force or None,
                            spill_dir=self.spill_dir, memory_limit=self.memory_limit,
                            all=self.find_all or None, no_invariants=self.no_invariants or None,
+                           workers=(self.workers != 1) or None,
                            reduction=(self.reduction != "none") or None)
         for flag, value in unsupported.items():
             if value:

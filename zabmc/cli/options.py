@@ -184,6 +184,10 @@ def engine_options():
                      help="Stop after this long and report the partial result."),
         click.option("--engine", type=click.Choice(ENGINES), default=_D.engine,
                      show_default=True),
+        click.option("--workers", type=int, default=_D.workers, show_default=True, metavar="N",
+                     help="in-process bfs: expand each level on N forked processes (one per "
+                          "core); the same states, counts and counterexamples as one process. "
+                          "Levels stay in memory; no --reduction."),
         click.option("--master", default=_D.master, show_default=True, help="Spark master URL."),
         click.option("--partitions", type=int, default=None,
                      help="Spark partitions [default: cores]."),

@@ -98,7 +98,8 @@ def make_codec(name: str, env) -> Codec:
 
 def choose_codec(env, sample: int = 300) -> str:
     """The fastest codec that round-trips the first `sample` states of the space exactly (value
-    and node type) and preserves their fingerprints: "canonical", "marshal" or "pickle".
+    and node type) and preserves their fingerprints: "canonical", "marshal" or "pickle". A kernel
+    that raises is sampled up to the state where it does (the search then raises there itself).
 
     marshal handles only built-in types, so the first two apply when the nodes are one
     named-tuple class and everything else is plain data (as in db19)."""
@@ -107,7 +108,10 @@ def choose_codec(env, sample: int = 300) -> str:
     while todo and len(states) < sample:
         s = todo.pop(0)
         states.append(s)
-        todo.extend(x for _, x, _ in env.successors(s))
+        try:
+            todo.extend(x for _, x, _ in env.successors(s))
+        except Exception:  # noqa: BLE001 - a kernel that raises (a mutant): the search meets it
+            break
     cls = type(init.nodes[0])
     if not (issubclass(cls, tuple) and hasattr(cls, "_make")):
         return "pickle"
