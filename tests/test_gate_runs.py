@@ -1,5 +1,6 @@
 """The CI invariant gate's runs, each as a test: every run of `zabmc.gate.RUNS` (what `zabmc gate`
-and `make gate` run) passes on the shipped models.
+and `make gate` run) passes on the shipped models; runs 9 and 10, the exhaustive reduced ones, to
+depth 28 (`PREFIX`).
 
 `make test`, and so CI, runs the gate this way instead of calling `zabmc gate` after the suite:
 pytest-xdist spreads the runs over the cores with the other tests, and no search runs twice (the
@@ -18,7 +19,7 @@ import pytest
 from zabmc.cli import main
 from zabmc.gate import RUNS, command
 
-#: the gate's exhaustive runs whose spaces tests pin: run number -> (distinct states, diameter).
+#: the gate's runs whose spaces tests pin: run number -> (distinct states, depth reached).
 #: zabmc's own counts, with the properties' ghost state: they detect change only, except run 1,
 #: whose space TLC on benchmarks/tla/Zab.tla found the same (129,521 distinct, diameter 36; run by
 #: hand, tests/test_tlc.py runs the three-node space with one proposal). The same figures are in
@@ -27,7 +28,20 @@ PINNED = {
     1: (129_521, 36),
     4: (258_783, 52),
     5: (1_102_116, 55),
+    # to its depth bound: the zab search of the db-19 finding fifo-crash-two-leaders
+    # (tests/test_regression_corpus.py)
+    6: (682_663, 24),
 }
+#: the pinned runs that exhaust their space (run 6 stops at its depth bound)
+EXHAUSTED = (1, 4, 5)
+
+#: runs whose test checks their first levels only: the gate's two exhaustive reduced runs (9: zab,
+#: 10: zab-omega, 53 levels, about 3.1M states and four CPU minutes each on a two-core CI machine)
+#: are tested to depth 28, that is the same breadth-first search's first 28 levels (a level does
+#: not depend on the bound), where every mutant they catch lies (25 to 27 events deep:
+#: tests/test_mutate.py runs them on those mutants). `make gate` (`zabmc gate`) runs them to the
+#: end, and reports/verification.md has their exhausted spaces.
+PREFIX = {9: 28, 10: 28}
 
 
 @pytest.mark.slow
@@ -35,21 +49,42 @@ PINNED = {
 def test_the_gate_run_passes(k, capsys, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)  # where a failing run leaves its counterexample
     run = RUNS[k - 1]
+    if k in PREFIX:
+        run = _prefix(run, PREFIX[k])
     with pytest.raises(SystemExit) as e:
         main(["check", *run.split(), "--json", "-q"])
     out, err = capsys.readouterr()
     summary = json.loads(out[out.index("{"):])
     assert (e.value.code, summary["verdict"]) == (0, "ok"), f"{command(run)}: {err[-2000:]}"
-    if "--require-complete" in run or k in PINNED:
+    if "--require-complete" in run or k in EXHAUSTED:
         assert summary["complete"], command(run)
+    if k in PREFIX:
+        assert (summary["stop_reason"], summary["depth_reached"]) == ("depth-bound", PREFIX[k])
     if k in PINNED:
         assert (summary["distinct_states"], summary["depth_reached"]) == PINNED[k]
 
 
 def test_the_pinned_runs_are_the_exhaustive_ones_they_claim():
-    """Runs 1, 4 and 5 are the spaces the counts belong to (the gate's order could move)."""
+    """Runs 1, 4, 5 and 6 are the spaces the counts belong to (the gate's order could move)."""
     assert RUNS[0] == "--model zab --network fifo --nodes 3 --proposals 2 --depth 100"
     assert RUNS[3] == ("--model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 1 "
                        "--max-drops 1 --max-heartbeats 1 --max-crashes 2 --depth 100")
     assert RUNS[4] == ("--model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 3 "
                        "--max-drops 2 --max-heartbeats 2 --depth 100")
+    assert RUNS[5] == "--model zab --network fifo --nodes 3 --proposals 2 --max-crashes 1 --depth 24"
+
+
+def _prefix(run: str, depth: int) -> str:
+    """`run`, an exhaustive run, to `depth` only."""
+    words = run.split()
+    assert "--require-complete" in words and words[words.index("--depth") + 1] == "200"
+    words.remove("--require-complete")
+    words[words.index("--depth") + 1] = str(depth)
+    return " ".join(words)
+
+
+def test_the_runs_tested_in_part_are_the_exhaustive_reduced_ones():
+    assert [RUNS[k - 1].split()[1] for k in PREFIX] == ["zab", "zab-omega"]
+    for k in PREFIX:
+        assert "--reduction por --require-complete" in RUNS[k - 1]
+        assert _prefix(RUNS[k - 1], 28).endswith("--depth 28 --reduction por")
