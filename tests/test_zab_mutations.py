@@ -5,7 +5,8 @@ A mutation is a `Rules` subclass overriding one decision of the protocol with on
 (`models/zab/handlers.py` routes every such decision through `Rules`), run by the same kernel,
 explorer and checker as the correct model: BFS over FIFO links with every default property, bounds
 chosen as the smallest that reach the bug. Each test pins the property and the depth of the
-shortest counterexample.
+shortest counterexample (three of them, the costliest, are found in CI with the partial-order
+reduction instead: `SHORTEST_NOT_IN_CI`).
 
 The crash mutations change what a node keeps on disk or what it does when it restarts
 (`Rules.durable`, `Rules.recover`; models/zab/README.md, D19-D21); they need a crash budget
@@ -174,12 +175,34 @@ CRASH_MUTATIONS = ("accepted-epoch-volatile", "history-tail-volatile", "restart-
                    "commit-point-volatile")
 
 
+#: the mutations whose shortest counterexample the suite does not search for: the full
+#: breadth-first search of three nodes with a proposal and a timeout to 23-27 events costs one to
+#: two CPU minutes each (four in all with these three). CI still finds each of them, with the
+#: partial-order reduction (tests/test_reduction.py's SEEDED: commit-before-quorum; gate runs 9
+#: and 10 in tests/test_mutate.py: the other two), at a depth never shorter than the one pinned
+#: here; reports/verification.md ("Seeded mutations") has the full search's figures, from
+#: `python benchmarks/verify_zab.py --mutations`, which runs every mutation of MUTATIONS.
+SHORTEST_NOT_IN_CI = ("stale-epoch-proposal", "commit-before-quorum", "skip-history-selection")
+
+
 def _param(name):
     m = MUTATIONS[name]
     return pytest.param(name, marks=[pytest.mark.slow] if m.slow else [], id=name)
 
 
-@pytest.mark.parametrize("name", [_param(name) for name in MUTATIONS])
+def test_the_mutations_searched_only_with_the_reduction_are_found_by_it_in_ci():
+    import test_mutate as tmu
+    import test_reduction as tr
+
+    for name in SHORTEST_NOT_IN_CI:
+        assert name in tr.SEEDED and tr.SEEDED[name][1] >= MUTATIONS[name].depth
+        assert tr.SEEDED[name][0] == MUTATIONS[name].prop
+        # run by test_reduction itself, or by test_mutate as the gate run it is
+        assert (name not in tr.IN_THE_GATE) or name in dict(tmu.SEEDED_IN_THE_GATE)
+
+
+@pytest.mark.parametrize("name", [_param(name) for name in MUTATIONS
+                                  if name not in SHORTEST_NOT_IN_CI])
 def test_mutation_is_found(name):
     m = MUTATIONS[name]
     model = ZabModel(m.rules())
