@@ -184,9 +184,7 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.slow
 def test_sigterm_stops_every_worker_and_keeps_the_last_level(tmp_path):
     """SIGTERM in the middle of a level: exit 143, a partial result of the levels done, no worker
-    process and no temporary directory left."""
-    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
-    before = set(os.listdir(shm)) if shm else set()
+    process left."""
     p = subprocess.Popen([sys.executable, "-m", "zabmc", "check", "--nodes", "3", "--network",
                           "bag", "--depth", "40", "--max-timeouts", "2", "--workers", "2"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
@@ -204,5 +202,3 @@ def test_sigterm_stops_every_worker_and_keeps_the_last_level(tmp_path):
     for w in workers:
         assert not os.path.exists(f"/proc/{w}") or \
             open(f"/proc/{w}/stat").read().split()[2] == "Z", f"worker {w} still runs"
-    if shm:
-        assert {x for x in set(os.listdir(shm)) - before if x.startswith("zabmc-par-")} == set()
