@@ -1,11 +1,12 @@
 """zabmc and TLC on both cores: wall time on one space, side by side (#38, "Both cores").
 
 The question is a user's: with the whole machine (here two cores), which checker exhausts the
-space first? TLC runs with `-workers 2`; zabmc runs its engine for more than one core, Spark
-`local[2]` (`zabmc check --engine spark --master local[2]`), its in-process engine on two
-processes (`--workers 2`), and, for reference, its in-process engine on one core. Each is a fresh process, started and timed by
-`tlc_bench` (`run_tlc`, `run_zabmc`): wall seconds from start to exit, so the JVM's start-up
-and Spark's session start-up count, as they do for a user. Only wall time is compared: CPU
+space first? TLC runs with `-workers 2`; zabmc runs its engines for more than one core, Spark
+`local[2]` (`zabmc check --engine spark --master local[2]`) and its in-process engine on two
+processes (`--workers 2`), and, for reference, its in-process engine on one core. Each is a
+fresh process, started and timed by `tlc_bench` (`run_tlc`, `run_zabmc`): wall seconds from
+start to exit, so the JVM's start-up and Spark's session start-up count, as they do for a user.
+Only wall time is compared: CPU
 seconds from the process's resource usage would miss the JVM that PySpark starts (it is not
 the Python process's reaped child), so they would not cover what they name. Every run must
 exhaust the space and report the distinct states TLC reports (the script fails otherwise).

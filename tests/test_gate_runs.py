@@ -71,7 +71,8 @@ def test_the_pinned_runs_are_the_exhaustive_ones_they_claim():
                        "--max-drops 1 --max-heartbeats 1 --max-crashes 2 --depth 100")
     assert RUNS[4] == ("--model zab --network fifo --nodes 2 --proposals 2 --max-timeouts 3 "
                        "--max-drops 2 --max-heartbeats 2 --depth 100")
-    assert RUNS[5] == "--model zab --network fifo --nodes 3 --proposals 2 --max-crashes 1 --depth 24"
+    assert RUNS[5] == ("--model zab --network fifo --nodes 3 --proposals 2 --max-crashes 1 "
+                       "--depth 24")
 
 
 def _prefix(run: str, depth: int) -> str:

@@ -82,7 +82,7 @@ class ParallelBFS(BFS):
         self._canonical = self.codec.encode == self.env.encode
         super().search()
 
-    # --- the level ---------------------------------------------------------------------------------
+    # --- the level --------------------------------------------------------------------------------
     def _expand_level(self, frontier, depth: int, fingerprint, blobs) -> None:
         out = self.out
         lt = time.perf_counter()
@@ -249,7 +249,7 @@ class ParallelBFS(BFS):
                 pass
         self._conns, self._pids = [], []
 
-    # --- the merge ---------------------------------------------------------------------------------
+    # --- the merge --------------------------------------------------------------------------------
     def _merge(self, slices, depth: int, nxt: Blobs, generated0: int):
         """Record the slices' violations and merge their candidates into the visited set and the
         next level, in frontier order; the exception to raise where the one-core search would
@@ -296,7 +296,7 @@ class ParallelBFS(BFS):
             out.generated = base
         return stop
 
-    # --- what the one-core search reads as states --------------------------------------------------
+    # --- what the one-core search reads as states -------------------------------------------------
     def _measure_frontier(self, frontier) -> None:
         if not isinstance(frontier, Blobs):
             return super()._measure_frontier(frontier)
