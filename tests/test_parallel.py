@@ -202,3 +202,29 @@ def test_sigterm_stops_every_worker_and_keeps_the_last_level(tmp_path):
     for w in workers:
         assert not os.path.exists(f"/proc/{w}") or \
             open(f"/proc/{w}/stat").read().split()[2] == "Z", f"worker {w} still runs"
+
+
+def test_a_signal_during_the_merge_waits_for_the_merge_to_end(monkeypatch):
+    """SIGTERM while the parent merges a level: the level is merged whole (its states, the
+    visited set and the counts agree: the level boundary a checkpoint would write), then the
+    search stops as interrupted."""
+    from zabmc.cli.results import terminate_as_exception
+    from zabmc.explore.parallel import ParallelBFS
+
+    merge = ParallelBFS._merge
+    calls = []
+
+    def merge_signalled(self, slices, depth, nxt, generated0):
+        calls.append(depth)
+        if depth == 5:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return merge(self, slices, depth, nxt, generated0)
+
+    monkeypatch.setattr(ParallelBFS, "_merge", merge_signalled)
+    cfg = ExploreConfig(nodes=2, max_timeouts=1, proposals=2, depth=60)
+    full = bfs(_env("db19", cfg), stop_at_first=False)
+    with terminate_as_exception():
+        o = parallel_bfs(_env("db19", cfg), workers=2, stop_at_first=False)
+    assert o.stop_reason == "interrupted" and o.extra["signal"] == "SIGTERM"
+    assert calls[-1] == 5 and o.depth_reached == 6
+    assert o.per_depth == full.per_depth[:7] and o.distinct == sum(full.per_depth[:7])

@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import threading
 import time
 from array import array
 
@@ -54,6 +55,29 @@ class _Slice:
 
     __slots__ = ("generated", "fps", "parents", "events", "positions", "blobs", "violations",
                  "error")
+
+
+class _deferred_signals:
+    """Ctrl-C and SIGTERM (where their handlers are Python's) wait for the block to end, and are
+    then handled as they would have been: the block is never left halfway by them. Only the main
+    thread can swap handlers; elsewhere nothing changes."""
+
+    def __enter__(self):
+        self.saved, self.got = {}, []
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                old = signal.getsignal(sig)
+                if callable(old):
+                    self.saved[sig] = old
+                    signal.signal(sig, lambda signum, frame: self.got.append(signum))
+        return self
+
+    def __exit__(self, *exc):
+        for sig, old in self.saved.items():
+            signal.signal(sig, old)
+        if self.got and exc[0] is None:
+            self.saved[self.got[0]](self.got[0], None)  # raises, as it would have
+        return False
 
 
 class ParallelBFS(BFS):
@@ -106,7 +130,8 @@ class ParallelBFS(BFS):
         nxt = Blobs()
         stop = None
         try:
-            stop = self._merge(slices, depth, nxt, generated0)
+            with _deferred_signals():  # a merge stopped halfway would leave a visited set that
+                stop = self._merge(slices, depth, nxt, generated0)  # no level matches
         finally:
             if nxt:
                 depth += 1
