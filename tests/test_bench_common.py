@@ -112,9 +112,9 @@ def test_the_cores_bench_rotates_its_runs_and_takes_tlcs_time_over_each_per_roun
     wall over the zabmc run's of that round), and runs that disagree on the count fail."""
     import benchmarks.cores_bench as cb
 
-    walls = iter([10.0, 5.0, 20.0,   # round 1: TLC, Spark, in-process
-                  4.0, 16.0, 12.0,   # round 2: Spark, in-process, TLC
-                  30.0, 10.0, 6.0])  # round 3: in-process, TLC, Spark
+    walls = iter([10.0, 4.0, 5.0, 20.0,   # round 1: TLC, --workers 2, Spark, in-process
+                  8.0, 4.0, 16.0, 12.0,   # round 2: --workers 2, Spark, in-process, TLC
+                  6.0, 30.0, 10.0, 5.0])  # round 3: Spark, in-process, TLC, --workers 2
     order = []
 
     def fake(name):
@@ -125,15 +125,17 @@ def test_the_cores_bench_rotates_its_runs_and_takes_tlcs_time_over_each_per_roun
 
     monkeypatch.setattr(cb, "RUNS", {name: fake(name) for name in cb.RUNS})
     rows = cb.measure(cb.REFERENCE, 3, log=lambda *_: None)
-    tlc, spark, inproc = cb.RUNS
-    assert order == [tlc, spark, inproc, spark, inproc, tlc, inproc, tlc, spark]
+    tlc, par, spark, inproc = cb.RUNS
+    assert order == [tlc, par, spark, inproc, par, spark, inproc, tlc, spark, inproc, tlc, par]
+    assert cb.ratios(rows, par) == [2.5, 1.5, 2.0]
     assert cb.ratios(rows, spark) == [2.0, 3.0, 10.0 / 6.0]
     assert cb.ratios(rows, inproc) == [0.5, 0.75, 10.0 / 30.0]
     text = cb.section(cb.REFERENCE, rows, "")
+    assert "median **2.00x** (per round: 2.50x, 1.50x, 2.00x)" in text
     assert "median **2.00x** (per round: 2.00x, 3.00x, 1.67x)" in text
     assert "**7 distinct states**" in text and "3 rounds" in text
 
-    counts = iter([7, 8, 7])
+    counts = iter([7, 8, 7, 7])
     monkeypatch.setattr(cb, "RUNS", {name: (lambda space: {"distinct": next(counts),
                                                             "wall_seconds": 1.0})
                                      for name in cb.RUNS})
