@@ -115,7 +115,8 @@ def test_the_cli_gives_the_same_json_and_trace(cli, tmp_path):
 
 
 @pytest.mark.parametrize("flags,message", [
-    (["--workers", "0"], "--workers must be at least 1, got 0"),
+    (["--workers", "0"], "--workers must be from 1 to 256 (processes, one per core), got 0"),
+    (["--workers", "257"], "--workers must be from 1 to 256"),
     (["--workers", "2", "--strategy", "dfs"],
      "--workers works with --strategy bfs --engine in-process"),
     (["--workers", "2", "--network", "fifo", "--reduction", "por"],

@@ -226,8 +226,9 @@ class CheckSpec:
 
     def _validate_workers(self) -> None:
         """--workers N: breadth-first, in process, every level in memory, no reduction."""
-        if self.workers < 1:
-            raise UsageError(f"--workers must be at least 1, got {self.workers}")
+        if not 1 <= self.workers <= MAX_WORKERS:
+            raise UsageError(f"--workers must be from 1 to {MAX_WORKERS} (processes, one per core), "
+                             f"got {self.workers}")
         if self.workers == 1:
             return
         if not (self.strategy == "bfs" and self.engine == "in-process"):
@@ -355,6 +356,9 @@ def _field_types() -> dict:
     kinds.pop("purpose")
     return kinds
 
+
+#: the most processes `--workers` forks
+MAX_WORKERS = 256
 
 _FIELD_TYPES = _field_types()
 #: flags whose field is not the flag's own name (tests/test_spec.py checks that `from_args` reads
