@@ -30,7 +30,6 @@ from __future__ import annotations
 import os
 import pickle
 import signal
-import threading
 import time
 from array import array
 
@@ -39,7 +38,7 @@ from xxhash import xxh3_128_digest
 
 from .bfs import BFS, CHUNK
 from .codec import choose_codec, make_codec
-from .search import Stopped
+from .search import Stopped, signals_noted
 from .seen import FP_DTYPE
 
 
@@ -55,29 +54,6 @@ class _Slice:
 
     __slots__ = ("generated", "fps", "parents", "events", "positions", "blobs", "violations",
                  "error")
-
-
-class _deferred_signals:
-    """Ctrl-C and SIGTERM (where their handlers are Python's) wait for the block to end, and are
-    then handled as they would have been: the block is never left halfway by them. Only the main
-    thread can swap handlers; elsewhere nothing changes."""
-
-    def __enter__(self):
-        self.saved, self.got = {}, []
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                old = signal.getsignal(sig)
-                if callable(old):
-                    self.saved[sig] = old
-                    signal.signal(sig, lambda signum, frame: self.got.append(signum))
-        return self
-
-    def __exit__(self, *exc):
-        for sig, old in self.saved.items():
-            signal.signal(sig, old)
-        if self.got and exc[0] is None:
-            self.saved[self.got[0]](self.got[0], None)  # raises, as it would have
-        return False
 
 
 class ParallelBFS(BFS):
@@ -130,8 +106,10 @@ class ParallelBFS(BFS):
         nxt = Blobs()
         stop = None
         try:
-            with _deferred_signals():  # a merge stopped halfway would leave a visited set that
-                stop = self._merge(slices, depth, nxt, generated0)  # no level matches
+            # a signal waits for the merge: stopped halfway, it would leave a visited set that
+            # no level matches
+            with signals_noted(then_raise=True):
+                stop = self._merge(slices, depth, nxt, generated0)
         finally:
             if nxt:
                 depth += 1

@@ -140,32 +140,47 @@ class Search:
         return out
 
 
-class _signals_held:
-    """While a search hands over its result (`finish`, `on_finish`), Ctrl-C and SIGTERM wait:
-    raised there, they would lose a result already found. A signal whose handler is Python's
-    (Ctrl-C's KeyboardInterrupt, the CLI's SIGTERM) is noted instead, and its handler put back
-    as the block ends: `out.extra["late_signal"]` names it, and the result stands (the CLI reports
-    it, then exits as an interrupted run does). Handlers are the main thread's to change: in any
-    other thread, and for a signal with the default action or ignored, nothing changes."""
+class signals_noted:
+    """Ctrl-C and SIGTERM wait for the block to end: where their handlers are Python's (Ctrl-C's
+    KeyboardInterrupt, the CLI's SIGTERM), each is swapped for one that notes the signal in
+    `got`, and put back as the block ends. With `then_raise`, the first signal noted is handled
+    then as it would have been (its handler raises); without, it stays noted. Handlers are the
+    main thread's to change: in any other thread, and for a signal with the default action or
+    ignored, nothing changes."""
 
-    def __init__(self, out: Outcome):
-        self.out = out
+    def __init__(self, then_raise: bool = False):
+        self.then_raise = then_raise
         self.saved: dict = {}
-
-    def note(self, signum, frame) -> None:
-        self.out.extra.setdefault("late_signal", signal.Signals(signum).name)
+        self.got: list = []
 
     def __enter__(self):
-        if threading.current_thread() is not threading.main_thread():
-            return self
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            old = signal.getsignal(sig)
-            if callable(old):
-                self.saved[sig] = old
-                signal.signal(sig, self.note)
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                old = signal.getsignal(sig)
+                if callable(old):
+                    self.saved[sig] = old
+                    signal.signal(sig, lambda signum, frame: self.got.append(signum))
         return self
 
     def __exit__(self, *exc):
         for sig, old in self.saved.items():
             signal.signal(sig, old)
+        if self.then_raise and self.got and exc[0] is None:
+            self.saved[self.got[0]](self.got[0], None)  # raises, as it would have
+        return False
+
+
+class _signals_held(signals_noted):
+    """While a search hands over its result (`finish`, `on_finish`): raised there, a signal would
+    lose a result already found. The first one noted goes into `out.extra["late_signal"]`, and
+    the result stands (the CLI reports it, then exits as an interrupted run does)."""
+
+    def __init__(self, out: Outcome):
+        super().__init__()
+        self.out = out
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        if self.got:
+            self.out.extra.setdefault("late_signal", signal.Signals(self.got[0]).name)
         return False
