@@ -107,10 +107,20 @@ def test_the_4643_trace_loses_an_acknowledged_write_without_the_newleader_ack():
 def test_the_4712_trace_serves_a_write_no_quorum_accepted():
     """ZOOKEEPER-4712 on 3.8.0: a follower's shutdown leaves its SyncThread holding 1.1; the
     server leads epoch 2, commits 2.1, and the old thread then appends 1.1 after it; after a
-    restart the server loads 1.1 and serves it, while the leader of epoch 3 never had it."""
-    r = _real(str(CORPUS / "zookeeper-4712-served.trace.json"), "--json", "-q")
-    assert r.returncode == 10, r.stderr[-3000:]
-    out = json.loads(r.stdout)
+    restart the server loads 1.1 and serves it, while the leader of epoch 3 never had it.
+
+    Up to three attempts: once in the seven runs of 2026-11-27 (a clean-clone CI) the real epoch-2
+    election had not finished when the schedule delivered UPTODATE (server 1 still in discovery),
+    and conformance stopped the run at step 21, not realised (exit 3), with no violation. Every
+    attempt must end one of those two ways; one must be exit 10."""
+    for _ in range(3):
+        r = _real(str(CORPUS / "zookeeper-4712-served.trace.json"), "--json", "-q")
+        assert r.returncode in (3, 10), r.stderr[-3000:]
+        out = json.loads(r.stdout)
+        if r.returncode == 10:
+            break
+        assert out["not_realised"]["step"] == 21 and out["violations"] == [], out["not_realised"]
+    assert r.returncode == 10, out["not_realised"]
     assert out["realised"] and out["realised_to_step"] == 38, out["not_realised"]
     z0, z1 = out["writes"]
     assert (z0["path"], z0["server"]) == ("/zab-0", 2) and z0["outcome"] != "acknowledged"
