@@ -160,7 +160,14 @@ def run_tlc(space: dict, depth: int | None = None, workdir: Path | None = None,
         for name in (base, bounded):
             shutil.copy(TLA / f"{name}.tla", d / f"{name}.tla")
         (d / f"{module}.cfg").write_text(cfg_text(space, depth, model))
-        cmd = [java, *jvm, "-cp", str(jar), "tlc2.TLC", "-workers", str(workers),
+        # TLC copies the standard modules it reads out of its jar into java.io.tmpdir under
+        # their own names (/tmp/TLC.tla, ...) and deletes them at exit: two TLC runs at once on
+        # one machine race on those files ("Cannot find source file for module TLC"), so each
+        # run gets its own
+        tmpdir = d / "java-tmp"
+        tmpdir.mkdir(exist_ok=True)
+        cmd = [java, *jvm, f"-Djava.io.tmpdir={tmpdir}", "-cp", str(jar), "tlc2.TLC",
+               "-workers", str(workers),
                "-deadlock", "-metadir", str(d / "states"), "-config", f"{module}.cfg", module]
         rc, cpu, wall = _run(cmd, d, d / "tlc.out")
         text = (d / "tlc.out").read_text(errors="replace")

@@ -19,6 +19,7 @@ shared two-core machine) are marked slow.
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,34 @@ def test_cfg_names_every_constant():
     assert "Omega = FALSE" in tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zab")
     assert "Omega = TRUE" in tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zab-omega")
     assert 'NewLeaderRule = "sync"' in tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zk-fixed")
+
+
+def test_each_tlc_run_has_its_own_java_tmpdir(monkeypatch, tmp_path):
+    """TLC copies the standard modules it reads from its jar to java.io.tmpdir under their own
+    names (/tmp/TLC.tla, ...) and deletes them at its exit, so two TLC runs at once (xdist runs
+    these tests on two workers) raced on the same files: "Cannot find source file for module TLC
+    imported in module ZkDepth" (a failed run of this suite, 2026-11-27). Each run now points
+    java.io.tmpdir into its own directory."""
+    seen = []
+
+    def fake_run(cmd, cwd, out, env=None):
+        seen.append((list(cmd), Path(cwd)))
+        out.write_text("TLC2 Version 2.15\nNo error has been found.\n3 states generated, 2 distinct "
+                       "states found, 0 states left on queue.\nThe depth of the complete state "
+                       "graph search is 2.\n")
+        return 0, 0.1, 0.1
+
+    monkeypatch.setattr(tlc_bench, "_run", fake_run)
+    monkeypatch.setattr(tlc_bench, "find_java", lambda: "java")
+    monkeypatch.setattr(tlc_bench, "find_jar", lambda: "tla2tools.jar")
+    for workdir in (None, tmp_path / "tlc"):
+        r = tlc_bench.run_tlc(_space(), 3, workdir=workdir)
+        assert (r["distinct"], r["generated"], r["diameter"]) == (2, 3, 2)
+    dirs = []
+    for cmd, cwd in seen:
+        flags = [a for a in cmd if a.startswith("-Djava.io.tmpdir=")]
+        assert len(flags) == 1 and cmd.index(flags[0]) < cmd.index("tlc2.TLC"), cmd
+        d = Path(flags[0].split("=", 1)[1])
+        assert d.parent == cwd and d != Path(tempfile.gettempdir())
+        dirs.append(d)
+    assert dirs[1] == tmp_path / "tlc" / "java-tmp" and dirs[0] != dirs[1]
