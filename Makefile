@@ -60,7 +60,8 @@ gate: install
 
 # The whole test suite, slow and Spark tests included (this is what .ci/run runs); the invariant
 # gate's runs are among its tests (tests/test_gate_runs.py: each run of zabmc/gate.py must pass;
-# the exhaustive reduced runs 9 and 10 to depth 28, `make gate` to the end), so they share the
+# the exhaustive reduced runs 9 and 10 to depth 28, runs 8 and 17 on their first half, `make gate`
+# to the end), so they share the
 # cores with the others and no search runs twice. The tests run on every core
 # (pytest-xdist, at most 4 workers), a module marked `xdist_group` on one worker (the Spark
 # standalone cluster's tests share one cluster), except those that start real ZooKeeper servers:
