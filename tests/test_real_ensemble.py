@@ -213,6 +213,10 @@ def test_proxy_refuses_while_its_target_does_not_listen():
                 socket.create_connection(route, timeout=5).close()
             except ConnectionRefusedError:
                 break
+            except ConnectionResetError:
+                # a connection that meets the route's listener as it closes is reset: the
+                # moment between up and down (a clean-clone CI met it once); not yet refused
+                pass
             assert time.monotonic() < deadline
             time.sleep(0.01)
 
