@@ -88,21 +88,20 @@ def test_the_pinned_runs_are_the_exhaustive_ones_they_claim():
                        "--depth 24")
 
 
-def _prefix(run: str, depth: int) -> str:
-    """`run`, an exhaustive run, to `depth` only."""
-    words = run.split()
-    assert "--require-complete" in words and words[words.index("--depth") + 1] == "200"
-    words.remove("--require-complete")
-    words[words.index("--depth") + 1] = str(depth)
-    return " ".join(words)
-
-
 def _first(run: str, flag: str, whole: str, part: str) -> str:
     """`run` with its `flag` lowered from `whole` to `part`."""
     words = run.split()
     assert words[words.index(flag) + 1] == whole
     words[words.index(flag) + 1] = part
     return " ".join(words)
+
+
+def _prefix(run: str, depth: int) -> str:
+    """`run`, an exhaustive run, to `depth` only."""
+    words = run.split()
+    assert "--require-complete" in words
+    words.remove("--require-complete")
+    return _first(" ".join(words), "--depth", "200", str(depth))
 
 
 def test_the_runs_tested_in_their_first_part_are_the_random_walks_and_the_capped_dfs():
