@@ -1,0 +1,70 @@
+"""The visited set of the breadth-first searches (`SortedRunSet`) against a Python set.
+
+Fingerprints are drawn from a few 8-byte prefixes, so that many share a prefix, within a run and
+across runs, and the exact fallbacks of the prefix search and of the merge run too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zabmc.explore.seen import FP_DTYPE, SortedRunSet, join64, split64
+
+PREFIXES = [b"\x00" * 8, b"\x00" * 7 + b"\x01", b"\x7f" * 8, b"\x80" + b"\x00" * 7, b"\xff" * 8]
+fingerprints = st.builds(lambda p, s: p + s, st.sampled_from(PREFIXES),
+                         st.binary(min_size=8, max_size=8)
+                         | st.sampled_from([b"\x00" * 8, b"\x01" * 8, b"\xff" * 8]))
+distinct_prefix = st.binary(min_size=16, max_size=16)
+
+
+def arr(fps) -> np.ndarray:
+    return np.frombuffer(b"".join(fps), FP_DTYPE) if fps else np.empty(0, FP_DTYPE)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(fingerprints | distinct_prefix, max_size=40), max_size=12),
+       st.lists(fingerprints, max_size=30), st.booleans())
+def test_add_and_contains_are_a_sets(batches, probe, as_run):
+    """Each batch's mask is "not in the set yet, and first in the batch"; membership, size and
+    the sorted array are the set's. Batches given as sorted runs (`_push`, as a resumed search
+    loads its visited set) count as inserted."""
+    s, ref = SortedRunSet(), set()
+    for batch in batches:
+        if as_run:
+            fresh = sorted(set(batch) - ref)
+            s._push(arr(fresh))
+            ref |= set(fresh)
+            continue
+        want, seen_here = [], set()
+        for fp in batch:
+            want.append(fp not in ref and fp not in seen_here)
+            seen_here.add(fp)
+        assert s.add_batch(batch).tolist() == want
+        ref |= seen_here
+    assert s.contains_batch(probe).tolist() == [fp in ref for fp in probe]
+    assert [fp in s for fp in probe[:3]] == [fp in ref for fp in probe[:3]]
+    assert len(s) == len(ref)
+    assert s.to_array().tobytes() == b"".join(sorted(ref))
+    assert s.nbytes == 16 * len(ref)
+
+
+def test_a_prefix_shared_inside_a_run_and_across_runs():
+    """Three fingerprints with one prefix, two in one run and the third in a later batch, then
+    merged: the prefix search alone would find only the first of each run."""
+    a, b, c = (b"\x05" * 8 + bytes([i]) * 8 for i in (1, 3, 2))
+    s = SortedRunSet()
+    assert s.add_batch([b, a]).tolist() == [True, True]
+    assert s.contains_batch([a, b, c]).tolist() == [True, True, False]
+    assert s.add_batch([c, a]).tolist() == [True, False]  # merged with the first run
+    assert len(s.runs) == 1
+    assert s.contains_batch([c, b, a]).tolist() == [True, True, True]
+    assert s.to_array().tobytes() == a + c + b
+
+
+def test_split_and_join_keep_the_byte_order():
+    fps = sorted([b"\x80" + b"\x00" * 15, b"\x7f" + b"\xff" * 15, b"\x00" * 15 + b"\x80"])
+    hi, lo = split64(arr(fps))
+    assert hi.dtype == np.uint64 and list(zip(hi, lo)) == sorted(zip(hi, lo))
+    assert join64(hi, lo).tobytes() == b"".join(fps)
