@@ -94,6 +94,114 @@ def test_the_kernels_own_error_is_raised_where_one_process_meets_it():
     assert got[0] == got[1]
 
 
+# --- with partial-order reduction (`--reduction por --workers N`) ----------------------------------
+
+REDUCED = [
+    # three zab nodes with a timeout: many states expanded in part, many by the proviso in full
+    ("zab", ExploreConfig(nodes=3, network="fifo", proposals=2, max_timeouts=1, depth=14)),
+    ("zab", ExploreConfig(nodes=3, network="fifo", proposals=1, depth=100)),
+    # db19: three properties fail at depth 22, in the middle of a level
+    ("db19", ExploreConfig(nodes=2, network="fifo", proposals=2, max_timeouts=1, max_drops=1,
+                           depth=30)),
+    # the zk family's own actions (elect, join) in stubborn sets
+    ("zk-fixed", ExploreConfig(nodes=3, network="fifo", proposals=1, max_timeouts=1, depth=16)),
+    ("zk", ExploreConfig(nodes=2, network="fifo", proposals=1, max_timeouts=1, max_crashes=1,
+                         depth=100)),
+]
+
+
+def _reduced(search, model, cfg, **kw):
+    """The reduced search's summary, its counts of states expanded in part and in full, and its
+    parent pointers level by level (which parent and event each state of a level came from, in
+    the level's order)."""
+    from zabmc.explore.bfs import BFS
+    from zabmc.explore.parallel import ParallelBFS
+    from zabmc.explore.por import Stubborn
+
+    env = _env(model, cfg)
+    s = {bfs: BFS, parallel_bfs: ParallelBFS}[search](env, reduction=Stubborn(env), **kw)
+    out = s.run()
+    return _summary(out) + (out.extra["reduction"], [list(a) for a in s.table.parents],
+                            [list(a) for a in s.table.events])
+
+
+@pytest.mark.parametrize("chunk", [7, 20_000])
+@pytest.mark.parametrize("stop_at_first", [True, False], ids=["first", "all"])
+@pytest.mark.parametrize("model,cfg", REDUCED, ids=[f"{m}-{c.nodes}n" for m, c in REDUCED])
+def test_the_reduced_search_is_the_one_process_one(model, cfg, stop_at_first, chunk,
+                                                    monkeypatch):
+    """Where the one-process reduced search meets the successors the proviso adds (after the chunk
+    their state's kept ones fall in) decides the order of a level, its parent pointers, and where
+    a first violation stops it: chunks of 7 candidates put them all over each level."""
+    monkeypatch.setattr(sys.modules["zabmc.explore.bfs"], "CHUNK", chunk)
+    one = _reduced(bfs, model, cfg, stop_at_first=stop_at_first)
+    for workers in (2, 3):
+        assert _reduced(parallel_bfs, model, cfg, workers=workers,
+                        stop_at_first=stop_at_first) == one
+
+
+def test_the_reduced_comparison_has_teeth(monkeypatch):
+    """In the spaces above, the proviso expands states fully in the middle of a level, small
+    chunks move where, and a first violation cuts a level short."""
+    from zabmc.explore import bfs as _  # noqa: F401
+    from zabmc.explore.bfs import _Chunk
+
+    rests = []
+    expand_rest = _Chunk.expand_rest
+
+    def noting(self, pending):
+        rests.append(len(pending))
+        return expand_rest(self, pending)
+
+    monkeypatch.setattr(_Chunk, "expand_rest", noting)
+    monkeypatch.setattr(sys.modules["zabmc.explore.bfs"], "CHUNK", 7)
+    model, cfg = REDUCED[0]
+    _reduced(bfs, model, cfg, stop_at_first=False)
+    assert len(rests) > 100 and sum(rests) > 1000
+    model, cfg = REDUCED[2]
+    first = _reduced(bfs, model, cfg, stop_at_first=True)
+    every = _reduced(bfs, model, cfg, stop_at_first=False)
+    assert first[4] == "violation" and first[2][22] < every[2][22]
+
+
+def test_the_reduced_search_meets_a_kernel_error_where_one_process_does():
+    """A mutant whose handler raises: the same exception and the same counts before it, with the
+    reduction on."""
+    from zabmc.explore.bfs import BFS
+    from zabmc.explore.parallel import ParallelBFS
+    from zabmc.explore.por import Stubborn
+    from zabmc.mutate import build, mutants
+
+    by_name = {m.name: m for m in mutants("zab")}
+    model = build("zab", by_name["models/zab/handlers.py:481:7 cmp: kind == VOTE -> kind != VOTE"])
+    cfg = ExploreConfig(nodes=3, network="fifo", proposals=2, depth=100)
+    got = []
+    for make in (lambda e: BFS(e, reduction=Stubborn(e)),
+                 lambda e: ParallelBFS(e, workers=2, reduction=Stubborn(e))):
+        search = make(_env(model, cfg))
+        with pytest.raises(IndexError) as e:
+            search.run()
+        search.finish()
+        got.append((str(e.value), search.out.generated, search.out.distinct,
+                    list(search.out.per_depth), search.out.extra["reduction"]))
+    assert got[0] == got[1]
+
+
+def test_the_cli_runs_the_reduced_search_on_workers(cli):
+    """`--reduction por --workers 2`: gate run 9's space to depth 20, the one-process figures."""
+    args = ["check", "--model", "zab", "--network", "fifo", "--nodes", "3", "--proposals", "1",
+            "--max-timeouts", "1", "--depth", "20", "--reduction", "por", "--json"]
+    docs = []
+    for w in ("1", "2"):
+        code, out, _ = cli([*args, "--workers", w])
+        assert code == 0
+        doc = json.loads(out)
+        docs.append({k: doc[k] for k in ("distinct_states", "states", "depth_reached",
+                                          "stop_reason", "reduction")})
+    assert docs[0] == docs[1]
+    assert docs[0]["reduction"]["states_reduced"] > 0
+
+
 def test_the_cli_gives_the_same_json_and_trace(cli, tmp_path):
     args = ["check", "--nodes", "2", "--max-timeouts", "1", "--depth", "60", "--json"]
     outs = []
@@ -119,8 +227,8 @@ def test_the_cli_gives_the_same_json_and_trace(cli, tmp_path):
     (["--workers", "257"], "--workers must be from 1 to 256"),
     (["--workers", "2", "--strategy", "dfs"],
      "--workers works with --strategy bfs --engine in-process"),
-    (["--workers", "2", "--network", "fifo", "--reduction", "por"],
-     "--workers does not work with --reduction (yet)"),
+    (["--workers", "2", "--network", "fifo", "--reduction", "por+sleep"],
+     "--workers does not work with --reduction por+sleep"),
     (["--workers", "2", "--memory-limit", "1G"], "--workers keeps every level in memory"),
     (["--workers", "2", "--liveness", "--model", "zab"], "--workers does not work with --liveness"),
 ])

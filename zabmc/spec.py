@@ -225,7 +225,7 @@ class CheckSpec:
                              f"negative, got {self.checkpoint_every}")
 
     def _validate_workers(self) -> None:
-        """--workers N: breadth-first, in process, every level in memory, no reduction."""
+        """--workers N: breadth-first, in process, every level in memory, no sleep sets."""
         if not 1 <= self.workers <= MAX_WORKERS:
             raise UsageError(f"--workers must be from 1 to {MAX_WORKERS} (processes, one per core), "
                              f"got {self.workers}")
@@ -234,9 +234,10 @@ class CheckSpec:
         if not (self.strategy == "bfs" and self.engine == "in-process"):
             raise UsageError("--workers works with --strategy bfs --engine in-process (Spark "
                              "spreads its search over --master's cores)")
-        if self.reduction != "none":
-            raise UsageError("--workers does not work with --reduction (yet): one process runs "
-                             "the reduced search")
+        if self.reduction == "por+sleep":
+            raise UsageError("--workers does not work with --reduction por+sleep: the sleep sets "
+                             "follow the order one process expands a level in (--reduction por "
+                             "works)")
         if self.memory_limit is not None or self.spill_dir is not None:
             raise UsageError("--workers keeps every level in memory: not with --memory-limit or "
                              "--spill-dir")

@@ -187,7 +187,7 @@ def engine_options():
         click.option("--workers", type=int, default=_D.workers, show_default=True, metavar="N",
                      help="in-process bfs: expand each level on N forked processes (one per "
                           "core); the same states, counts and counterexamples as one process. "
-                          "Levels stay in memory; no --reduction."),
+                          "Levels stay in memory; --reduction por works, por+sleep does not."),
         click.option("--master", default=_D.master, show_default=True, help="Spark master URL."),
         click.option("--partitions", type=int, default=None,
                      help="Spark partitions [default: cores]."),

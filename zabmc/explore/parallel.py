@@ -19,10 +19,20 @@ A worker keeps the states it built in the last level: one that comes back in its
 expanded as it is rather than decoded, so that its nodes are the objects the kernel's memos (keyed
 by identity) know; on three zab nodes that is a sixth less time than decoding every state.
 
-Not here: partial-order reduction, levels on disk (the frontier stays in memory, as compact
-bytes), and stopping inside a level: a signal or the time limit stops the search at the level
-boundary before it (the level being expanded is dropped, the workers are killed; a checkpoint then
-holds that boundary).
+With partial-order reduction (`--reduction por`) each worker chooses every state's stubborn set
+and builds the kept events' successors; it also decides the ignoring proviso, since whether a kept
+event leads back to this level or an earlier one is whether its fingerprint was visited as the
+level began, which its copy of the visited set is, and builds the left-out events' successors of
+the states the proviso expands fully. The one-process search meets those after the chunk of
+candidates their state's kept ones fell in (bfs.py, `_Chunk`); the parent replays that order,
+chunk by chunk, from every successor's fingerprint, so that the reduced search, too, gives the
+one-process result, parent pointers and the counts of states expanded in part and in full
+included.
+
+Not here: sleep sets (`--reduction por+sleep`, whose bookkeeping follows the order one process
+expands a level in), levels on disk (the frontier stays in memory, as compact bytes), and stopping
+inside a level: a signal or the time limit stops the search at the level boundary before it (the
+level being expanded is dropped, the workers are killed; a checkpoint then holds that boundary).
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import sys
 import time
 from array import array
 
@@ -38,6 +49,7 @@ from xxhash import xxh3_128_digest
 
 from .bfs import BFS, CHUNK
 from .codec import choose_codec, make_codec
+from .por import Expansion
 from .search import Stopped, signals_noted
 from .seen import FP_DTYPE
 
@@ -56,6 +68,35 @@ class _Slice:
                  "error")
 
 
+class _RSlice:
+    """What one worker hands back under `--reduction por` (`ParallelBFS._expand_slice_reduced`),
+    per state of its slice from parent index `lo` on: `mode` (0 expanded fully, 1 in part, 2 in
+    part and then fully by the proviso), `nk` its kept successors (all of them in mode 0) and `nr`
+    its left-out ones (mode 2), as flat runs of fingerprints (`kfps`, `rfps`, 16 bytes each), event
+    indices (`keis`, `reis`) and violations by position (`kviol`, `rviol`); `rerr`, a kernel error
+    met building a state's left-out successors, by parent index; `error`, (parent index, error)
+    of the state whose kept successors could not be built (the slice ends there); `blobs`, the
+    bytes of every fingerprint not visited before the level."""
+
+    __slots__ = ("lo", "mode", "nk", "nr", "kfps", "keis", "kviol", "rfps", "reis", "rviol", "rerr",
+                 "error", "blobs")
+
+    def __init__(self, lo: int):
+        self.lo = lo
+        self.mode, self.nk, self.nr = array("b"), array("I"), array("I")
+        self.kfps, self.keis, self.kviol = [], array("H"), {}
+        self.rfps, self.reis, self.rviol = [], array("H"), {}
+        self.rerr: dict = {}
+        self.error = None
+        self.blobs: dict = {}
+
+
+_BATCH = 1_000
+#: the module of the one-core search, whose `CHUNK` the reduced merge follows (the package's name
+#: `bfs` is the function's)
+_one_core = sys.modules[BFS.__module__]  # states a worker expands between two looks into its visited set
+
+
 class ParallelBFS(BFS):
     """`BFS` with each level's expansion shared among `workers` forked processes."""
 
@@ -64,9 +105,11 @@ class ParallelBFS(BFS):
     def __init__(self, env, *, workers: int = 2, **kw):
         if workers < 2:
             raise ValueError(f"ParallelBFS needs at least 2 workers, got {workers}")
-        for opt in ("reduction", "spill"):
-            if kw.get(opt) is not None:
-                raise ValueError(f"ParallelBFS does not take the option {opt!r}")
+        if kw.get("spill") is not None:
+            raise ValueError("ParallelBFS does not take the option 'spill'")
+        por = kw.get("reduction")
+        if por is not None and por.sleep is not None:
+            raise ValueError("ParallelBFS takes no sleep sets (--reduction por+sleep)")
         super().__init__(env, **kw)
         self.workers = workers
         self.codec = kw.get("codec")  # chosen as the search starts, when not given
@@ -109,7 +152,9 @@ class ParallelBFS(BFS):
             # a signal waits for the merge: stopped halfway, it would leave a visited set that
             # no level matches
             with signals_noted(then_raise=True):
-                stop = self._merge(slices, depth, nxt, generated0)
+                merge = self._merge if self.options.get("reduction") is None else \
+                    self._merge_reduced
+                stop = merge(slices, depth, nxt, generated0)
         finally:
             if nxt:
                 depth += 1
@@ -162,7 +207,10 @@ class ParallelBFS(BFS):
             depth, lo, part, delta = pickle.loads(msg)
             if delta:
                 seen.add_batch(np.frombuffer(delta, dtype=FP_DTYPE), distinct=True)
-            r = self._expand_slice(part, lo)
+            if self.options.get("reduction") is None:
+                r = self._expand_slice(part, lo)
+            else:
+                r = self._expand_slice_reduced(part, lo)
             conn.send_bytes(pickle.dumps(r, pickle.HIGHEST_PROTOCOL))
 
     def _expand_slice(self, part, lo: int) -> _Slice:
@@ -297,6 +345,183 @@ class ParallelBFS(BFS):
         self._delta = b"".join(delta)  # the workers' visited sets take these at the next level
         if stop is None:
             out.generated = base
+        return stop
+
+    # --- with partial-order reduction (`--reduction por`) -----------------------------------------
+    def _expand_slice_reduced(self, part, lo: int) -> _RSlice:
+        """A worker's slice under `--reduction por`: for each state, in order, the successors of
+        the events its stubborn set keeps (of every event where it has none), and for a state
+        whose kept events lead back to the visited set (the proviso, which expands it fully) the
+        successors of the events the set left out. Each successor as its fingerprint, event index
+        and violation; the bytes of each fingerprint not visited before this level, once.
+
+        The proviso is decided here: whether a kept event leads to a state of this level or an
+        earlier one is whether its fingerprint is in the visited set as the level began, which
+        this worker's copy is (bfs.py, `_Chunk.proviso`). Where the one-core search meets each
+        state's left-out successors (after the chunk the state's kept ones fall in) is the
+        parent's to replay (`_merge_reduced`)."""
+        env, por, seen = self.env, self.options["reduction"], self.seen
+        fp_blob, decode, to_bytes = self.codec.fp_blob, self.codec.decode, self.codec.blob
+        r = _RSlice(lo)
+        made, self._made = self._made, {}
+        keep = self._made
+        blobs = r.blobs
+        fp_of = xxh3_128_digest if self._canonical else None
+
+        def note(items, fps, eis, viol, base: int) -> list:
+            """Append `items`' successors to the flat lists; their (fingerprint, payload, state)."""
+            got = []
+            for q, (ei, (_ev, s2, v)) in enumerate(items, base):
+                fp, payload = fp_blob(s2)
+                fps.append(fp)
+                eis.append(ei)
+                if v is not None:
+                    viol[q] = v
+                got.append((fp, payload, s2))
+            return got
+
+        def blob_the_new(got) -> None:
+            fps = [g[0] for g in got]
+            for (fp, payload, s2), was in zip(got, seen.contains_batch(fps).tolist() if fps
+                                                    else ()):
+                if not was and fp not in blobs:
+                    blobs[fp] = to_bytes(payload)
+                    keep[fp] = s2
+
+        n, i = len(part), 0
+        while i < n and r.error is None:
+            batch = []  # (parent index, Expansion, kept indices or None, its successors)
+            for j in range(i, min(n, i + _BATCH)):
+                blob = part[j]
+                s = made.get(fp_of(blob)) if fp_of is not None else None
+                try:
+                    s = s or decode(blob)
+                    x = Expansion(env, s)
+                    kept = por.choose(s, x)
+                    items = list(x.everything() if kept is None else x.pairs(kept))
+                except Exception as e:  # noqa: BLE001 - the parent raises it where it was met
+                    r.error = (lo + j, e)
+                    break
+                batch.append((lo + j, x, kept, note(items, r.kfps, r.keis, r.kviol,
+                                                     len(r.keis))))
+            i += _BATCH
+            got = [g for b in batch for g in b[3]]
+            old = seen.contains_batch([g[0] for g in got]).tolist() if got else []
+            k = 0
+            rest_got = []
+            for pi, x, kept, items in batch:
+                r.nk.append(len(items))
+                back = any(old[k:k + len(items)])
+                k += len(items)
+                if kept is None:
+                    r.mode.append(0)
+                    r.nr.append(0)
+                    continue
+                if not back:
+                    r.mode.append(1)
+                    r.nr.append(0)
+                    continue
+                r.mode.append(2)
+                left = set(kept)
+                try:
+                    items = x.pairs([e for e in range(len(x.events)) if e not in left])
+                except Exception as e:  # noqa: BLE001 - met by the parent after a flush
+                    r.rerr[pi] = e
+                    r.nr.append(0)
+                    continue
+                r.nr.append(len(items))
+                rest_got += note(items, r.rfps, r.reis, r.rviol, len(r.reis))
+            blob_the_new([g for g, was in zip(got, old) if not was])
+            blob_the_new(rest_got)
+        r.kfps = b"".join(r.kfps)
+        r.rfps = b"".join(r.rfps)
+        return r
+
+    def _merge_reduced(self, slices, depth: int, nxt: Blobs, generated0: int):
+        """`_merge` under `--reduction por`: the slices' successors offered in the order the
+        one-core reduced search offers them (bfs.py, `_Chunk`): each state's kept ones in
+        frontier order, merged into the visited set a chunk at a time (`CHUNK` distinct
+        fingerprints), and after each chunk's merge the left-out successors of that chunk's
+        states the proviso expands fully. So the level, its parent pointers, the counts (also of
+        the states expanded in part and in full), the violations and where a first violation or a
+        kernel error stops the search are the one-core search's."""
+        out, table, por = self.out, self.table, self.options["reduction"]
+        record, path, seen = self.record, table.path, self.seen
+        parents, events = table.parents[-1], table.events[-1]
+        delta: list = []
+        cand: dict = {}  # fingerprint -> (slice, parent index, event index), this chunk only
+        pending: list = []  # (slice, parent index, first of its left-out successors, how many)
+        chunk = _one_core.CHUNK  # read at each level (the tests change it)
+        gen = generated0
+        split = [([f[q:q + 16] for q in range(0, len(f), 16)],
+                  [g[q:q + 16] for q in range(0, len(g), 16)])
+                 for f, g in ((r.kfps, r.rfps) for r in slices)]
+
+        def offer(k: int, pi: int, fps, eis, viol, a: int, n: int) -> None:
+            nonlocal gen
+            for q in range(a, a + n):
+                gen += 1
+                v = viol.get(q)
+                if v is not None:
+                    out.generated = gen
+                    record(v, depth + 1, path(depth, pi) + (eis[q],))
+                fp = fps[q]
+                if fp not in cand:
+                    cand[fp] = (k, pi, eis[q])
+
+        def flush() -> None:
+            fps = list(cand)
+            new = seen.add_batch(fps, distinct=True).tolist()
+            for fp, is_new in zip(fps, new):
+                if is_new:
+                    k, pi, ei = cand[fp]
+                    nxt.append(slices[k].blobs[fp])
+                    parents.append(pi)
+                    events.append(ei)
+                    delta.append(fp)
+            cand.clear()
+
+        def expand_rest() -> None:
+            for k, pi, a, n in pending:
+                r = slices[k]
+                e = r.rerr.get(pi)
+                if e is not None:
+                    raise e
+                offer(k, pi, split[k][1], r.reis, r.rviol, a, n)
+                por.reduced -= 1
+                por.full += 1
+            pending.clear()
+
+        stop = None
+        try:
+            for k, r in enumerate(slices):
+                fps, a, ra = split[k][0], 0, 0
+                for j, mode in enumerate(r.mode):
+                    pi, n = r.lo + j, r.nk[j]
+                    offer(k, pi, fps, r.keis, r.kviol, a, n)
+                    a += n
+                    if mode == 0:
+                        por.full += 1
+                    else:
+                        por.reduced += 1
+                        if mode == 2:
+                            pending.append((k, pi, ra, r.nr[j]))
+                            ra += r.nr[j]
+                    if len(cand) >= chunk:
+                        flush()
+                        expand_rest()
+                if r.error is not None:
+                    raise r.error[1]
+            while cand:  # the proviso's full expansions, to the end
+                flush()
+                expand_rest()
+        except Exception as e:  # noqa: BLE001 - `Stopped`, or the kernel's own error
+            stop = e
+        finally:
+            if cand:  # what the level found so far, as the one-core search keeps it
+                flush()
+            self._delta = b"".join(delta)
+            out.generated = gen
         return stop
 
     # --- what the one-core search reads as states -------------------------------------------------
