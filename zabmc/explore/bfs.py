@@ -266,8 +266,7 @@ class BFS(Search):
         levels = depth + 1
         if len(table.parents) > levels and self.partial:
             # a level stopped in its middle: roll it back
-            fp = self.env.fingerprint
-            drop = np.sort(as_array([fp(s) for s in self.partial]))
+            drop = np.sort(as_array(self._partial_fps()))
             seen = seen[~member(drop, seen)]
         violations = [f for f in out.violations if f.depth <= depth]
         encode = self.options["codec"].encode
@@ -278,6 +277,11 @@ class BFS(Search):
                                  else map(encode, frontier)),
                  extra={"elapsed": round(self.elapsed_before + (at - self.t0), 3)})
         self._ck_written_at = depth
+
+    def _partial_fps(self):
+        """The fingerprints of the states the level stopped in its middle had found."""
+        fp = self.env.fingerprint
+        return [fp(s) for s in self.partial]
 
     def finish(self) -> None:
         out = self.out
