@@ -2,22 +2,28 @@
 search as `bfs`, level by level, with each level's expansion shared among N worker processes.
 
 The workers are forked when the search starts and live as long as it does, each with its own
-copy of the visited set and its own kernel memos. At each level the parent sends worker k the k-th
-contiguous slice of the frontier, as canonical bytes, and the fingerprints the last level added
+copy of the visited set and its own kernel memos. At each level worker k expands the k-th
+contiguous slice of the frontier; the parent sends it the fingerprints the last level added
 (which the worker adds to its visited set). The worker builds every successor of its slice
-through the same kernel, checks it, takes its fingerprint and bytes in one encoding, drops those
-already visited and its own repeats, and hands back the rest in the order it met them, with every
-violating step and how many successors it built. The parent merges the slices in frontier order:
-it records the violations in that order and offers the candidates to the visited set in one
-batch, where the first occurrence of a fingerprint wins. That is the order in which the one-core
-search meets them, so the next level holds the same states in the same order with the same parent
-pointers, and every count, verdict and counterexample is the one-core search's. A search that
-stops at its first violation stops where the one-core search does, with the same counts: each
-candidate carries its position among its slice's successors.
+through the same kernel, checks it, takes its fingerprint, drops those already visited and its
+own repeats, keeps the states of the rest, and hands back their fingerprints in the order it met
+them, with every violating step and how many successors it built. The parent merges the slices in
+frontier order: it records the violations in that order and offers the candidates to the visited
+set in one batch, where the first occurrence of a fingerprint wins. That is the order in which
+the one-core search meets them, so the next level holds the same states in the same order with
+the same parent pointers, and every count, verdict and counterexample is the one-core search's.
+A search that stops at its first violation stops where the one-core search does, with the same
+counts: each candidate carries its position among its slice's successors.
 
-A worker keeps the states it built in the last level: one that comes back in its next slice is
-expanded as it is rather than decoded, so that its nodes are the objects the kernel's memos (keyed
-by identity) know; on three zab nodes that is a sixth less time than decoding every state.
+States stay with the worker that built them: the parent holds a level as fingerprints and which
+worker holds each state (`Blobs`), and before a level it has the bytes of a state sent from the
+worker that built it to the one whose slice it falls in only where those differ (most of a slice
+is its own worker's). A worker expands its own states as they are, not decoded, so that their
+nodes are the objects the kernel's memos (keyed by identity) know. Neither the states' bytes nor
+the states travel for the rest: on the zab depth-40 space that took two workers from 1.31x one
+process's speed to 2.2x (to depth 32, levels in memory both). With a checkpoint to write, the
+parent also fetches each level's bytes as the level ends, since a checkpoint may have to be
+written after the workers are gone (a signal in the middle of a level).
 
 With partial-order reduction (`--reduction por`) each worker chooses every state's stubborn set
 and builds the kept events' successors; it also decides the ignoring proviso, since whether a kept
@@ -30,7 +36,7 @@ one-process result, parent pointers and the counts of states expanded in part an
 included.
 
 Not here: sleep sets (`--reduction por+sleep`, whose bookkeeping follows the order one process
-expands a level in), levels on disk (the frontier stays in memory, as compact bytes), and stopping
+expands a level in), levels on disk (the workers hold the frontier's states in memory), and stopping
 inside a level: a signal or the time limit stops the search at the level boundary before it (the
 level being expanded is dropped, the workers are killed; a checkpoint then holds that boundary).
 """
@@ -55,17 +61,22 @@ from .seen import FP_DTYPE
 
 
 class Blobs(list):
-    """A frontier held as its states' codec bytes (decoded by the worker that expands them)."""
+    """A frontier: each state's codec bytes, or None where only the worker that built it holds
+    it; then `owner` (an array("b") beside the list) names that worker, and `fps` (16 bytes a
+    state, in order) its fingerprint. `owner` is -1 where the bytes are here, and None for a
+    level no merge built (the initial state, a resumed level)."""
+
+    owner = None
+    fps = b""
 
 
 class _Slice:
     """What one worker hands back: the successors it built (`generated`), its candidates in the
-    order met (fingerprints, parent and event indices, positions among its successors, bytes),
-    its violating steps `(position, parent index, event index, violation)`, and the exception
-    that stopped it, with its position, if one did."""
+    order met (fingerprints, parent and event indices, positions among its successors), its
+    violating steps `(position, parent index, event index, violation)`, and the exception that
+    stopped it, with its position, if one did. The candidates' states stay with the worker."""
 
-    __slots__ = ("generated", "fps", "parents", "events", "positions", "blobs", "violations",
-                 "error")
+    __slots__ = ("generated", "fps", "parents", "events", "positions", "violations", "error")
 
 
 class _RSlice:
@@ -75,11 +86,11 @@ class _RSlice:
     its left-out ones (mode 2), as flat runs of fingerprints (`kfps`, `rfps`, 16 bytes each), event
     indices (`keis`, `reis`) and violations by position (`kviol`, `rviol`); `rerr`, a kernel error
     met building a state's left-out successors, by parent index; `error`, (parent index, error)
-    of the state whose kept successors could not be built (the slice ends there); `blobs`, the
-    bytes of every fingerprint not visited before the level."""
+    of the state whose kept successors could not be built (the slice ends there). The successors'
+    states stay with the worker."""
 
     __slots__ = ("lo", "mode", "nk", "nr", "kfps", "keis", "kviol", "rfps", "reis", "rviol", "rerr",
-                 "error", "blobs")
+                 "error")
 
     def __init__(self, lo: int):
         self.lo = lo
@@ -88,7 +99,11 @@ class _RSlice:
         self.rfps, self.reis, self.rviol = [], array("H"), {}
         self.rerr: dict = {}
         self.error = None
-        self.blobs: dict = {}
+
+
+class _Lost(BaseException):
+    """A worker's own state missing from what it kept: a bug of this module, not of the model
+    (a `BaseException`, so that no handler of the kernel's errors takes it for one)."""
 
 
 _BATCH = 1_000
@@ -138,15 +153,22 @@ class ParallelBFS(BFS):
         bounds = [n * i // k for i in range(k + 1)]
         generated0 = out.generated
         try:
+            if frontier.owner is not None:  # what a worker expands and another built
+                owner = np.frombuffer(frontier.owner, dtype=np.int8)
+                dest = np.repeat(np.arange(k, dtype=np.int8), np.diff(bounds))
+                self._fetch(frontier, np.nonzero((owner >= 0) & (owner != dest))[0])
             for i, conn in enumerate(self._conns):
-                conn.send_bytes(pickle.dumps((depth, bounds[i], frontier[bounds[i]:bounds[i + 1]],
-                                              self._delta), pickle.HIGHEST_PROTOCOL))
+                # None: a state of the worker's own, which it finds by fingerprint
+                conn.send_bytes(pickle.dumps(("level", depth, bounds[i],
+                                              frontier[bounds[i]:bounds[i + 1]], self._delta),
+                                             pickle.HIGHEST_PROTOCOL))
             slices = self._gather(depth, n)
         except BaseException:
             self._stop_workers()
             raise
         self.table.new_level()
         nxt = Blobs()
+        nxt.owner = array("b")
         stop = None
         try:
             # a signal waits for the merge: stopped halfway, it would leave a visited set that
@@ -155,6 +177,10 @@ class ParallelBFS(BFS):
                 merge = self._merge if self.options.get("reduction") is None else \
                     self._merge_reduced
                 stop = merge(slices, depth, nxt, generated0)
+                nxt.fps = self._delta
+                if stop is None and self.options.get("checkpoint") is not None:
+                    # a checkpoint may be written of this level after the workers are gone
+                    self._fetch(nxt, np.nonzero(np.frombuffer(nxt.owner, np.int8) >= 0)[0])
         finally:
             if nxt:
                 depth += 1
@@ -169,6 +195,27 @@ class ParallelBFS(BFS):
             self.depth = depth
         if stop is not None:
             raise stop
+
+    def _fetch(self, frontier: Blobs, idx) -> None:
+        """Bring the bytes of the states `idx` of `frontier` here from the workers that hold
+        them."""
+        owner, fps = frontier.owner, frontier.fps
+        want: list = [[] for _ in self._conns]
+        for i in idx.tolist():
+            want[owner[i]].append(i)
+        for j, ii in enumerate(want):
+            if ii:
+                self._conns[j].send_bytes(pickle.dumps(
+                    ("export", [fps[16 * i:16 * i + 16] for i in ii]), pickle.HIGHEST_PROTOCOL))
+        for j, ii in enumerate(want):
+            if ii:
+                try:
+                    got = pickle.loads(self._conns[j].recv_bytes())
+                except EOFError:
+                    raise RuntimeError(f"a search worker (pid {self._pids[j]}) ended") from None
+                for i, b in zip(ii, got):
+                    frontier[i] = b
+                    owner[i] = -1
 
     def _start_workers(self) -> None:
         """Fork the workers: each keeps, level after level, its copy of the visited set (brought up
@@ -197,32 +244,47 @@ class ParallelBFS(BFS):
             self._pids.append(pid)
 
     def _serve(self, conn) -> None:
-        """A worker's loop: a level's slice in, what it found out, until the pipe closes."""
+        """A worker's loop, until the pipe closes: a level's slice in, what it found out back; or
+        fingerprints of states it built in the last level in, their bytes back."""
         seen = self.seen
+        encode = self.codec.encode
         while True:
             try:
-                msg = conn.recv_bytes()
+                msg = pickle.loads(conn.recv_bytes())
             except EOFError:
                 return
-            depth, lo, part, delta = pickle.loads(msg)
+            if msg[0] == "export":
+                made = self._made
+                conn.send_bytes(pickle.dumps([encode(made[fp]) for fp in msg[1]],
+                                             pickle.HIGHEST_PROTOCOL))
+                continue
+            _, depth, lo, part, delta = msg
             if delta:
                 seen.add_batch(np.frombuffer(delta, dtype=FP_DTYPE), distinct=True)
             if self.options.get("reduction") is None:
-                r = self._expand_slice(part, lo)
+                r = self._expand_slice(part, lo, delta)
             else:
-                r = self._expand_slice_reduced(part, lo)
+                r = self._expand_slice_reduced(part, lo, delta)
             conn.send_bytes(pickle.dumps(r, pickle.HIGHEST_PROTOCOL))
 
-    def _expand_slice(self, part, lo: int) -> _Slice:
-        successors = self.env.successors
-        fp_blob, decode = self.codec.fp_blob, self.codec.decode
-        to_bytes = self.codec.blob
+    @staticmethod
+    def _own(made: dict, delta: bytes, i: int):
+        """State `i` of the level, which this worker built last level (its bytes were not sent):
+        `delta` holds the level's fingerprints in order."""
+        s = made.get(delta[16 * i:16 * i + 16])
+        if s is None:  # not a kernel's error: the worker ends, and the parent says so
+            raise _Lost(f"a search worker lost state {i} of the level")
+        return s
+
+    def _expand_slice(self, part, lo: int, delta: bytes) -> _Slice:
+        successors, fingerprint = self.env.successors, self.env.fingerprint
+        decode = self.codec.decode
         seen = self.seen
         r = _Slice()
-        r.fps, r.blobs, r.violations, r.error = [], [], [], None
+        r.fps, r.violations, r.error = [], [], None
         r.parents, r.events, r.positions = array("I"), array("H"), array("Q")
         mine: set = set()  # fingerprints this worker kept this level
-        chunk: dict = {}  # fp -> (parent, event, position, bytes), not yet checked against seen
+        chunk: dict = {}  # fp -> (parent, event, position), not yet checked against seen
         gen = 0
 
         def flush():
@@ -232,13 +294,12 @@ class ParallelBFS(BFS):
                 if was:
                     keep.pop(fp, None)
                 else:
-                    pi, ei, pos, b = chunk[fp]
+                    pi, ei, pos = chunk[fp]
                     mine.add(fp)
                     r.fps.append(fp)
                     r.parents.append(pi)
                     r.events.append(ei)
                     r.positions.append(pos)
-                    r.blobs.append(to_bytes(b))
             chunk.clear()
 
         # the states this worker built last level, by fingerprint: one of them in its slice now
@@ -247,15 +308,19 @@ class ParallelBFS(BFS):
         made, self._made = self._made, {}
         keep = self._made
         fp_of = xxh3_128_digest if self._canonical else None
+        own = self._own
         try:
             for pi, blob in enumerate(part, lo):
-                s = made.get(fp_of(blob)) if fp_of is not None else None
+                if blob is None:
+                    s = own(made, delta, pi)
+                else:
+                    s = made.get(fp_of(blob)) if fp_of is not None else None
                 for ei, (_ev, s2, v) in enumerate(successors(s or decode(blob))):
                     if v is not None:
                         r.violations.append((gen, pi, ei, v))
-                    fp, b = fp_blob(s2)
+                    fp = fingerprint(s2)
                     if fp not in chunk and fp not in mine:
-                        chunk[fp] = (pi, ei, gen, b)
+                        chunk[fp] = (pi, ei, gen)
                         keep[fp] = s2
                     gen += 1
                 if len(chunk) >= CHUNK:
@@ -335,10 +400,12 @@ class ParallelBFS(BFS):
         new = self.seen.add_batch(fps).tolist() if fps else []
         parents, events = table.parents[-1], table.events[-1]
         delta = []
+        owned = nxt.owner.append
         for (k, i), is_new in zip(owners, new):
             if is_new:
                 r = slices[k]
-                nxt.append(r.blobs[i])
+                nxt.append(None)
+                owned(k)
                 parents.append(r.parents[i])
                 events.append(r.events[i])
                 delta.append(r.fps[i])
@@ -348,12 +415,13 @@ class ParallelBFS(BFS):
         return stop
 
     # --- with partial-order reduction (`--reduction por`) -----------------------------------------
-    def _expand_slice_reduced(self, part, lo: int) -> _RSlice:
+    def _expand_slice_reduced(self, part, lo: int, delta: bytes) -> _RSlice:
         """A worker's slice under `--reduction por`: for each state, in order, the successors of
         the events its stubborn set keeps (of every event where it has none), and for a state
         whose kept events lead back to the visited set (the proviso, which expands it fully) the
         successors of the events the set left out. Each successor as its fingerprint, event index
-        and violation; the bytes of each fingerprint not visited before this level, once.
+        and violation; the worker keeps the state of each fingerprint not visited before this
+        level.
 
         The proviso is decided here: whether a kept event leads to a state of this level or an
         earlier one is whether its fingerprint is in the visited set as the level began, which
@@ -361,31 +429,28 @@ class ParallelBFS(BFS):
         state's left-out successors (after the chunk the state's kept ones fall in) is the
         parent's to replay (`_merge_reduced`)."""
         env, por, seen = self.env, self.options["reduction"], self.seen
-        fp_blob, decode, to_bytes = self.codec.fp_blob, self.codec.decode, self.codec.blob
+        fingerprint, decode = env.fingerprint, self.codec.decode
         r = _RSlice(lo)
         made, self._made = self._made, {}
         keep = self._made
-        blobs = r.blobs
         fp_of = xxh3_128_digest if self._canonical else None
 
         def note(items, fps, eis, viol, base: int) -> list:
-            """Append `items`' successors to the flat lists; their (fingerprint, payload, state)."""
+            """Append `items`' successors to the flat lists; their (fingerprint, state)."""
             got = []
             for q, (ei, (_ev, s2, v)) in enumerate(items, base):
-                fp, payload = fp_blob(s2)
+                fp = fingerprint(s2)
                 fps.append(fp)
                 eis.append(ei)
                 if v is not None:
                     viol[q] = v
-                got.append((fp, payload, s2))
+                got.append((fp, s2))
             return got
 
-        def blob_the_new(got) -> None:
+        def keep_the_new(got) -> None:
             fps = [g[0] for g in got]
-            for (fp, payload, s2), was in zip(got, seen.contains_batch(fps).tolist() if fps
-                                                    else ()):
-                if not was and fp not in blobs:
-                    blobs[fp] = to_bytes(payload)
+            for (fp, s2), was in zip(got, seen.contains_batch(fps).tolist() if fps else ()):
+                if not was and fp not in keep:
                     keep[fp] = s2
 
         n, i = len(part), 0
@@ -393,7 +458,10 @@ class ParallelBFS(BFS):
             batch = []  # (parent index, Expansion, kept indices or None, its successors)
             for j in range(i, min(n, i + _BATCH)):
                 blob = part[j]
-                s = made.get(fp_of(blob)) if fp_of is not None else None
+                if blob is None:
+                    s = self._own(made, delta, lo + j)
+                else:
+                    s = made.get(fp_of(blob)) if fp_of is not None else None
                 try:
                     s = s or decode(blob)
                     x = Expansion(env, s)
@@ -431,8 +499,8 @@ class ParallelBFS(BFS):
                     continue
                 r.nr.append(len(items))
                 rest_got += note(items, r.rfps, r.reis, r.rviol, len(r.reis))
-            blob_the_new([g for g, was in zip(got, old) if not was])
-            blob_the_new(rest_got)
+            keep_the_new([g for g, was in zip(got, old) if not was])
+            keep_the_new(rest_got)
         r.kfps = b"".join(r.kfps)
         r.rfps = b"".join(r.rfps)
         return r
@@ -448,6 +516,7 @@ class ParallelBFS(BFS):
         out, table, por = self.out, self.table, self.options["reduction"]
         record, path, seen = self.record, table.path, self.seen
         parents, events = table.parents[-1], table.events[-1]
+        owned = nxt.owner.append
         delta: list = []
         cand: dict = {}  # fingerprint -> (slice, parent index, event index), this chunk only
         pending: list = []  # (slice, parent index, first of its left-out successors, how many)
@@ -475,7 +544,8 @@ class ParallelBFS(BFS):
             for fp, is_new in zip(fps, new):
                 if is_new:
                     k, pi, ei = cand[fp]
-                    nxt.append(slices[k].blobs[fp])
+                    nxt.append(None)
+                    owned(k)
                     parents.append(pi)
                     events.append(ei)
                     delta.append(fp)
@@ -533,6 +603,9 @@ class ParallelBFS(BFS):
             return
         self.frontier_peak = n
         step = max(1, n // 256)
+        if frontier.owner is not None:  # the sample's bytes, from the workers that hold them
+            idx = np.arange(0, n, step)
+            self._fetch(frontier, idx[np.frombuffer(frontier.owner, np.int8)[idx] >= 0])
         sample = frontier[::step]
         if self.codec.encode == self.env.encode:
             self.frontier_sample_bytes = sum(map(len, sample)) / len(sample)
@@ -541,17 +614,21 @@ class ParallelBFS(BFS):
             self.frontier_sample_bytes = sum(len(encode(decode(b))) for b in sample) / len(sample)
 
     def _write_checkpoint(self) -> None:
-        """The one-core search's checkpoint, of the states the blobs hold."""
-        b, partial = self._boundary, self.partial
+        """The one-core search's checkpoint, of the states the blobs hold (with a checkpoint to
+        write, every level's bytes are brought here as the level ends)."""
+        b = self._boundary
         decode = self.codec.decode
         if b is not None and isinstance(b[2], Blobs):
             self._boundary = b[:2] + ([decode(x) for x in b[2]],) + b[3:]
-        if isinstance(partial, Blobs):
-            self.partial = [decode(x) for x in partial]
         try:
             return super()._write_checkpoint()
         finally:
-            self._boundary, self.partial = b, partial
+            self._boundary = b
+
+    def _partial_fps(self):
+        if isinstance(self.partial, Blobs) and self.partial.owner is not None:
+            return np.frombuffer(self.partial.fps, dtype=FP_DTYPE)
+        return super()._partial_fps()
 
     def finish(self) -> None:
         self._stop_workers()
