@@ -3,9 +3,10 @@ finished in under 5 minutes").
 
 One workload, issue #19's: `zabmc check --model zab --network fifo --nodes 3 --proposals 2
 --max-timeouts 1 --depth 40 --reduction por`, every default property, run as a user runs it: a
-fresh process, `--workers 1` (the one-process reduced search, levels to disk as its memory policy
-decides) and `--workers 2` (two forked processes, levels in memory). Both must report the same
-distinct states, states, per-depth counts and verdict (the script fails otherwise). Wall seconds
+fresh process: `--workers 1` (the one-process reduced search, levels to disk as its memory policy
+decides), `--workers 1 --memory-limit none` (one process, every level in memory) and `--workers 2`
+(two forked processes, levels in memory). All must report the same distinct states, states,
+per-depth counts and verdict (the script fails otherwise). Wall seconds
 from start to exit; CPU seconds of the process and every process it forked and reaped (user +
 system, from its resource usage); the peak resident memory of its largest process.
 
@@ -38,18 +39,24 @@ FLAGS = ["--model", "zab", "--network", "fifo", "--nodes", "3", "--proposals", "
          "--max-timeouts", "1", "--reduction", "por"]
 
 
-def run(workers: int, depth: int) -> dict:
-    """One `zabmc check` of the workload with `--workers workers`: its figures."""
-    cmd = [sys.executable, "-m", "zabmc", "check", *FLAGS, "--depth", str(depth),
-           "--workers", str(workers), "--json", "-q"]
+#: (name, flags) of each run
+RUNS = [("one process", ["--workers", "1"]),
+        ("one process, levels in memory", ["--workers", "1", "--memory-limit", "none"]),
+        ("--workers 2", ["--workers", "2"])]
+
+
+def run(name: str, flags: list, depth: int) -> dict:
+    """One `zabmc check` of the workload with `flags`: its figures."""
+    cmd = [sys.executable, "-m", "zabmc", "check", *FLAGS, "--depth", str(depth), *flags,
+           "--json", "-q"]
     with tempfile.TemporaryDirectory(prefix="zabmc-rwb-") as d:
         out = Path(d) / "out.json"
         rc, cpu, wall, rss = _run_rss(cmd, ROOT, out)
         text = out.read_text()
     if rc not in (0, 10):
-        raise RuntimeError(f"zabmc check --workers {workers} exited {rc}:\n{text[-2000:]}")
+        raise RuntimeError(f"zabmc check {' '.join(flags)} exited {rc}:\n{text[-2000:]}")
     doc = json.loads(text[text.index("{"):])
-    return {"workers": workers, "wall": wall, "cpu": cpu, "rss_mib": rss / 1024,
+    return {"name": name, "wall": wall, "cpu": cpu, "rss_mib": rss / 1024,
             "distinct": doc["distinct_states"], "states": doc["states"],
             "per_depth": doc.get("per_depth"), "stop_reason": doc["stop_reason"],
             "violations": sorted(v["property"] for v in doc["violations"]),
@@ -80,16 +87,16 @@ def _run_rss(cmd, cwd, out) -> tuple:
 def measure(depth: int, rounds: int, log=print) -> list[dict]:
     rows = []
     for r in range(rounds):
-        for w in ((2, 1) if r % 2 == 0 else (1, 2)):
-            row = run(w, depth)
+        for name, flags in (RUNS[::-1] if r % 2 == 0 else RUNS):
+            row = run(name, flags, depth)
             row["round"] = r + 1
-            log(f"round {r + 1}: --workers {w}: {row['distinct']:,} distinct, "
+            log(f"round {r + 1}: {name}: {row['distinct']:,} distinct, "
                 f"{row['wall']:.1f} wall s, {row['cpu']:.1f} CPU s")
             rows.append(row)
     same = {json.dumps([row[k] for k in ("distinct", "states", "per_depth", "stop_reason",
                                          "violations", "left", "reduction")]) for row in rows}
     if len(same) != 1:
-        raise AssertionError("one process and two workers disagree: "
+        raise AssertionError("the runs disagree: "
                              + "; ".join(sorted(same)))
     return rows
 
@@ -103,9 +110,10 @@ def section(depth: int, rows: list[dict], argv: str) -> str:
         f"Produced by `python benchmarks/reduced_workers_bench.py{argv}` on "
         f"{datetime.date.today()}, commit `{commit()}`, {cpu_model()}, {os.cpu_count()} logical "
         f"CPUs, shared with other jobs. Workload: `zabmc check {' '.join(FLAGS)} --depth {depth}` "
-        f"(issue #19's depth-40 space), every default property, with `--workers 1` (one process: "
-        f"the reduced search as before) and `--workers 2` (two forked processes, "
-        f"zabmc/explore/parallel.py). Both report **{r0['distinct']:,} distinct states** and "
+        f"(issue #19's depth-40 space), every default property: one process as a user runs it "
+        f"(`--workers 1`, levels to disk past the default level budget), one process with every "
+        f"level in memory (`--memory-limit none`), and `--workers 2` (two forked processes, "
+        f"levels in memory, zabmc/explore/parallel.py). All report **{r0['distinct']:,} distinct states** and "
         f"{r0['states']:,} states, the same per-depth counts, {r0['left']:,} states left at "
         f"the bound (stopped: {r0['stop_reason']}, depth {r0['depth']}), the same counts of "
         f"states expanded in part and in full, and {verdict} (checked). Wall seconds from start "
@@ -115,16 +123,18 @@ def section(depth: int, rows: list[dict], argv: str) -> str:
         "| round | run | wall s | CPU s | peak RSS MiB (largest process) |",
         "|---:|---|---:|---:|---:|"]
     for row in rows:
-        name = "one process" if row["workers"] == 1 else f"--workers {row['workers']}"
-        lines.append(f"| {row['round']} | {name} | {row['wall']:.1f} | {row['cpu']:.1f} | "
+        lines.append(f"| {row['round']} | {row['name']} | {row['wall']:.1f} | {row['cpu']:.1f} | "
                      f"{row['rss_mib']:,.0f} |")
-    per = []
-    for r in range(1, rounds + 1):
-        w = {row["workers"]: row for row in rows if row["round"] == r}
-        per.append(w[1]["wall"] / w[2]["wall"])
-    lines += ["", f"One process's wall time over two workers': median "
-              f"**{statistics.median(per):.2f}x** (per round: "
-              f"{', '.join(f'{x:.2f}x' for x in per)}).", ""]
+    lines.append("")
+    for one, _ in RUNS[:2]:
+        per = []
+        for r in range(1, rounds + 1):
+            w = {row["name"]: row for row in rows if row["round"] == r}
+            per.append(w[one]["wall"] / w[RUNS[2][0]]["wall"])
+        lines.append(f"- wall time of {one} over `--workers 2`: median "
+                     f"**{statistics.median(per):.2f}x** (per round: "
+                     f"{', '.join(f'{x:.2f}x' for x in per)}).")
+    lines.append("")
     return "\n".join(lines)
 
 
