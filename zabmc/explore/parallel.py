@@ -20,8 +20,9 @@ worker holds each state (`Blobs`), and before a level it has the bytes of a stat
 worker that built it to the one whose slice it falls in only where those differ (most of a slice
 is its own worker's). A worker expands its own states as they are, not decoded, so that their
 nodes are the objects the kernel's memos (keyed by identity) know. Neither the states' bytes nor
-the states travel for the rest: on the zab depth-40 space that took two workers from 1.31x one
-process's speed to 2.2x (to depth 32, levels in memory both). With a checkpoint to write, the
+the states travel for the rest: on the zab depth-40 space to depth 32, levels in memory both, that
+took two workers from 1.19x one process's speed to 1.59x (reports/benchmarks.md, "The reduced
+search on both cores"; each ratio from one round, side by side). With a checkpoint to write, the
 parent also fetches each level's bytes as the level ends, since a checkpoint may have to be
 written after the workers are gone (a signal in the middle of a level).
 
