@@ -81,6 +81,20 @@ def update_section(text: str, heading: str, section: str, title: str) -> str:
     return text + "\n" + section
 
 
+def write_section(path, heading: str, section: str, title: str) -> None:
+    """Print `section`, and write it into the report at `path` (`update_section`) unless `path`
+    is None (a script's --no-write)."""
+    from pathlib import Path
+
+    print(section)
+    if path is None:
+        return
+    path = Path(path)
+    old = path.read_text() if path.exists() else ""
+    path.write_text(update_section(old, heading, section, title))
+    print(f"wrote the '{heading}' section of {path}")
+
+
 def result_cell(d: dict, found: str, cpu_digits: int = 1) -> str:
     """One search's summary (`check_json`) as a report cell: `found` formatted with the first
     violation's `property` and `depth`, or "none" and how far the search went; then its distinct

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import REPORT, TITLE, commit, cpu_model, update_section  # noqa: E402
+from benchmarks.common import REPORT, TITLE, commit, cpu_model, write_section  # noqa: E402
 from benchmarks.tlc_bench import (  # noqa: E402
     CONSTANTS, REFERENCE, Missing, describe, flags, run_tlc, run_zabmc)
 
@@ -129,12 +129,7 @@ def main(argv=None) -> int:
     args = ("" if space == REFERENCE else " " + flags(space)) + (
         f" --rounds {a.rounds}" if a.rounds != 3 else "")
     text = section(space, rows, args)
-    print(text)
-    if not a.no_write:
-        path = Path(a.write)
-        old = path.read_text() if path.exists() else ""
-        path.write_text(update_section(old, HEADING, text, TITLE))
-        print(f"wrote the '{HEADING}' section of {path}")
+    write_section(None if a.no_write else a.write, HEADING, text, TITLE)
     return 0
 
 

@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import REPORT, TITLE, commit, cpu_model, update_section  # noqa: E402
+from benchmarks.common import REPORT, TITLE, commit, cpu_model, write_section  # noqa: E402
+from benchmarks.tlc_bench import run_usage  # noqa: E402
 
 HEADING = "## The reduced search on both cores"
 FLAGS = ["--model", "zab", "--network", "fifo", "--nodes", "3", "--proposals", "2",
@@ -51,37 +52,18 @@ def run(name: str, flags: list, depth: int) -> dict:
            "--json", "-q"]
     with tempfile.TemporaryDirectory(prefix="zabmc-rwb-") as d:
         out = Path(d) / "out.json"
-        rc, cpu, wall, rss = _run_rss(cmd, ROOT, out)
+        rc, ru, wall = run_usage(cmd, ROOT, out)
         text = out.read_text()
     if rc not in (0, 10):
         raise RuntimeError(f"zabmc check {' '.join(flags)} exited {rc}:\n{text[-2000:]}")
     doc = json.loads(text[text.index("{"):])
-    return {"name": name, "wall": wall, "cpu": cpu, "rss_mib": rss / 1024,
+    return {"name": name, "wall": wall, "cpu": ru.ru_utime + ru.ru_stime,
+            "rss_mib": ru.ru_maxrss / 1024,
             "distinct": doc["distinct_states"], "states": doc["states"],
             "per_depth": doc.get("per_depth"), "stop_reason": doc["stop_reason"],
             "violations": sorted(v["property"] for v in doc["violations"]),
             "left": doc.get("frontier_left"), "depth": doc["depth_reached"],
             "reduction": doc.get("reduction")}
-
-
-def _run_rss(cmd, cwd, out) -> tuple:
-    """Run `cmd`, its output to `out`: exit status, CPU seconds (user + system of the process and
-    every descendant it reaped), wall seconds, and peak resident KiB of the largest of them (what
-    wait4 reports for a process tree)."""
-    import subprocess
-    import time
-
-    t0 = time.monotonic()
-    with open(out, "wb") as f:
-        p = subprocess.Popen(cmd, cwd=cwd, stdout=f, stderr=subprocess.STDOUT)
-        try:
-            _, status, ru = os.wait4(p.pid, 0)
-        except BaseException:
-            p.kill()
-            p.wait()
-            raise
-        p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, ru.ru_utime + ru.ru_stime, time.monotonic() - t0, ru.ru_maxrss
 
 
 def measure(depth: int, rounds: int, log=print) -> list[dict]:
@@ -152,12 +134,7 @@ def main(argv=None) -> int:
     argv_text = (f" --depth {a.depth}" if a.depth != 40 else "") + (
         f" --rounds {a.rounds}" if a.rounds != 1 else "")
     text = section(a.depth, rows, argv_text)
-    print(text)
-    if not a.no_write:
-        path = Path(a.write)
-        old = path.read_text() if path.exists() else ""
-        path.write_text(update_section(old, HEADING, text, TITLE))
-        print(f"wrote the '{HEADING}' section of {path}")
+    write_section(None if a.no_write else a.write, HEADING, text, TITLE)
     return 0
 
 

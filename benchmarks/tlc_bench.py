@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import REPORT, TITLE, commit, cpu_model, update_section  # noqa: E402
+from benchmarks.common import REPORT, TITLE, commit, cpu_model, write_section  # noqa: E402
 
 TLA = ROOT / "benchmarks" / "tla"
 HEADING = "## zabmc and TLC"
@@ -121,6 +121,14 @@ def cfg_text(space: dict, depth: int | None = None, model: str = "db19") -> str:
 def _run(cmd: list[str], cwd: Path, out: Path, env: dict | None = None) -> tuple[int, float, float]:
     """Run `cmd` with stdout and stderr to `out`; its exit status, CPU seconds (its own resource
     usage, every thread and reaped descendant included) and wall seconds."""
+    rc, ru, wall = run_usage(cmd, cwd, out, env)
+    return rc, ru.ru_utime + ru.ru_stime, wall
+
+
+def run_usage(cmd: list[str], cwd: Path, out: Path, env: dict | None = None) -> tuple:
+    """Run `cmd` with stdout and stderr to `out`; its exit status, its resource usage (what
+    wait4 reports: every thread and reaped descendant included; `ru_maxrss` is the largest
+    process's) and wall seconds."""
     t0 = time.monotonic()
     with open(out, "wb") as f:
         p = subprocess.Popen(cmd, cwd=cwd, stdout=f, stderr=subprocess.STDOUT, env=env)
@@ -131,7 +139,7 @@ def _run(cmd: list[str], cwd: Path, out: Path, env: dict | None = None) -> tuple
             p.wait()
             raise
         p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, ru.ru_utime + ru.ru_stime, time.monotonic() - t0
+    return p.returncode, ru, time.monotonic() - t0
 
 
 def _num(s: str) -> int:
@@ -311,12 +319,7 @@ def main(argv=None) -> int:
         print(f"tlc_bench: {e}", file=sys.stderr)
         return 2
     text = section(r)
-    print(text)
-    if not a.no_write:
-        path = Path(a.write)
-        old = path.read_text() if path.exists() else ""
-        path.write_text(update_section(old, heading(a.model), text, TITLE))
-        print(f"wrote the '{heading(a.model)}' section of {path}")
+    write_section(None if a.no_write else a.write, heading(a.model), text, TITLE)
     return 0
 
 
