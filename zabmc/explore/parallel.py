@@ -113,6 +113,116 @@ _BATCH = 1_000
 _one_core = sys.modules[BFS.__module__]  # states a worker expands between two looks into its visited set
 
 
+def _note(fingerprint, items, fps, eis, viol, base: int) -> list:
+    """Append `items`' successors, `(event index, (event, state, violation))` pairs, to a
+    slice's flat lists (fingerprints, event indices, violations by position from `base`); their
+    (fingerprint, state)."""
+    got = []
+    for q, (ei, (_ev, s2, v)) in enumerate(items, base):
+        fp = fingerprint(s2)
+        fps.append(fp)
+        eis.append(ei)
+        if v is not None:
+            viol[q] = v
+        got.append((fp, s2))
+    return got
+
+
+def _proviso(r: _RSlice, batch: list, old: list, note) -> list:
+    """Each state of `batch` (parent index, `Expansion`, kept indices or None, its noted
+    successors) into the slice `r`: expanded fully (mode 0), in part (1), or in part and then
+    fully, because a kept successor was visited as the level began (`old`, by successor): then
+    its left-out successors are noted too (2). Those successors' (fingerprint, state)."""
+    k = 0
+    rest_got: list = []
+    for pi, x, kept, items in batch:
+        r.nk.append(len(items))
+        back = any(old[k:k + len(items)])
+        k += len(items)
+        if kept is None or not back:
+            r.mode.append(0 if kept is None else 1)
+            r.nr.append(0)
+            continue
+        r.mode.append(2)
+        left = set(kept)
+        try:
+            items = x.pairs([e for e in range(len(x.events)) if e not in left])
+        except Exception as e:  # noqa: BLE001 - met by the parent after a flush
+            r.rerr[pi] = e
+            r.nr.append(0)
+            continue
+        r.nr.append(len(items))
+        rest_got += note(items, r.rfps, r.reis, r.rviol, len(r.reis))
+    return rest_got
+
+
+class _ReducedMerge:
+    """One level's merge under `--reduction por` (`ParallelBFS._merge_reduced`): the chunk's
+    candidates (`cand`: fingerprint -> (slice, parent index, event index)), the states whose
+    left-out successors follow the chunk's merge (`pending`: (slice, parent index, first of
+    them, how many)), the level's new fingerprints in order (`delta`) and the successors
+    offered so far (`gen`)."""
+
+    def __init__(self, bfs, slices, depth: int, nxt, generated0: int):
+        self.out, self.por, self.seen = bfs.out, bfs.options["reduction"], bfs.seen
+        self.record, self.path, self.depth = bfs.record, bfs.table.path, depth
+        self.parents, self.events = bfs.table.parents[-1], bfs.table.events[-1]
+        self.slices, self.nxt, self.owned = slices, nxt, nxt.owner.append
+        self.delta: list = []
+        self.cand: dict = {}
+        self.pending: list = []
+        self.gen = generated0
+        # each slice's kept and left-out successors' fingerprints, 16 bytes each
+        self.split = [([f[q:q + 16] for q in range(0, len(f), 16)],
+                       [g[q:q + 16] for q in range(0, len(g), 16)])
+                      for f, g in ((r.kfps, r.rfps) for r in slices)]
+
+    def offer(self, k: int, pi: int, fps, eis, viol, a: int, n: int) -> None:
+        """Offer successors `a` to `a + n` of slice `k`'s state `pi`."""
+        cand, depth = self.cand, self.depth
+        gen = self.gen
+        for q in range(a, a + n):
+            gen += 1
+            v = viol.get(q)
+            if v is not None:
+                self.out.generated = self.gen = gen
+                self.record(v, depth + 1, self.path(depth, pi) + (eis[q],))
+            fp = fps[q]
+            if fp not in cand:
+                cand[fp] = (k, pi, eis[q])
+        self.gen = gen
+
+    def flush(self) -> None:
+        """Merge the chunk's candidates into the visited set and the level."""
+        cand = self.cand
+        fps = list(cand)
+        new = self.seen.add_batch(fps, distinct=True).tolist()
+        nxt, owned, parents, events, delta = (self.nxt, self.owned, self.parents, self.events,
+                                              self.delta)
+        for fp, is_new in zip(fps, new):
+            if is_new:
+                k, pi, ei = cand[fp]
+                nxt.append(None)
+                owned(k)
+                parents.append(pi)
+                events.append(ei)
+                delta.append(fp)
+        cand.clear()
+
+    def expand_rest(self) -> None:
+        """Offer the left-out successors of the states the proviso expands fully."""
+        por = self.por
+        for k, pi, a, n in self.pending:
+            r = self.slices[k]
+            e = r.rerr.get(pi)
+            if e is not None:
+                raise e
+            self.offer(k, pi, self.split[k][1], r.reis, r.rviol, a, n)
+            por.reduced -= 1
+            por.full += 1
+        self.pending.clear()
+
+
 class ParallelBFS(BFS):
     """`BFS` with each level's expansion shared among `workers` forked processes."""
 
@@ -437,16 +547,7 @@ class ParallelBFS(BFS):
         fp_of = xxh3_128_digest if self._canonical else None
 
         def note(items, fps, eis, viol, base: int) -> list:
-            """Append `items`' successors to the flat lists; their (fingerprint, state)."""
-            got = []
-            for q, (ei, (_ev, s2, v)) in enumerate(items, base):
-                fp = fingerprint(s2)
-                fps.append(fp)
-                eis.append(ei)
-                if v is not None:
-                    viol[q] = v
-                got.append((fp, s2))
-            return got
+            return _note(fingerprint, items, fps, eis, viol, base)
 
         def keep_the_new(got) -> None:
             fps = [g[0] for g in got]
@@ -476,30 +577,7 @@ class ParallelBFS(BFS):
             i += _BATCH
             got = [g for b in batch for g in b[3]]
             old = seen.contains_batch([g[0] for g in got]).tolist() if got else []
-            k = 0
-            rest_got = []
-            for pi, x, kept, items in batch:
-                r.nk.append(len(items))
-                back = any(old[k:k + len(items)])
-                k += len(items)
-                if kept is None:
-                    r.mode.append(0)
-                    r.nr.append(0)
-                    continue
-                if not back:
-                    r.mode.append(1)
-                    r.nr.append(0)
-                    continue
-                r.mode.append(2)
-                left = set(kept)
-                try:
-                    items = x.pairs([e for e in range(len(x.events)) if e not in left])
-                except Exception as e:  # noqa: BLE001 - met by the parent after a flush
-                    r.rerr[pi] = e
-                    r.nr.append(0)
-                    continue
-                r.nr.append(len(items))
-                rest_got += note(items, r.rfps, r.reis, r.rviol, len(r.reis))
+            rest_got = _proviso(r, batch, old, note)
             keep_the_new([g for g, was in zip(got, old) if not was])
             keep_the_new(rest_got)
         r.kfps = b"".join(r.kfps)
@@ -514,85 +592,38 @@ class ParallelBFS(BFS):
         states the proviso expands fully. So the level, its parent pointers, the counts (also of
         the states expanded in part and in full), the violations and where a first violation or a
         kernel error stops the search are the one-core search's."""
-        out, table, por = self.out, self.table, self.options["reduction"]
-        record, path, seen = self.record, table.path, self.seen
-        parents, events = table.parents[-1], table.events[-1]
-        owned = nxt.owner.append
-        delta: list = []
-        cand: dict = {}  # fingerprint -> (slice, parent index, event index), this chunk only
-        pending: list = []  # (slice, parent index, first of its left-out successors, how many)
-        chunk = _one_core.CHUNK  # read at each level (the tests change it)
-        gen = generated0
-        split = [([f[q:q + 16] for q in range(0, len(f), 16)],
-                  [g[q:q + 16] for q in range(0, len(g), 16)])
-                 for f, g in ((r.kfps, r.rfps) for r in slices)]
-
-        def offer(k: int, pi: int, fps, eis, viol, a: int, n: int) -> None:
-            nonlocal gen
-            for q in range(a, a + n):
-                gen += 1
-                v = viol.get(q)
-                if v is not None:
-                    out.generated = gen
-                    record(v, depth + 1, path(depth, pi) + (eis[q],))
-                fp = fps[q]
-                if fp not in cand:
-                    cand[fp] = (k, pi, eis[q])
-
-        def flush() -> None:
-            fps = list(cand)
-            new = seen.add_batch(fps, distinct=True).tolist()
-            for fp, is_new in zip(fps, new):
-                if is_new:
-                    k, pi, ei = cand[fp]
-                    nxt.append(None)
-                    owned(k)
-                    parents.append(pi)
-                    events.append(ei)
-                    delta.append(fp)
-            cand.clear()
-
-        def expand_rest() -> None:
-            for k, pi, a, n in pending:
-                r = slices[k]
-                e = r.rerr.get(pi)
-                if e is not None:
-                    raise e
-                offer(k, pi, split[k][1], r.reis, r.rviol, a, n)
-                por.reduced -= 1
-                por.full += 1
-            pending.clear()
-
+        m = _ReducedMerge(self, slices, depth, nxt, generated0)
+        por, chunk = m.por, _one_core.CHUNK  # read at each level (the tests change it)
         stop = None
         try:
             for k, r in enumerate(slices):
-                fps, a, ra = split[k][0], 0, 0
+                fps, a, ra = m.split[k][0], 0, 0
                 for j, mode in enumerate(r.mode):
                     pi, n = r.lo + j, r.nk[j]
-                    offer(k, pi, fps, r.keis, r.kviol, a, n)
+                    m.offer(k, pi, fps, r.keis, r.kviol, a, n)
                     a += n
                     if mode == 0:
                         por.full += 1
                     else:
                         por.reduced += 1
                         if mode == 2:
-                            pending.append((k, pi, ra, r.nr[j]))
+                            m.pending.append((k, pi, ra, r.nr[j]))
                             ra += r.nr[j]
-                    if len(cand) >= chunk:
-                        flush()
-                        expand_rest()
+                    if len(m.cand) >= chunk:
+                        m.flush()
+                        m.expand_rest()
                 if r.error is not None:
                     raise r.error[1]
-            while cand:  # the proviso's full expansions, to the end
-                flush()
-                expand_rest()
+            while m.cand:  # the proviso's full expansions, to the end
+                m.flush()
+                m.expand_rest()
         except Exception as e:  # noqa: BLE001 - `Stopped`, or the kernel's own error
             stop = e
         finally:
-            if cand:  # what the level found so far, as the one-core search keeps it
-                flush()
-            self._delta = b"".join(delta)
-            out.generated = gen
+            if m.cand:  # what the level found so far, as the one-core search keeps it
+                m.flush()
+            self._delta = b"".join(m.delta)
+            self.out.generated = m.gen
         return stop
 
     # --- what the one-core search reads as states -------------------------------------------------
