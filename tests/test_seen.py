@@ -68,3 +68,36 @@ def test_split_and_join_keep_the_byte_order():
     hi, lo = split64(arr(fps))
     assert hi.dtype == np.uint64 and list(zip(hi, lo)) == sorted(zip(hi, lo))
     assert join64(hi, lo).tobytes() == b"".join(fps)
+
+
+def test_the_seen_bench_times_two_sets_that_answer_alike(capsys, monkeypatch):
+    """benchmarks/seen_bench.py fills the reference commit's set and this tree's with the same
+    fingerprints and refuses to time two that answer a lookup differently."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import seen_bench
+
+    assert seen_bench.main(["--size", "3000", "--repeat", "1", "--lookups", "1",
+                            "--no-write"]) == 0
+    text = capsys.readouterr().out
+    assert "| look up 1,000 candidates |" in text and "| look up 20,000 candidates |" in text
+    assert "| fill with 3,000, 20,000 at a time |" in text
+
+    from zabmc.explore import seen
+
+    class Wrong(seen.SortedRunSet):  # forgets the last fingerprint of every lookup
+        def contains_batch(self, fps):
+            got = super().contains_batch(fps)
+            got[-1] = not got[-1]
+            return got
+
+    broken = type("broken", (), {"SortedRunSet": Wrong})
+    monkeypatch.setattr(seen_bench, "load_seen", lambda ref: broken if ref else seen)
+    try:
+        seen_bench.main(["--size", "3000", "--repeat", "1", "--lookups", "1", "--no-write"])
+    except SystemExit as e:
+        assert "disagree" in str(e)
+    else:
+        raise AssertionError("the bench timed two sets that disagree")
