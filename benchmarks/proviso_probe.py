@@ -1,0 +1,207 @@
+"""What the reduced search's proviso costs, and whether the graphs it guards have cycles (#38).
+
+Not a feature: a measurement for the next step of the reduction. It prints, for issue #19's zab
+depth-40 space to `--depth`, the reduced breadth-first search three ways, each in a fresh process
+(all at once, one per core when `--parallel`):
+- `por`: `--reduction por` as shipped (docs/reduction.md, rule 6: a state whose kept event leads
+  back to its own level or an earlier one is expanded fully);
+- `measure`: the proviso looks only at kept events that change neither the budgets nor the ghost
+  state. Those two never decrease along an event, so a cycle of the reduced graph is made of events
+  that change neither, and this is sound; it shows what that measure excuses;
+- `none`: no proviso at all, which is unsound in general and only shows what a proof that the
+  graph has no cycle would be worth.
+Then the strongly connected components (networkx) of the whole state graph of a few small spaces,
+with every event: a cycle is what the proviso exists for; and the events there that a candidate
+progress measure over zab's nodes (`node_measure`) does not raise.
+
+    python benchmarks/proviso_probe.py --depth 26
+    python benchmarks/proviso_probe.py --depth 12 --no-cycles     # quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from zabmc.explore.events import CRASHES, DROPS, HEARTBEATS, MADE, TIMEOUTS  # noqa: E402
+
+MODES = ("por", "measure", "none")
+#: small spaces whose whole graph is checked for cycles: (model, ExploreConfig keywords)
+CYCLE_SPACES = [("zab", {"nodes": 3, "proposals": 2}),
+                ("zab", {"nodes": 2, "proposals": 1, "max_timeouts": 2, "max_heartbeats": 1,
+                         "max_drops": 1})]
+
+
+def _patch(mode: str) -> None:
+    """Change the one-process search's proviso for `mode` (this process only)."""
+    bfs = sys.modules["zabmc.explore.bfs"]
+    if mode == "none":
+        proviso = bfs._Chunk.proviso
+
+        def no_proviso(self, fps, new):
+            proviso(self, fps, new)  # keep its bookkeeping, send nothing back
+            return []
+
+        bfs._Chunk.proviso = no_proviso
+    elif mode == "measure":
+        offer_reduced, offer = bfs._Chunk.offer_reduced, bfs._Chunk.offer
+
+        def offer_reduced_keyed(self, pi, s):
+            self.parent_key = (s.budgets[:5], s.ghost)
+            return offer_reduced(self, pi, s)
+
+        def offer_filtered(self, pi, items, track=False, got=None):
+            if not track:
+                return offer(self, pi, items, track, got)
+            key = self.parent_key
+            kept = list(items)
+            level_changing = []
+            for ei, (ev, s2, v) in kept:
+                if (s2.budgets[:5], s2.ghost) != key:
+                    level_changing.append(ei)
+            before = len(self.edges)
+            offer(self, pi, kept, track, got)
+            # drop the edges of events that change the measure: they cannot be on a cycle
+            changed = set(level_changing)
+            self.edges[before:] = [e for (ei, _), e in zip(kept, self.edges[before:])
+                                   if ei not in changed]
+
+        bfs._Chunk.offer_reduced = offer_reduced_keyed
+        bfs._Chunk.offer = offer_filtered
+
+
+def one(mode: str, depth: int) -> dict:
+    """The reduced search of the depth-40 space to `depth`, its proviso as `mode`."""
+    import zabmc.explore.bfs  # noqa: F401 - the module `_patch` changes
+    from zabmc.explore.env import Env, ExploreConfig
+    from zabmc.explore.por import Stubborn
+    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+    from zabmc.model import get_model
+
+    _patch(mode)
+    bfs = sys.modules["zabmc.explore.bfs"]
+    cfg = ExploreConfig(nodes=3, network="fifo", proposals=2, max_timeouts=1, depth=depth)
+    env = Env(get_model("zab"), cfg, Checker(DEFAULT_PROPERTIES))
+    st = Stubborn(env)
+    t = time.process_time()
+    out = bfs.BFS(env, reduction=st).run()
+    return {"mode": mode, "distinct": out.distinct, "generated": out.generated, "full": st.full,
+            "reduced": st.reduced, "cpu": time.process_time() - t, "last": out.per_depth[-1],
+            "violations": len(out.violations)}
+
+
+def _popcount(x: int) -> int:
+    return bin(x).count("1")
+
+
+def node_measure(s) -> tuple:
+    """A candidate progress measure of a zab state, compared as a tuple: the budgets spent, the
+    ghost's size, the nodes' epochs, leader phases, acknowledgement sets and histories, and then
+    fewer messages in flight."""
+    b, (logs, bc, est, pro), ns = s.budgets, s.ghost, s.nodes
+    return (b[MADE] - b[DROPS] - b[TIMEOUTS] - b[HEARTBEATS] - b[CRASHES],
+            sum(map(len, logs or ())) + len(bc or ()) + len(est or ()) + len(pro or ()),
+            sum(x.accepted_epoch for x in ns), sum(x.current_epoch for x in ns),
+            sum(x.phase for x in ns),
+            sum(_popcount(x.cepochs) + _popcount(x.epoch_acks) + _popcount(x.leader_acks)
+                for x in ns),
+            sum(len(x.history) for x in ns),
+            -sum(map(len, s.net)))
+
+
+def cycles(model: str, kw: dict) -> dict:
+    """The whole state graph of a small space, every event: its states, events and cycles, and
+    how many events raise `node_measure`, leave it equal or lower it, by the delivered
+    message's kind (its first field) or the event's kind."""
+    import networkx as nx
+
+    from zabmc.explore.env import Env, ExploreConfig
+    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+    from zabmc.model import get_model
+
+    env = Env(get_model(model), ExploreConfig(network="fifo", depth=1000, **kw),
+              Checker(DEFAULT_PROPERTIES))
+    s0, _ = env.initial()
+    ids = {env.fingerprint(s0): 0}
+    todo, g, by, events = [s0], nx.DiGraph(), Counter(), 0
+    g.add_node(0)
+    while todo:
+        s = todo.pop()
+        i = ids[env.fingerprint(s)]
+        m = node_measure(s)
+        for ev, s2, _ in env.successors(s):
+            events += 1
+            m2 = node_measure(s2)
+            if m2 <= m:
+                what = model_msg(env, ev)
+                by["equal" if m2 == m else "lower", what] += 1
+            fp = env.fingerprint(s2)
+            j = ids.get(fp)
+            if j is None:
+                j = ids[fp] = len(ids)
+                todo.append(s2)
+            g.add_edge(i, j)
+    comps = [c for c in nx.strongly_connected_components(g) if len(c) > 1]
+    return {"states": len(ids), "events": events, "edges": g.number_of_edges(),
+            "cyclic_components": len(comps),
+            "self_loops": nx.number_of_selfloops(g), "not_raised": by}
+
+
+def model_msg(env, ev) -> str:
+    """The delivered message's kind by name, or the event's kind."""
+    if type(ev).__name__ == "Deliver":
+        from models.zab import handlers
+
+        names = {getattr(handlers, k): k for k in ("VOTE", "LFL", "CEPOCH", "NEWEPOCH", "ACKEPOCH",
+                                                   "NEWLEADER", "ACKLEADER", "COMMITLEADER",
+                                                   "PROPOSE", "ACK", "COMMIT")}
+        return "deliver " + names.get(ev.msg[0], str(ev.msg[0]))
+    return type(ev).__name__.lower()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--depth", type=int, default=26)
+    ap.add_argument("--no-cycles", action="store_true", help="skip the cycle check")
+    ap.add_argument("--parallel", action="store_true", help="run the three searches at once")
+    ap.add_argument("--one", choices=MODES, help=argparse.SUPPRESS)  # a child's own run
+    args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(one(args.one, args.depth)))
+        return 0
+    cmd = [sys.executable, __file__, "--depth", str(args.depth), "--one"]
+    if args.parallel:
+        procs = [subprocess.Popen(cmd + [m], stdout=subprocess.PIPE, text=True) for m in MODES]
+        outs = [p.communicate()[0] for p in procs]
+    else:
+        outs = [subprocess.run(cmd + [m], stdout=subprocess.PIPE, text=True, check=True).stdout
+                for m in MODES]
+    print(f"zab --nodes 3 --proposals 2 --max-timeouts 1 --reduction por, to depth {args.depth}")
+    print("| proviso | distinct | last level | expanded in full / in part | CPU s |")
+    print("|---|---:|---:|---:|---:|")
+    for text in outs:
+        r = json.loads(text)
+        print(f"| {r['mode']} | {r['distinct']:,} | {r['last']:,} | {r['full']:,} / "
+              f"{r['reduced']:,} | {r['cpu']:.1f} |")
+    if not args.no_cycles:
+        for model, kw in CYCLE_SPACES:
+            r = cycles(model, kw)
+            print(f"{model} {kw}: {r['states']:,} states, {r['events']:,} events "
+                  f"({r['edges']:,} distinct edges), "
+                  f"{r['cyclic_components']} cyclic components, {r['self_loops']} self-loops")
+            print("  events that do not raise node_measure: " + ", ".join(
+                f"{how} {what} {n:,}" for (how, what), n in sorted(r["not_raised"].items())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
