@@ -64,16 +64,12 @@ def _patch(mode: str) -> None:
                 return offer(self, pi, items, track, got)
             key = self.parent_key
             kept = list(items)
-            level_changing = []
-            for ei, (ev, s2, v) in kept:
-                if (s2.budgets[:5], s2.ghost) != key:
-                    level_changing.append(ei)
+            raising = {ei for ei, (_, s2, _) in kept if (s2.budgets[:5], s2.ghost) != key}
             before = len(self.edges)
-            offer(self, pi, kept, track, got)
-            # drop the edges of events that change the measure: they cannot be on a cycle
-            changed = set(level_changing)
+            offer(self, pi, kept, track, got)  # one edge per kept event, in order
+            # an event that raises the measure is on no cycle: the proviso need not see it
             self.edges[before:] = [e for (ei, _), e in zip(kept, self.edges[before:])
-                                   if ei not in changed]
+                                   if ei not in raising]
 
         bfs._Chunk.offer_reduced = offer_reduced_keyed
         bfs._Chunk.offer = offer_filtered

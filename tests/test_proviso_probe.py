@@ -15,18 +15,19 @@ from benchmarks import proviso_probe  # noqa: E402
 
 
 def test_the_probes_baseline_is_the_shipped_reduced_search(cli, capsys):
-    assert proviso_probe.main(["--depth", "12", "--no-cycles"]) == 0
+    assert proviso_probe.main(["--depth", "14", "--no-cycles"]) == 0
     rows = {line.split("|")[1].strip(): line for line in capsys.readouterr().out.splitlines()
             if line.startswith("| ") and "distinct" not in line}
     code, out, _ = cli(["check", "--model", "zab", "--network", "fifo", "--nodes", "3",
-                        "--proposals", "2", "--max-timeouts", "1", "--depth", "12",
+                        "--proposals", "2", "--max-timeouts", "1", "--depth", "14",
                         "--reduction", "por", "--json", "-q"])
     shipped = json.loads(out)
     assert code == 0
     distinct = lambda mode: int(rows[mode].split("|")[2].replace(",", ""))  # noqa: E731
     assert distinct("por") == shipped["distinct_states"]
-    # what the proviso costs can only be states the unsound run leaves out
-    assert distinct("none") <= distinct("measure") <= distinct("por")
+    # what the proviso costs can only be states the unsound run leaves out; the measure's run
+    # still expands fully where an event that changes neither budgets nor ghost leads back
+    assert distinct("none") < distinct("measure") <= distinct("por")
 
 
 def test_the_probes_graph_of_a_space_is_the_explorers(cli):
