@@ -65,10 +65,12 @@ gate: install
 # cores with the others and no search runs twice. The tests run on every core
 # (pytest-xdist, at most 4 workers), a module marked `xdist_group` on one worker (the Spark
 # standalone cluster's tests share one cluster), except those that start real ZooKeeper servers:
-# their conformance waits are timing tolerances, so they run afterwards, alone.
+# their conformance waits are timing tolerances, so they run afterwards, alone. Both print their
+# slowest tests: CI's time is within a minute of its 25-minute limit, and those lines say where
+# it goes.
 test: install-test
 	$(PY) -m pytest -q -p no:cacheprovider --durations=40 -n auto --maxprocesses 4 --dist loadgroup -m "not real"
-	$(PY) -m pytest -q -p no:cacheprovider -m real
+	$(PY) -m pytest -q -p no:cacheprovider --durations=10 -m real
 
 # The quick inner loop: skips tests marked slow or spark.
 test-fast: install-test

@@ -722,7 +722,7 @@ def test_make_gate_runs_the_gate_of_the_verification_report():
     assert _recipe(makefile, "test: install-test") == [
         '$(PY) -m pytest -q -p no:cacheprovider --durations=40 -n auto --maxprocesses 4 '
         '--dist loadgroup -m "not real"',
-        "$(PY) -m pytest -q -p no:cacheprovider -m real"]
+        "$(PY) -m pytest -q -p no:cacheprovider --durations=10 -m real"]
     from test_gate_runs import test_the_gate_run_passes as gate_test
     marks = {m.name: m for m in gate_test.pytestmark}
     assert list(marks["parametrize"].args[1]) == list(range(1, len(RUNS) + 1))
