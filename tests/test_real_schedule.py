@@ -532,3 +532,36 @@ def test_the_expected_leader_is_heard_first():
     ens = _Links(3, winner=3, decides=set())
     _set_links(ens, 3, {(1, 2)}, {"1": {"role": ["following", "looking"]}}, 1.0)
     assert ens.healed == [(1, 3), (2, 3)] and ens.cuts == {(1, 2)}
+
+
+def test_the_proxys_two_readers_of_listening_ports_agree():
+    """The proxy asks the kernel's sock_diag which ports listen, and reads /proc/net/tcp only
+    where netlink cannot answer: on this machine both answer, alike, with sockets opened here
+    in each state that matters: listening on IPv4 and on IPv6 (in), bound but not listening and
+    connected (out), and a listener closed again (out)."""
+    import socket
+
+    from zabmc.real.proxy import _diag_listening_ports, _proc_listening_ports
+
+    with socket.socket() as v4, socket.socket(socket.AF_INET6) as v6, \
+            socket.socket() as bound, socket.socket() as client:
+        v4.bind(("127.0.0.1", 0))
+        v4.listen()
+        v6.bind(("::1", 0))
+        v6.listen()
+        bound.bind(("127.0.0.1", 0))
+        client.connect(v4.getsockname())
+        closed = socket.socket()
+        closed.bind(("127.0.0.1", 0))
+        closed.listen()
+        gone = closed.getsockname()[1]
+        closed.close()
+        for _ in range(5):  # other tests open and close listeners: a quiet moment
+            diag, proc, again = (_diag_listening_ports(), _proc_listening_ports(),
+                                 _diag_listening_ports())
+            if diag == again:
+                break
+        assert diag is not None and diag == proc == again
+        ours = {v4.getsockname()[1], v6.getsockname()[1]}
+        assert ours <= diag and not {bound.getsockname()[1], client.getsockname()[1],
+                                     gone} & diag
