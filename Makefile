@@ -58,19 +58,18 @@ check: install
 gate: install
 	zabmc gate
 
-# The whole test suite, slow and Spark tests included (this is what .ci/run runs); the invariant
-# gate's runs are among its tests (tests/test_gate_runs.py: each run of zabmc/gate.py must pass;
-# the exhaustive reduced runs 9 and 10 to depth 28, runs 8 and 17 on their first half, `make gate`
-# to the end), so they share the
-# cores with the others and no search runs twice. The tests run on every core
-# (pytest-xdist, at most 4 workers), a module marked `xdist_group` on one worker (the Spark
-# standalone cluster's tests share one cluster), except those that start real ZooKeeper servers:
-# their conformance waits are timing tolerances, so they run afterwards, alone. Both print their
-# slowest tests: CI's time is within a minute of its 25-minute limit, and those lines say where
-# it goes.
+# The whole test suite, slow, Spark and real-ZooKeeper tests included (this is what .ci/run
+# runs); the invariant gate's runs are among its tests (tests/test_gate_runs.py: each run of
+# zabmc/gate.py must pass; the exhaustive reduced runs 9 and 10 to depth 28, runs 8 and 17 on
+# their first half, `make gate` to the end), so they share the cores with the others and no
+# search runs twice. The tests run on every core (pytest-xdist, at most 4 workers). The modules
+# whose JVMs' timing matters, the Spark standalone cluster's and the real ZooKeeper ensembles',
+# form one `xdist_group` (tests/conftest.py, SERIAL_JVMS): one worker runs them one after
+# another, mostly waiting on the servers, while the others run the CPU-bound tests. pytest
+# prints the slowest tests: CI's time is close to its 25-minute limit, and those lines say
+# where it goes.
 test: install-test
-	$(PY) -m pytest -q -p no:cacheprovider --durations=40 -n auto --maxprocesses 4 --dist loadgroup -m "not real"
-	$(PY) -m pytest -q -p no:cacheprovider --durations=10 -m real
+	$(PY) -m pytest -q -p no:cacheprovider --durations=50 -n auto --maxprocesses 4 --dist loadgroup
 
 # The quick inner loop: skips tests marked slow or spark.
 test-fast: install-test

@@ -16,6 +16,14 @@ from zabmc.cli import main
 settings.register_profile("zabmc", deadline=None)
 settings.load_profile("zabmc")
 
+#: `make test` runs the whole suite on every core (pytest-xdist, --dist loadgroup). The modules
+#: whose JVMs' timing matters carry this mark, so that one worker runs them one after another
+#: while the other workers run the CPU-bound tests: the Spark standalone cluster's (its tests
+#: share one cluster) and the real ZooKeeper ensembles' (their conformance waits are timing
+#: tolerances, and no two ensembles, nor an ensemble and the cluster, should run at once). The
+#: group has the most tests of any unit, so xdist hands it out first.
+SERIAL_JVMS = pytest.mark.xdist_group("jvms")
+
 
 def need(tool: str, why: str) -> None:
     """The test cannot run: `tool` is missing, for the reason `why`. Under CI=true (what `make

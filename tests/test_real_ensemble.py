@@ -20,10 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import need
+from conftest import SERIAL_JVMS, need
 from zabmc.errors import UsageError
 from zabmc.real import disk
 from zabmc.real.proxy import LinkProxy
+
+pytestmark = SERIAL_JVMS  # the ensembles run on one worker, one at a time (tests/conftest.py)
 
 REPO = Path(__file__).resolve().parent.parent
 

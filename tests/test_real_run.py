@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import need
+from conftest import SERIAL_JVMS, need
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "corpus" / "zk"
 
-pytestmark = pytest.mark.real
+pytestmark = [pytest.mark.real, SERIAL_JVMS]
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -16,11 +16,11 @@ import time
 
 import pytest
 
-from conftest import need_pyspark
+from conftest import SERIAL_JVMS, need_pyspark
 
 # one worker of a parallel run (make test: pytest-xdist --dist loadgroup) runs this module, so
 # its tests share the one standalone cluster the module fixture starts
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark-cluster")]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, SERIAL_JVMS]
 
 BAG_BUG = ["--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals", "2"]
 # long enough that an executor killed after its first task, or after the first reliable checkpoint

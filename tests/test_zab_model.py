@@ -718,11 +718,10 @@ def test_make_gate_runs_the_gate_of_the_verification_report():
     assert all("--model zk-fixed " in line for line in gate[10:])
     assert len(gate) == 19
     assert _recipe(makefile, "gate: install") == ["zabmc gate"]
-    # the whole suite in two parts that together select every test (not real, then real alone)
+    # the whole suite in one run that selects every test (no -m), on every core
     assert _recipe(makefile, "test: install-test") == [
-        '$(PY) -m pytest -q -p no:cacheprovider --durations=40 -n auto --maxprocesses 4 '
-        '--dist loadgroup -m "not real"',
-        "$(PY) -m pytest -q -p no:cacheprovider --durations=10 -m real"]
+        "$(PY) -m pytest -q -p no:cacheprovider --durations=50 -n auto --maxprocesses 4 "
+        "--dist loadgroup"]
     from test_gate_runs import test_the_gate_run_passes as gate_test
     marks = {m.name: m for m in gate_test.pytestmark}
     assert list(marks["parametrize"].args[1]) == list(range(1, len(RUNS) + 1))
