@@ -129,6 +129,7 @@ def cycles(model: str, kw: dict) -> dict:
     s0, _ = env.initial()
     ids = {env.fingerprint(s0): 0}
     todo, g, by, events = [s0], nx.DiGraph(), Counter(), 0
+    names = _message_names()
     g.add_node(0)
     while todo:
         s = todo.pop()
@@ -138,7 +139,7 @@ def cycles(model: str, kw: dict) -> dict:
             events += 1
             m2 = node_measure(s2)
             if m2 <= m:
-                what = model_msg(env, ev)
+                what = model_msg(ev, names)
                 by["equal" if m2 == m else "lower", what] += 1
             fp = env.fingerprint(s2)
             j = ids.get(fp)
@@ -152,14 +153,19 @@ def cycles(model: str, kw: dict) -> dict:
             "self_loops": nx.number_of_selfloops(g), "not_raised": by}
 
 
-def model_msg(env, ev) -> str:
-    """The delivered message's kind by name, or the event's kind."""
-    if type(ev).__name__ == "Deliver":
-        from models.zab import handlers
+def _message_names() -> dict:
+    """zab's message kinds by their value (labels only: no handler runs here)."""
+    from models.zab import handlers
 
-        names = {getattr(handlers, k): k for k in ("VOTE", "LFL", "CEPOCH", "NEWEPOCH", "ACKEPOCH",
-                                                   "NEWLEADER", "ACKLEADER", "COMMITLEADER",
-                                                   "PROPOSE", "ACK", "COMMIT")}
+    return {getattr(handlers, k): k for k in ("VOTE", "LFL", "CEPOCH", "NEWEPOCH", "ACKEPOCH",
+                                              "NEWLEADER", "ACKLEADER", "COMMITLEADER",
+                                              "PROPOSE", "ACK", "COMMIT")}
+
+
+def model_msg(ev, names: dict) -> str:
+    """The delivered message's kind by name (`names`, from `_message_names`), or the event's
+    kind."""
+    if type(ev).__name__ == "Deliver":
         return "deliver " + names.get(ev.msg[0], str(ev.msg[0]))
     return type(ev).__name__.lower()
 

@@ -44,6 +44,7 @@ level being expanded is dropped, the workers are killed; a checkpoint then holds
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import signal
@@ -546,8 +547,7 @@ class ParallelBFS(BFS):
         keep = self._made
         fp_of = xxh3_128_digest if self._canonical else None
 
-        def note(items, fps, eis, viol, base: int) -> list:
-            return _note(fingerprint, items, fps, eis, viol, base)
+        note = functools.partial(_note, fingerprint)
 
         def keep_the_new(got) -> None:
             fps = [g[0] for g in got]
