@@ -65,7 +65,8 @@ gate: install
 # search runs twice. The tests run on every core (pytest-xdist, at most 4 workers). The modules
 # whose JVMs' timing matters, the Spark standalone cluster's and the real ZooKeeper ensembles',
 # form one `xdist_group` (tests/conftest.py, SERIAL_JVMS): one worker runs them one after
-# another, mostly waiting on the servers, while the others run the CPU-bound tests. pytest
+# another, mostly waiting on the servers, while the others run the CPU-bound tests at a lower
+# priority (nice + 10), so that the servers' timing is as if they ran alone. pytest
 # prints the slowest tests: CI's time is close to its 25-minute limit, and those lines say
 # where it goes.
 test: install-test

@@ -24,6 +24,20 @@ settings.load_profile("zabmc")
 #: group has the most tests of any unit, so xdist hands it out first.
 SERIAL_JVMS = pytest.mark.xdist_group("jvms")
 
+#: Beside it, a worker that starts any other test lowers its own scheduling priority by this
+#: much (nice; raising it needs no privilege, and the children it starts inherit it): the
+#: CPU-bound searches then take the cores only when the group's servers do not want them, so
+#: the ensembles' timing is as if they ran alone, and no core idles while they wait. The group's
+#: worker runs the group first (it is the first unit handed out), so it is lowered only after.
+NICE_BESIDE_JVMS = 10
+BASE_NICE = os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def pytest_runtest_setup(item):
+    if (os.environ.get("PYTEST_XDIST_WORKER") and item.get_closest_marker("xdist_group") is None
+            and os.getpriority(os.PRIO_PROCESS, 0) < BASE_NICE + NICE_BESIDE_JVMS):
+        os.setpriority(os.PRIO_PROCESS, 0, min(19, BASE_NICE + NICE_BESIDE_JVMS))
+
 
 def need(tool: str, why: str) -> None:
     """The test cannot run: `tool` is missing, for the reason `why`. Under CI=true (what `make

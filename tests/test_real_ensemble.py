@@ -518,3 +518,12 @@ def test_a_directory_of_jars_runs_too(real_tools, tmp_path):
         ens.start_all()
         ens.wait_leader(timeout=30)
         assert ens.log_lines(1, r"\[myid:1\] \[.+\] INFO ")  # our log4j pattern: time, thread
+
+
+def test_the_ensembles_run_at_the_suites_own_priority():
+    """The JVM group runs at the priority the suite started with, under xdist too (its worker
+    runs it before anything else, tests/conftest.py), so a CPU-bound test beside it yields the
+    cores to the servers; tests/test_need.py checks that other side."""
+    from conftest import BASE_NICE
+
+    assert os.getpriority(os.PRIO_PROCESS, 0) == BASE_NICE
