@@ -62,13 +62,13 @@ gate: install
 # runs); the invariant gate's runs are among its tests (tests/test_gate_runs.py: each run of
 # zabmc/gate.py must pass; the exhaustive reduced runs 9 and 10 to depth 28, runs 8 and 17 on
 # their first half, `make gate` to the end), so they share the cores with the others and no
-# search runs twice. The tests run on every core (pytest-xdist, at most 4 workers). The modules
-# whose JVMs' timing matters, the Spark standalone cluster's and the real ZooKeeper ensembles',
-# form one `xdist_group` (tests/conftest.py, SERIAL_JVMS): one worker runs them one after
-# another, mostly waiting on the servers, while the others run the CPU-bound tests at a lower
-# priority (nice + 10), so that the servers' timing is as if they ran alone. pytest
-# prints the slowest tests: CI's time is close to its 25-minute limit, and those lines say
-# where it goes.
+# search runs twice. The tests run on every core (pytest-xdist: a worker per core and one more,
+# at most 4; tests/conftest.py). The modules whose JVMs' timing matters, the Spark standalone
+# cluster's and the real ZooKeeper ensembles', form one `xdist_group` (tests/conftest.py,
+# SERIAL_JVMS): one worker runs them one after another, mostly waiting on the servers, while the
+# others run the CPU-bound tests at a lower priority (nice + 10), so that the servers' timing is
+# as if they ran alone. pytest prints the slowest tests: CI's time is close to its 25-minute
+# limit, and those lines say where it goes.
 test: install-test
 	$(PY) -m pytest -q -p no:cacheprovider --durations=50 -n auto --maxprocesses 4 --dist loadgroup
 

@@ -33,6 +33,13 @@ NICE_BESIDE_JVMS = 10
 BASE_NICE = os.getpriority(os.PRIO_PROCESS, 0)
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: a worker per core the suite may use, and one more for the JVM group, whose
+    worker mostly waits on its servers (it would leave its core idle half the time). The others
+    run at the lower priority above, so the extra worker takes no time from the servers."""
+    return len(os.sched_getaffinity(0)) + 1
+
+
 def pytest_runtest_setup(item):
     if (os.environ.get("PYTEST_XDIST_WORKER") and item.get_closest_marker("xdist_group") is None
             and os.getpriority(os.PRIO_PROCESS, 0) < BASE_NICE + NICE_BESIDE_JVMS):

@@ -74,3 +74,10 @@ def test_under_xdist_a_cpu_bound_test_yields_the_cores_to_the_jvms():
         assert now == min(19, BASE_NICE + NICE_BESIDE_JVMS)
     else:
         assert now == BASE_NICE
+
+
+def test_make_test_runs_a_worker_more_than_there_are_cores():
+    """`-n auto` (make test) gives one worker per core plus one for the JVM group."""
+    import conftest
+
+    assert conftest.pytest_xdist_auto_num_workers(None) == len(os.sched_getaffinity(0)) + 1
