@@ -565,3 +565,30 @@ def test_the_proxys_two_readers_of_listening_ports_agree():
         ours = {v4.getsockname()[1], v6.getsockname()[1]}
         assert ours <= diag and not {bound.getsockname()[1], client.getsockname()[1],
                                      gone} & diag
+
+
+def test_where_netlink_is_missing_the_proxy_reads_proc_and_stops_asking(monkeypatch):
+    """A kernel without netlink (socket() refuses AF_NETLINK): the proxy answers from
+    /proc/net/tcp, and its next polls do not try netlink again."""
+    import socket
+
+    from zabmc.real import proxy
+
+    tries = []
+    real_socket = socket.socket
+
+    def no_netlink(family=-1, *a, **kw):
+        if family == socket.AF_NETLINK:
+            tries.append(family)
+            raise OSError(93, "Protocol not supported")
+        return real_socket(family, *a, **kw)
+
+    monkeypatch.setattr(proxy, "_DIAG", {"usable": True})
+    monkeypatch.setattr(proxy.socket, "socket", no_netlink)
+    with real_socket() as v4:
+        v4.bind(("127.0.0.1", 0))
+        v4.listen()
+        port = v4.getsockname()[1]
+        first, second = proxy._listening_ports(), proxy._listening_ports()
+    assert port in first and port in second
+    assert tries == [socket.AF_NETLINK] and proxy._DIAG == {"usable": False}

@@ -32,13 +32,12 @@ from dataclasses import dataclass, field
 _CHUNK = 65536
 _LIMIT = 65536  # bytes held per direction before the proxy stops reading that side
 _MIRROR_S = 0.02  # how often routes are matched to whether their targets listen
-_LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's st column
 
 
 def _listening_ports() -> set | None:
     """The TCP ports something listens on (IPv4 and IPv6), or None where neither the kernel's
     sock_diag nor /proc/net/tcp is there to say."""
-    ports = _diag_listening_ports()
+    ports = _diag_listening_ports() if _DIAG["usable"] else None
     return ports if ports is not None else _proc_listening_ports()
 
 
@@ -46,7 +45,11 @@ def _listening_ports() -> set | None:
 _NETLINK_SOCK_DIAG, _SOCK_DIAG_BY_FAMILY = 4, 20
 _NLM_F_REQUEST_DUMP = 0x1 | 0x300
 _NLMSG_ERROR, _NLMSG_DONE = 2, 3
-_TCP_LISTEN = 10
+_TCP_LISTEN = 10  # linux/tcp_states.h
+_LISTEN = f"{_TCP_LISTEN:02X}"  # the same in /proc/net/tcp's st column
+#: whether sock_diag may be asked: a kernel without netlink or without inet_diag says so once,
+#: and the proxy then reads /proc only (a failed read for any other reason is not remembered)
+_DIAG = {"usable": True}
 _NLMSG = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, sequence, port id
 _DIAG_REQ = struct.Struct("=BBBxI48x")  # inet_diag_req_v2: family, protocol, ext, states; no id
 
@@ -58,7 +61,12 @@ def _diag_listening_ports() -> set | None:
     routes 50 times a second). None where netlink or its inet_diag module is not available."""
     ports = set()
     try:
-        with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, _NETLINK_SOCK_DIAG) as s:
+        s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, _NETLINK_SOCK_DIAG)
+    except (OSError, AttributeError):  # no netlink here (or not for sock_diag)
+        _DIAG["usable"] = False
+        return None
+    try:
+        with s:
             s.settimeout(1.0)
             for seq, family in enumerate((socket.AF_INET, socket.AF_INET6), 1):
                 req = _DIAG_REQ.pack(family, socket.IPPROTO_TCP, 0, 1 << _TCP_LISTEN)
@@ -75,7 +83,8 @@ def _diag_listening_ports() -> set | None:
                         if kind == _NLMSG_DONE:
                             done = True
                             break
-                        if kind == _NLMSG_ERROR:
+                        if kind == _NLMSG_ERROR:  # e.g. ENOENT: no inet_diag module
+                            _DIAG["usable"] = False
                             return None
                         # inet_diag_msg: family, state, timer, retransmits, then the source
                         # port in network order
