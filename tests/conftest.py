@@ -31,6 +31,7 @@ SERIAL_JVMS = pytest.mark.xdist_group("jvms")
 #: worker runs the group first (it is the first unit handed out), so it is lowered only after.
 NICE_BESIDE_JVMS = 10
 BASE_NICE = os.getpriority(os.PRIO_PROCESS, 0)
+LOWERED_NICE = min(19, BASE_NICE + NICE_BESIDE_JVMS)  # nice's ceiling is 19
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -42,8 +43,8 @@ def pytest_xdist_auto_num_workers(config):
 
 def pytest_runtest_setup(item):
     if (os.environ.get("PYTEST_XDIST_WORKER") and item.get_closest_marker("xdist_group") is None
-            and os.getpriority(os.PRIO_PROCESS, 0) < BASE_NICE + NICE_BESIDE_JVMS):
-        os.setpriority(os.PRIO_PROCESS, 0, min(19, BASE_NICE + NICE_BESIDE_JVMS))
+            and os.getpriority(os.PRIO_PROCESS, 0) < LOWERED_NICE):
+        os.setpriority(os.PRIO_PROCESS, 0, LOWERED_NICE)
 
 
 def need(tool: str, why: str) -> None:
