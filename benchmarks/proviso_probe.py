@@ -1,13 +1,19 @@
 """What the reduced search's proviso costs, and whether the graphs it guards have cycles (#38).
 
 Not a feature: a measurement for the next step of the reduction. It prints, for issue #19's zab
-depth-40 space to `--depth`, the reduced breadth-first search three ways, each in a fresh process
-(all at once, one per core when `--parallel`):
+depth-40 space to `--depth`, the reduced breadth-first search four ways, each in a fresh process
+(all at once when `--parallel`):
 - `por`: `--reduction por` as shipped (docs/reduction.md, rule 6: a state whose kept event leads
   back to its own level or an earlier one is expanded fully);
 - `measure`: the proviso looks only at kept events that change neither the budgets nor the ghost
   state. Those two never decrease along an event, so a cycle of the reduced graph is made of events
   that change neither, and this is sound; it shows what that measure excuses;
+- `checked`: a finer progress measure over zab's nodes and messages (`zab_measure`), checked on
+  every kept event instead of proved: an event that raises it is on no cycle, and the proviso
+  skips it; a state with a kept event that lowers it is expanded fully, whatever the event's
+  level. Sound: a cycle of the reduced graph either has an event that lowers the measure, whose
+  state is expanded fully, or leaves it equal all round, and then its edge back to an earlier
+  level is one the proviso sees. It shows what a measure would excuse, and what checking it costs;
 - `none`: no proviso at all, which is unsound in general and only shows what a proof that the
   graph has no cycle would be worth.
 Then the strongly connected components (networkx) of the whole state graph of a few small spaces,
@@ -34,7 +40,7 @@ if str(ROOT) not in sys.path:
 
 from zabmc.explore.events import CRASHES, DROPS, HEARTBEATS, MADE, TIMEOUTS  # noqa: E402
 
-MODES = ("por", "measure", "none")
+MODES = ("por", "measure", "checked", "none")
 #: small spaces whose whole graph is checked for cycles: (model, ExploreConfig keywords)
 CYCLE_SPACES = [("zab", {"nodes": 3, "proposals": 2}),
                 ("zab", {"nodes": 2, "proposals": 1, "max_timeouts": 2, "max_heartbeats": 1,
@@ -73,6 +79,102 @@ def _patch(mode: str) -> None:
 
         bfs._Chunk.offer_reduced = offer_reduced_keyed
         bfs._Chunk.offer = offer_filtered
+    elif mode == "checked":
+        offer_reduced, offer, proviso = (bfs._Chunk.offer_reduced, bfs._Chunk.offer,
+                                         bfs._Chunk.proviso)
+
+        names = _message_names()
+
+        def offer_reduced_measured(self, pi, s):
+            self.parent_measure = zab_measure(s)
+            return offer_reduced(self, pi, s)
+
+        def offer_checked(self, pi, items, track=False, got=None):
+            if not track:
+                return offer(self, pi, items, track, got)
+            kept = list(items)
+            m = self.parent_measure
+            before = len(self.edges)
+            offer(self, pi, kept, track, got)  # one edge per kept event, in order
+            edges = []
+            for (_, (ev, s2, _)), e in zip(kept, self.edges[before:]):
+                m2 = zab_measure(s2)
+                if m2 > m:
+                    continue  # on no cycle
+                if m2 < m:
+                    self.__dict__.setdefault("lowered", set()).add(pi)
+                    CHECKED["lowering"] += 1
+                    what = model_msg(ev, names)
+                    CHECKED["by"][what] = CHECKED["by"].get(what, 0) + 1
+                edges.append(e)
+            self.edges[before:] = edges
+
+        def proviso_checked(self, fps, new):
+            lowered = self.__dict__.pop("lowered", set())
+            rest = {pi: self.reduced[pi] for pi in lowered}  # `proviso` clears `reduced`
+            pending = proviso(self, fps, new)
+            sent = {p[0] for p in pending}
+            pending += [(pi,) + rest[pi] for pi in rest if pi not in sent]
+            CHECKED["forced"] += len(set(rest) - sent)
+            return sorted(pending, key=lambda p: p[0])
+
+        bfs._Chunk.offer_reduced = offer_reduced_measured
+        bfs._Chunk.offer = offer_checked
+        bfs._Chunk.proviso = proviso_checked
+
+
+#: the `checked` mode's counts: kept events that lowered the measure, and the states expanded
+#: fully for that alone (the proviso did not send them back)
+CHECKED = {"lowering": 0, "forced": 0, "by": {}}
+#: a message's weight in `zab_measure`, by kind (LFL, VOTE, CEPOCH, NEWEPOCH, ACKEPOCH, NEWLEADER,
+#: ACKLEADER, COMMITLEADER, PROPOSE, ACK, COMMIT): a delivery that only answers sends less
+#: weight than it takes, down each chain of the protocol (a rejoining follower answers NEWLEADER
+#: with ACK-LD and an ACK)
+WEIGHT = (2, 1, 8, 7, 6, 5, 2, 1, 3, 2, 1)
+_parts: dict = {}  # id(node) -> (node, its summands)
+
+
+def _node_parts(x) -> tuple:
+    e = _parts.get(id(x))
+    if e is not None and e[0] is x:
+        return e[1]
+    if len(_parts) > 300_000:
+        _parts.clear()
+    look = 0
+    if x.role == 0:  # LOOKING: how good its vote is, then how many votes it has seen
+        z = x.vote_target_zxid
+        look = (((z[0] * 1000 + z[1]) * 8 + x.vote_target_id) * 8
+                + sum(v is not None for v in x.vote_view))
+    lc = x.last_committed
+    p = (x.current_epoch, x.accepted_epoch, lc[0] * 1000 + lc[1], len(x.history), x.phase,
+         x.cepochs.bit_count() + x.epoch_acks.bit_count() + x.leader_acks.bit_count(), look)
+    _parts[id(x)] = (x, p)
+    return p
+
+
+def zab_measure(s) -> tuple:
+    """A candidate progress measure of a zab state, compared as a tuple: the budgets spent, the
+    ghost's size, the sums over nodes of epochs, committed zxids and history lengths, then how
+    many nodes lead or follow (a follower whose leader's LookForLeader is on its way to it counts
+    as looking: D6 will send it back), leader phases, the looking nodes' votes, the weight of the
+    messages in flight (`WEIGHT`), lighter being more, and last the leaders' acknowledgement sets
+    (a leader takes a rejoining follower out of its forwarding set, and answers it)."""
+    b, (logs, bc, est, pro), ns, net = s.budgets, s.ghost, s.nodes, s.net
+    n = len(ns)
+    sums = [0] * 7
+    settled = 0
+    for x in ns:
+        for k, v in enumerate(_node_parts(x)):
+            sums[k] += v
+        if x.role == 2:
+            settled += 1
+        elif x.role == 1 and not any(m[0] == 0 for m in net[x.leader_id * n + x.id]):
+            settled += 1
+    ce, ae, lc, hl, ph, ak, lk = sums
+    return (b[MADE] - b[DROPS] - b[TIMEOUTS] - b[HEARTBEATS] - b[CRASHES],
+            sum(map(len, logs or ())) + len(bc or ()) + len(est or ()) + len(pro or ()),
+            ce, ae, lc, hl, settled, ph, lk,
+            -sum(WEIGHT[m[0]] for link in net for m in link), ak)
 
 
 def one(mode: str, depth: int) -> dict:
@@ -92,7 +194,7 @@ def one(mode: str, depth: int) -> dict:
     out = bfs.BFS(env, reduction=st).run()
     return {"mode": mode, "distinct": out.distinct, "generated": out.generated, "full": st.full,
             "reduced": st.reduced, "cpu": time.process_time() - t, "last": out.per_depth[-1],
-            "violations": len(out.violations)}
+            "violations": len(out.violations), **CHECKED}
 
 
 def _popcount(x: int) -> int:
@@ -174,7 +276,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--depth", type=int, default=26)
     ap.add_argument("--no-cycles", action="store_true", help="skip the cycle check")
-    ap.add_argument("--parallel", action="store_true", help="run the three searches at once")
+    ap.add_argument("--parallel", action="store_true", help="run the four searches at once")
     ap.add_argument("--one", choices=MODES, help=argparse.SUPPRESS)  # a child's own run
     args = ap.parse_args(argv)
     if args.one:
@@ -194,6 +296,11 @@ def main(argv=None) -> int:
         r = json.loads(text)
         print(f"| {r['mode']} | {r['distinct']:,} | {r['last']:,} | {r['full']:,} / "
               f"{r['reduced']:,} | {r['cpu']:.1f} |")
+        if r["mode"] == "checked":
+            checked = r
+    by = ", ".join(f"{what} {k:,}" for what, k in sorted(checked["by"].items(), key=lambda i: -i[1]))
+    print(f"checked: {checked['lowering']:,} kept events lowered the measure; "
+          f"{checked['forced']:,} states expanded fully for that alone ({by})")
     if not args.no_cycles:
         for model, kw in CYCLE_SPACES:
             r = cycles(model, kw)

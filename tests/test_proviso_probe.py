@@ -5,6 +5,7 @@ exhausts, or its figures say nothing about either."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from benchmarks import proviso_probe  # noqa: E402
 
 def test_the_probes_baseline_is_the_shipped_reduced_search(cli, capsys):
     assert proviso_probe.main(["--depth", "14", "--no-cycles"]) == 0
-    rows = {line.split("|")[1].strip(): line for line in capsys.readouterr().out.splitlines()
+    printed = capsys.readouterr().out
+    rows = {line.split("|")[1].strip(): line for line in printed.splitlines()
             if line.startswith("| ") and "distinct" not in line}
     code, out, _ = cli(["check", "--model", "zab", "--network", "fifo", "--nodes", "3",
                         "--proposals", "2", "--max-timeouts", "1", "--depth", "14",
@@ -28,6 +30,12 @@ def test_the_probes_baseline_is_the_shipped_reduced_search(cli, capsys):
     # what the proviso costs can only be states the unsound run leaves out; the measure's run
     # still expands fully where an event that changes neither budgets nor ghost leads back
     assert distinct("none") < distinct("measure") <= distinct("por")
+    # the checked measure changes which states the proviso sends back: some kept events lower
+    # it (their states are expanded fully), and a state is sent back for that alone at most once
+    lowering, forced = (int(x.replace(",", "")) for x in re.search(
+        r"checked: ([\d,]+) kept events lowered the measure; ([\d,]+) states", printed).groups())
+    expansions = lambda mode: rows[mode].split("|")[4].strip()  # noqa: E731
+    assert 0 < forced <= lowering and expansions("checked") != expansions("por")
 
 
 def test_the_probes_graph_of_a_space_is_the_explorers(cli):
