@@ -38,6 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from models.common.state import FOLLOWING, LEADING, LOOKING  # noqa: E402
+from models.zab.state import (  # noqa: E402
+    ACK, ACKEPOCH, ACKLEADER, CEPOCH, COMMIT, COMMITLEADER, LFL, NEWEPOCH, NEWLEADER, PROPOSE, VOTE)
 from zabmc.explore.events import CRASHES, DROPS, HEARTBEATS, MADE, TIMEOUTS  # noqa: E402
 
 MODES = ("por", "measure", "checked", "none")
@@ -126,11 +129,12 @@ def _patch(mode: str) -> None:
 #: the `checked` mode's counts: kept events that lowered the measure, and the states expanded
 #: fully for that alone (the proviso did not send them back)
 CHECKED = {"lowering": 0, "forced": 0, "by": {}}
-#: a message's weight in `zab_measure`, by kind (LFL, VOTE, CEPOCH, NEWEPOCH, ACKEPOCH, NEWLEADER,
-#: ACKLEADER, COMMITLEADER, PROPOSE, ACK, COMMIT): a delivery that only answers sends less
-#: weight than it takes, down each chain of the protocol (a rejoining follower answers NEWLEADER
-#: with ACK-LD and an ACK)
-WEIGHT = (2, 1, 8, 7, 6, 5, 2, 1, 3, 2, 1)
+#: a message's weight in `zab_measure`, indexed by its kind: a delivery that only answers sends
+#: less weight than it takes, down each chain of the protocol (a rejoining follower answers
+#: NEWLEADER with ACK-LD and an ACK)
+_WEIGHTS = {LFL: 2, VOTE: 1, CEPOCH: 8, NEWEPOCH: 7, ACKEPOCH: 6, NEWLEADER: 5, ACKLEADER: 2,
+            COMMITLEADER: 1, PROPOSE: 3, ACK: 2, COMMIT: 1}
+WEIGHT = tuple(_WEIGHTS.get(k, 0) for k in range(max(_WEIGHTS) + 1))
 _parts: dict = {}  # id(node) -> (node, its summands)
 
 
@@ -141,7 +145,7 @@ def _node_parts(x) -> tuple:
     if len(_parts) > 300_000:
         _parts.clear()
     look = 0
-    if x.role == 0:  # LOOKING: how good its vote is, then how many votes it has seen
+    if x.role == LOOKING:  # how good its vote is, then how many votes it has seen
         z = x.vote_target_zxid
         look = (((z[0] * 1000 + z[1]) * 8 + x.vote_target_id) * 8
                 + sum(v is not None for v in x.vote_view))
@@ -166,9 +170,9 @@ def zab_measure(s) -> tuple:
     for x in ns:
         for k, v in enumerate(_node_parts(x)):
             sums[k] += v
-        if x.role == 2:
+        if x.role == LEADING:
             settled += 1
-        elif x.role == 1 and not any(m[0] == 0 for m in net[x.leader_id * n + x.id]):
+        elif x.role == FOLLOWING and not any(m[0] == LFL for m in net[x.leader_id * n + x.id]):
             settled += 1
     ce, ae, lc, hl, ph, ak, lk = sums
     return (b[MADE] - b[DROPS] - b[TIMEOUTS] - b[HEARTBEATS] - b[CRASHES],
