@@ -138,6 +138,20 @@ WEIGHT = tuple(_WEIGHTS.get(k, 0) for k in range(max(_WEIGHTS) + 1))
 _parts: dict = {}  # id(node) -> (node, its summands)
 
 
+def _spent_and_ghost(s) -> tuple:
+    """What both measures start with: the budgets spent (proposals made count up, the others'
+    budgets count down), and the ghost's size (delivery logs, broadcast order, leaders per epoch,
+    proposals: they only grow)."""
+    b, (logs, bc, est, pro) = s.budgets, s.ghost
+    return (b[MADE] - b[DROPS] - b[TIMEOUTS] - b[HEARTBEATS] - b[CRASHES],
+            sum(map(len, logs or ())) + len(bc or ()) + len(est or ()) + len(pro or ()))
+
+
+def _acks(x) -> int:
+    """A node's CEPOCH, ACK-E and ACK-LD sets, counted."""
+    return x.cepochs.bit_count() + x.epoch_acks.bit_count() + x.leader_acks.bit_count()
+
+
 def _node_parts(x) -> tuple:
     e = _parts.get(id(x))
     if e is not None and e[0] is x:
@@ -151,7 +165,7 @@ def _node_parts(x) -> tuple:
                 + sum(v is not None for v in x.vote_view))
     lc = x.last_committed
     p = (x.current_epoch, x.accepted_epoch, lc[0] * 1000 + lc[1], len(x.history), x.phase,
-         x.cepochs.bit_count() + x.epoch_acks.bit_count() + x.leader_acks.bit_count(), look)
+         _acks(x), look)
     _parts[id(x)] = (x, p)
     return p
 
@@ -163,7 +177,7 @@ def zab_measure(s) -> tuple:
     as looking: D6 will send it back), leader phases, the looking nodes' votes, the weight of the
     messages in flight (`WEIGHT`), lighter being more, and last the leaders' acknowledgement sets
     (a leader takes a rejoining follower out of its forwarding set, and answers it)."""
-    b, (logs, bc, est, pro), ns, net = s.budgets, s.ghost, s.nodes, s.net
+    ns, net = s.nodes, s.net
     n = len(ns)
     sums = [0] * 7
     settled = 0
@@ -175,9 +189,7 @@ def zab_measure(s) -> tuple:
         elif x.role == FOLLOWING and not any(m[0] == LFL for m in net[x.leader_id * n + x.id]):
             settled += 1
     ce, ae, lc, hl, ph, ak, lk = sums
-    return (b[MADE] - b[DROPS] - b[TIMEOUTS] - b[HEARTBEATS] - b[CRASHES],
-            sum(map(len, logs or ())) + len(bc or ()) + len(est or ()) + len(pro or ()),
-            ce, ae, lc, hl, settled, ph, lk,
+    return (*_spent_and_ghost(s), ce, ae, lc, hl, settled, ph, lk,
             -sum(WEIGHT[m[0]] for link in net for m in link), ak)
 
 
@@ -201,21 +213,14 @@ def one(mode: str, depth: int) -> dict:
             "violations": len(out.violations), **CHECKED}
 
 
-def _popcount(x: int) -> int:
-    return bin(x).count("1")
-
-
 def node_measure(s) -> tuple:
     """A candidate progress measure of a zab state, compared as a tuple: the budgets spent, the
     ghost's size, the nodes' epochs, leader phases, acknowledgement sets and histories, and then
     fewer messages in flight."""
-    b, (logs, bc, est, pro), ns = s.budgets, s.ghost, s.nodes
-    return (b[MADE] - b[DROPS] - b[TIMEOUTS] - b[HEARTBEATS] - b[CRASHES],
-            sum(map(len, logs or ())) + len(bc or ()) + len(est or ()) + len(pro or ()),
+    ns = s.nodes
+    return (*_spent_and_ghost(s),
             sum(x.accepted_epoch for x in ns), sum(x.current_epoch for x in ns),
-            sum(x.phase for x in ns),
-            sum(_popcount(x.cepochs) + _popcount(x.epoch_acks) + _popcount(x.leader_acks)
-                for x in ns),
+            sum(x.phase for x in ns), sum(map(_acks, ns)),
             sum(len(x.history) for x in ns),
             -sum(map(len, s.net)))
 
