@@ -212,7 +212,8 @@ class Checker:
                 if new_log != log:
                     logs = logs[:i] + (new_log,) + logs[i + 1 :]
                     log_changed = True
-        ghost = (logs, bc, est, pro)
+        if logs is not ghost[0] or bc is not ghost[1] or est is not ghost[2] or pro is not ghost[3]:
+            ghost = (logs, bc, est, pro)  # (unchanged, it stays the same object)
 
         if "sane-history" in en and touched:
             found.append(_sane_history(node))
