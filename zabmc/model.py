@@ -47,6 +47,13 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
 - **Lost messages** (optional): `on_drop(nodes, src, dst, msg, n)` returns the `(i, Step)` pairs a
   drop of `msg` makes (a model whose messages travel on connections, as over TCP, where a loss
   breaks the connection rather than leaving a gap). Without it a drop only removes the message.
+- **Progress** (optional; `check --reduction por` uses it, docs/reduction.md, "The proviso and a
+  progress measure"): `progress(nodes, net)`, an int that grows as the protocol gets on, so that
+  the reduced search's proviso need not look at an event that raises it; any function is sound,
+  since each event's direction is computed, not assumed. `progress_delivered(nodes, net, src, dst,
+  msg, nodes2, net2)`, optional beside it, gives `progress(nodes2, net2) - progress(nodes, net)`
+  for a delivery of `msg` on link src->dst with no node down, faster than the two sums
+  (tests/test_reduction.py checks that it does).
 - **Liveness** (optional; `check --liveness` needs them): `leader_of(node)`, the node it follows
   (itself when leading, None while electing), and `established(node)`, whether it is a leader that
   has finished synchronizing a quorum (docs/liveness.md); and, optionally, `busy(node)`, whether
@@ -88,9 +95,11 @@ ROLE_NAMES = ("Looking", "Following", "Leading")
 MEMBERS = ("name", "description", "network_assumption", "durable", "fresh", "start", "deliver",
            "timeout", "heartbeat", "can_propose", "is_leading", "propose", "dump", "msg_json",
            "node_json", "describe_msg")
-#: what a model may provide: its own actions, what a drop does, the liveness hooks
+#: what a model may provide: its own actions, what a drop does, the liveness hooks, what the
+#: reduced search reads
 OPTIONAL_MEMBERS = ("actions", "act", "describe_action", "on_drop", "leader_of", "established",
-                    "busy", "footprint", "couplings", "may_send")
+                    "busy", "footprint", "couplings", "may_send", "progress",
+                    "progress_delivered")
 #: the node fields the engines, invariants and reports read
 NODE_FIELDS = ("id", "role", "current_epoch", "accepted_epoch", "history", "last_committed")
 #: node fields the reports print when a model's nodes have them

@@ -351,7 +351,11 @@ class _Chunk:
         self.cand: dict = {}  # fp -> (state, parent index, event index), this chunk only
         if por is not None:
             self.level_seen = SortedRunSet()  # the states this level has found so far
-            self.edges: list = []  # (parent index, fingerprint) of every event a stubborn set kept
+            # (parent index, fingerprint) of every event a stubborn set kept (with a progress
+            # measure: those that leave it equal)
+            self.edges: list = []
+            self.progress = por.progress  # a `progress.Progress`, or None
+            self.lowered: set = set()  # parents with a kept event that lowers the measure
             # parent index -> (its `Expansion`, kept indices, asleep ones), this chunk only
             self.reduced: dict = {}
 
@@ -383,8 +387,9 @@ class _Chunk:
 
     def proviso(self, fps, new) -> list:
         """The chunk's states whose stubborn set leads to a state of this level or an earlier one
-        (not new, and not found earlier in this level): those are expanded fully, so that every
-        cycle of the reduced graph has a fully expanded state."""
+        (not new, and not found earlier in this level), and, with a progress measure, those with a
+        kept event that lowers it (an event that raises it counts for neither): those are expanded
+        fully, so that every cycle of the reduced graph has a fully expanded state."""
         edges, level_seen = self.edges, self.level_seen
         old = set()
         if edges:  # only the ends of kept events can send a state back
@@ -395,7 +400,11 @@ class _Chunk:
                 here = level_seen.contains_batch(again).tolist()
                 old = {fp for fp, h in zip(again, here) if not h}
         level_seen.add_batch(as_array(fps)[new], distinct=True)
-        redo = sorted({pi for pi, fp in edges if fp in old})
+        redo = {pi for pi, fp in edges if fp in old}
+        if self.lowered:
+            redo |= self.lowered
+            self.lowered.clear()
+        redo = sorted(redo)
         edges.clear()
         pending = [(pi,) + self.reduced[pi] for pi in redo]
         self.reduced.clear()
@@ -424,12 +433,15 @@ class _Chunk:
                 sleep.pruned += len(zz)
         else:
             self.offer(pi, x.pairs([i for i in keep if i not in zz]) if zz else x.pairs(keep),
-                       True, got)
+                       True, got, s)
             if zz:
                 for i in keep:
                     if i in zz:
                         sleep.pruned += 1
-                        self.edges.append((pi, zz[i]))
+                        if self.progress is None:
+                            self.edges.append((pi, zz[i]))
+                        else:  # where it goes needs its state: built, not fingerprinted
+                            self._edge(pi, s, x.get(i), zz[i])
             self.reduced[pi] = (x, keep, zz)  # the proviso may want the rest
             por.reduced += 1
         if sleep is not None:
@@ -452,12 +464,26 @@ class _Chunk:
             por.reduced -= 1
             por.full += 1
 
-    def offer(self, pi: int, items, track: bool = False, got: list | None = None) -> None:
+    def _edge(self, pi: int, s, item, fp) -> None:
+        """Note kept event `item`, `(event, state, violation)`, of state `pi`, `s`, for the
+        proviso by where it takes the progress measure: raising, not at all; lowering, as a state
+        to expand fully; equal, as an edge to `fp`."""
+        d = self.progress.direction(s, item[0], item[1])
+        if d < 0:
+            self.lowered.add(pi)
+        elif d == 0:
+            self.edges.append((pi, fp))
+
+    def offer(self, pi: int, items, track: bool = False, got: list | None = None,
+              parent=None) -> None:
         """Offer state `pi`'s successors `items`, `(event index, (event, state, violation))`
         pairs, to the chunk: record their violations, keep each new fingerprint's first parent;
-        with `track`, note the edges for the proviso; `got` collects `(event, fingerprint)`."""
+        with `track`, note the edges for the proviso (with a progress measure, `parent` is state
+        `pi`, `_edge`); `got` collects `(event, fingerprint)`."""
         out, cand, fingerprint = self.out, self.cand, self.fingerprint
         edges = self.edges if track else None
+        measured = track and self.progress is not None
+        direction = self.progress.direction if measured else None
         noting = track or got is not None
         depth = self.depth
         before = out.generated  # counted once per state; exact whenever it is read
@@ -470,7 +496,13 @@ class _Chunk:
             if fp not in cand:
                 cand[fp] = (s2, pi, ei)
             if noting:
-                if track:
+                if measured:  # `_edge`, inline
+                    d = direction(parent, ev, s2)
+                    if d == 0:
+                        edges.append((pi, fp))
+                    elif d < 0:
+                        self.lowered.add(pi)
+                elif track:
                     edges.append((pi, fp))
                 if got is not None:
                     got.append((ev, fp))

@@ -131,14 +131,19 @@ def _note(fingerprint, items, fps, eis, viol, base: int) -> list:
 
 def _proviso(r: _RSlice, batch: list, old: list, note) -> list:
     """Each state of `batch` (parent index, `Expansion`, kept indices or None, its noted
-    successors) into the slice `r`: expanded fully (mode 0), in part (1), or in part and then
-    fully, because a kept successor was visited as the level began (`old`, by successor): then
-    its left-out successors are noted too (2). Those successors' (fingerprint, state)."""
+    successors, and with a progress measure where each kept one takes it, or None) into the slice
+    `r`: expanded fully (mode 0), in part (1), or in part and then fully, because a kept successor
+    was visited as the level began (`old`, by successor; with a measure, only one that leaves it
+    equal counts) or lowers the measure: then its left-out successors are noted too (2). Those
+    successors' (fingerprint, state)."""
     k = 0
     rest_got: list = []
-    for pi, x, kept, items in batch:
+    for pi, x, kept, items, dirs in batch:
         r.nk.append(len(items))
-        back = any(old[k:k + len(items)])
+        if dirs is None:
+            back = any(old[k:k + len(items)])
+        else:  # bfs.py, `_Chunk._edge`
+            back = any(d < 0 or d == 0 and o for d, o in zip(dirs, old[k:k + len(items)]))
         k += len(items)
         if kept is None or not back:
             r.mode.append(0 if kept is None else 1)
@@ -541,6 +546,7 @@ class ParallelBFS(BFS):
         state's left-out successors (after the chunk the state's kept ones fall in) is the
         parent's to replay (`_merge_reduced`)."""
         env, por, seen = self.env, self.options["reduction"], self.seen
+        progress = por.progress
         fingerprint, decode = env.fingerprint, self.codec.decode
         r = _RSlice(lo)
         made, self._made = self._made, {}
@@ -572,8 +578,11 @@ class ParallelBFS(BFS):
                 except Exception as e:  # noqa: BLE001 - the parent raises it where it was met
                     r.error = (lo + j, e)
                     break
+                dirs = None
+                if kept is not None and progress is not None:
+                    dirs = [progress.direction(s, ev, s2) for _, (ev, s2, _) in items]
                 batch.append((lo + j, x, kept, note(items, r.kfps, r.keis, r.kviol,
-                                                     len(r.keis))))
+                                                     len(r.keis)), dirs))
             i += _BATCH
             got = [g for b in batch for g in b[3]]
             old = seen.contains_batch([g[0] for g in got]).tolist() if got else []

@@ -38,6 +38,7 @@ from zabmc.errors import UsageError
 
 from .events import (CRASHES, DOWN, DROPS, HEARTBEATS, MADE, TIMEOUTS, Action, Deliver, Drop,
                      Heartbeat, Propose, Restart, Timeout)
+from .progress import Progress
 
 REDUCTIONS = ("none", "por", "por+sleep")
 _CLOSURE_MEMO = 100_000  # closures memoised by (empty links, seed set); few patterns recur
@@ -90,6 +91,9 @@ class Stubborn:
     def __init__(self, env, sleep: bool = False):
         refuse("por", network=env.config.network, model=env.model)
         self.sleep = Sleep() if sleep else None  # sleep sets beside the stubborn sets
+        # the model's progress measure, which the proviso asks where a kept event goes (None: the
+        # level proviso alone)
+        self.progress = Progress.of_model(env.model, env.checker)
         self.env = env
         self.n = env.n
         self.proposals = env.config.proposals

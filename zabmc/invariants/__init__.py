@@ -130,6 +130,15 @@ class Checker:
             () if self.need_prospective else None,
         )
 
+    @staticmethod
+    def ghost_size(ghost: tuple) -> int:
+        """How much the ghost holds: the delivery logs' transactions, the broadcast order and the
+        leaders per epoch, each of which only grows (the reduced search's progress measure,
+        zabmc/explore/progress.py)."""
+        logs, bc, est, pro = ghost
+        return ((sum(map(len, logs)) if logs is not None else 0) + len(bc or ()) + len(est or ())
+                + len(pro or ()))
+
     def encode_ghost(self, ghost: tuple, memo=None) -> bytes:
         """Canonical bytes of the ghost. `memo(obj, encode)` may cache part encodings."""
         if memo is None:
