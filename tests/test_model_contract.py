@@ -160,11 +160,13 @@ def test_the_fields_reports_read_have_the_contracts_types(name):
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_optional_members_come_in_their_groups(name):
     """A model has all of a group of optional members or none: actions with act and
-    describe_action, and both liveness hooks; each one it has is callable."""
+    describe_action, and both liveness hooks; `progress_delivered` only beside `progress`; each
+    one it has is callable."""
     model = get_model(name)
     have = {m for m in OPTIONAL_MEMBERS if getattr(model, m, None) is not None}
     for group in (("actions", "act", "describe_action"), ("leader_of", "established")):
         assert set(group) <= have or not set(group) & have, (name, group)
+    assert "progress" in have or "progress_delivered" not in have, name  # its fast path
     for m in have:
         assert callable(getattr(model, m))
     if {"leader_of", "established"} <= have:

@@ -16,7 +16,7 @@ forever) fails too (--require-complete, exit 4). Run 8 takes 20,000 seeded rando
 reproducible and its counterexample is shortened by replay. Runs 9 and 10 exhaust three nodes with
 a proposal and a timeout, on zab and on zab-omega (votes by node id, so Phase 1 must recover
 history), under partial-order reduction (docs/reduction.md: an exhausted reduced space has the
-full one's verdict), about four CPU minutes each on a two-core CI machine.
+full one's verdict), about a CPU minute and a half each on a two-core CI machine.
 
 zk-fixed, the ZooKeeper model with the fixes of ZOOKEEPER-3911 and -4646 (models/zk; safety only:
 no run checks a zk model's liveness, reports/liveness.md has it), in about 100 CPU seconds:

@@ -15,6 +15,7 @@ from models.common.state import leader_of
 
 from . import codec, handlers
 from .handlers import OmegaRules, Rules
+from .progress import ZabProgress
 from .state import LEADING, P_BROADCAST, fresh_node
 
 
@@ -32,6 +33,10 @@ class ZabModel(RulesModel):
             "ZAB as DSN 2011 §IV-V describes it, with db-19's FastLeaderElection"
             + (f" ({tag})" if tag else "")
         )
+        # the reduced search's progress measure (models/zab/progress.py), with its own memos
+        measure = ZabProgress()
+        self.progress = measure.progress
+        self.progress_delivered = measure.progress_delivered
 
     def __repr__(self) -> str:
         return f"ZabModel({type(self.rules).__name__}(), name={self.name!r})"
