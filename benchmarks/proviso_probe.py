@@ -83,7 +83,8 @@ def one(mode: str, depth: int, workers: int = 1) -> dict:
             "reduced": st.reduced, "last": out.per_depth[-1], "violations": len(out.violations),
             "cpu": time.process_time() - t + kids.ru_utime + kids.ru_stime,
             "wall": time.perf_counter() - w,
-            "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "rss_mib": max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                           kids.ru_maxrss) / 1024}
 
 
 def cycles(model: str, kw: dict) -> dict:
@@ -154,7 +155,7 @@ def main(argv=None) -> int:
                     help="processes per search (not with the mode none)")
     ap.add_argument("--one", choices=MODES, help=argparse.SUPPRESS)  # a child's own run
     args = ap.parse_args(argv)
-    modes = args.modes.split(",")
+    modes = [args.one] if args.one else args.modes.split(",")
     if not set(modes) <= set(MODES) or (args.workers > 1 and "none" in modes):
         ap.error(f"--modes takes some of {', '.join(MODES)}; none only with --workers 1")
     if args.one:
@@ -171,7 +172,7 @@ def main(argv=None) -> int:
     print(f"zab --nodes 3 --proposals 2 --max-timeouts 1 --reduction por, to depth {args.depth}, "
           f"{args.workers} worker(s) each")
     print("| proviso | distinct | last level | expanded in full / in part | CPU s | wall s | "
-          "peak RSS MiB |")
+          "peak RSS of its largest process, MiB |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for text in outs:
         r = json.loads(text)
