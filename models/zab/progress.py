@@ -16,8 +16,10 @@ order (`_DIGITS` apart, so that an earlier count outweighs every later one):
 
 The engine computes every event's direction from both states, so the measure decides only how
 many states the proviso expands fully, never whether the search is sound: any function would be
-sound. This one leaves few events lowering it: the LookForLeader deliveries whose node goes back
-to looking and passes the LookForLeader on to nodes that follow it (reports/benchmarks.md).
+sound. This one leaves few events lowering it, on the graphs measured (reports/benchmarks.md):
+deliveries of a LookForLeader whose node goes back to looking and passes it on to nodes that
+follow it, and of a vote that makes a looking node follow a leader whose LookForLeader is on its
+way to it.
 """
 
 from __future__ import annotations
