@@ -10,7 +10,7 @@ order (`_DIGITS` apart, so that an earlier count outweighs every later one):
    them (the LookForLeader would send the follower back to looking, D6);
 6. the leaders' phases;
 7. how good a looking node's vote is, then how many votes it has seen;
-8. the messages in flight, each by the weight of its kind (`WEIGHT`), less being more: a delivery
+8. the messages in flight, each by the weight of its kind (`_WEIGHTS`), less being more: a delivery
    that only answers sends less weight than it takes, down each chain of the protocol;
 9. the leaders' acknowledgement sets (CEPOCH, ACK-E and ACK-LD).
 
@@ -41,9 +41,8 @@ def _row(*counts: int) -> int:
 #: a message's weight by its kind (count 8): a delivery that answers sends less than it takes
 _WEIGHTS = {LFL: 2, VOTE: 1, CEPOCH: 8, NEWEPOCH: 7, ACKEPOCH: 6, NEWLEADER: 5, ACKLEADER: 2,
             COMMITLEADER: 1, PROPOSE: 3, ACK: 2, COMMIT: 1}
-WEIGHT = tuple(_WEIGHTS.get(k, 0) for k in range(max(_WEIGHTS) + 1))
-#: a message in flight, packed (count 8, lighter being more)
-_MSG = tuple(_row(0, 0, 0, 0, 0, 0, 0, -w, 0) for w in WEIGHT)
+#: a message in flight by its kind, packed (count 8, lighter being more)
+_MSG = tuple(_row(0, 0, 0, 0, 0, 0, 0, -_WEIGHTS.get(k, 0), 0) for k in range(max(_WEIGHTS) + 1))
 #: one node settled (count 5)
 _SETTLED = _row(0, 0, 0, 0, 1, 0, 0, 0, 0)
 _MEMO_LIMIT = 300_000
@@ -81,12 +80,8 @@ class ZabProgress:
     def link(src: int, x, link: tuple) -> int:
         """Link src->x's messages (count 8), and node x unsettled (5) when it follows src and a
         LookForLeader of src's is among them."""
-        w, lfl = 0, False
-        for m in link:
-            w += _MSG[m[0]]
-            if m[0] == LFL:
-                lfl = True
-        if lfl and x.role == FOLLOWING and x.leader_id == src:
+        w = sum(_MSG[m[0]] for m in link)
+        if x.role == FOLLOWING and x.leader_id == src and _has_lfl(link):
             w -= _SETTLED
         return w
 
@@ -140,6 +135,7 @@ def _follows(x) -> int:
 
 
 def _has_lfl(link: tuple) -> bool:
+    """Whether a LookForLeader is among a link's messages."""
     for m in link:
         if m[0] == LFL:
             return True
