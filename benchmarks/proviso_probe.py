@@ -17,6 +17,7 @@ measure or leave it equal, by kind.
     python benchmarks/proviso_probe.py --depth 26
     python benchmarks/proviso_probe.py --depth 12 --no-cycles     # quick
     python benchmarks/proviso_probe.py --depth 40 --no-cycles --modes por,level --workers 2
+    python benchmarks/proviso_probe.py --delivery-cost   # the measure's fast path, timed
 """
 
 from __future__ import annotations
@@ -87,6 +88,50 @@ def one(mode: str, depth: int, workers: int = 1) -> dict:
                            kids.ru_maxrss) / 1024}
 
 
+def delivery_cost(walks: int = 1000, rounds: int = 3) -> dict:
+    """What zab's measure costs a delivery: `Model.progress_delivered` (the search's fast path)
+    against the whole measure of both states (`Model.progress`), on the deliveries of `walks`
+    seeded random walks of the depth-40 space, in rounds, each path timed in turn (CPU
+    microseconds a delivery; the first round starts with the memos empty)."""
+    import random
+
+    from zabmc.explore.env import Env, ExploreConfig
+    from zabmc.explore.events import Deliver
+    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+    from zabmc.model import get_model
+
+    m = get_model("zab")
+    env = Env(m, ExploreConfig(network="fifo", nodes=3, proposals=2, max_timeouts=1, depth=40),
+              Checker(DEFAULT_PROPERTIES))
+    rng, pairs = random.Random(1), []
+    for _ in range(walks):
+        s, _ = env.initial()
+        for _ in range(40):
+            succ = env.successors(s)
+            if not succ:
+                break
+            pairs += [(s, ev, s2) for ev, s2, _ in succ if type(ev) is Deliver]
+            s = rng.choice(succ)[1]
+
+    def fast():
+        f = m.progress_delivered
+        for s, ev, s2 in pairs:
+            f(s.nodes, s.net, ev[0], ev[1], ev[2], s2.nodes, s2.net)
+
+    def whole():
+        p = m.progress
+        for s, ev, s2 in pairs:
+            p(s2.nodes, s2.net) - p(s.nodes, s.net)
+
+    out: dict = {"deliveries": len(pairs), "fast": [], "whole": []}
+    for _ in range(rounds):
+        for name, fn in (("fast", fast), ("whole", whole)):
+            t = time.process_time()
+            fn()
+            out[name].append((time.process_time() - t) / len(pairs) * 1e6)
+    return out
+
+
 def cycles(model: str, kw: dict) -> dict:
     """The whole state graph of a small space, every event: its states, events and cycles, and
     how many events leave the reduced search's progress measure equal or lower it
@@ -153,8 +198,19 @@ def main(argv=None) -> int:
                     help=f"the searches to run, in order (of {', '.join(MODES)})")
     ap.add_argument("--workers", type=int, default=1,
                     help="processes per search (not with the mode none)")
+    ap.add_argument("--delivery-cost", action="store_true",
+                    help="only time zab's fast path for a delivery against the whole measure")
     ap.add_argument("--one", choices=MODES, help=argparse.SUPPRESS)  # a child's own run
     args = ap.parse_args(argv)
+    if args.delivery_cost:
+        r = delivery_cost()
+        print(f"{r['deliveries']:,} deliveries of random walks; CPU µs a delivery, per round "
+              "(the first with the memos empty)")
+        for name in ("fast", "whole"):
+            print(f"{name}: " + ", ".join(f"{x:.2f}" for x in r[name]))
+        print("whole / fast, per round: " + ", ".join(
+            f"{w / f:.1f}x" for w, f in zip(r["whole"], r["fast"])))
+        return 0
     modes = [args.one] if args.one else args.modes.split(",")
     if not set(modes) <= set(MODES) or (args.workers > 1 and "none" in modes):
         ap.error(f"--modes takes some of {', '.join(MODES)}; none only with --workers 1")

@@ -46,3 +46,12 @@ def test_the_probes_graph_of_a_space_is_the_explorers(cli):
     assert (r["cyclic_components"], r["self_loops"]) == (0, 0)
     # the measure's lowering events there: LookForLeader deliveries only
     assert {what for how, what in r["not_raised"] if how == "lower"} == {"deliver LFL"}
+
+
+def test_the_probe_times_the_same_deliveries_on_both_paths():
+    """`--delivery-cost` times zab's fast path and the whole measure on one fixed set of
+    deliveries (seeded walks: 2,477 for 20 walks, zabmc's own count, a change detector), a figure
+    per round for each."""
+    r = proviso_probe.delivery_cost(walks=20, rounds=2)
+    assert r["deliveries"] == 2_477
+    assert len(r["fast"]) == len(r["whole"]) == 2 and min(r["fast"] + r["whole"]) > 0
