@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import textwrap
@@ -223,6 +224,80 @@ def test_proxy_refuses_while_its_target_does_not_listen():
             time.sleep(0.01)
 
 
+class _Recorder:
+    """A loopback server that keeps every byte each connection sends it."""
+
+    def __init__(self):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.addr = self.sock.getsockname()
+        self.got: list[bytearray] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            buf = bytearray()
+            self.got.append(buf)
+            threading.Thread(target=self._keep, args=(c, buf), daemon=True).start()
+
+    @staticmethod
+    def _keep(c, buf):
+        with c:
+            while True:
+                try:
+                    b = c.recv(65536)
+                except OSError:
+                    return
+                if not b:
+                    return
+                buf += b
+
+
+def _initial_message(version: int, sid: int, addr: bytes) -> bytes:
+    """QuorumCnxManager's first message on an election connection (3.8.0 startConnection)."""
+    return struct.pack(">qqi", version, sid, len(addr)) + addr
+
+
+def test_proxy_names_its_route_back_in_an_election_connections_first_message():
+    """3.8.0's QuorumCnxManager.handleConnection answers a connection from a smaller sid by
+    connecting back to the address in its InitialMessage, the sender's own bind address: past
+    the proxy, where no cut stalls it. The proxy rewrites that address to its route from dst back
+    to src, whether the message comes whole or in pieces, and leaves everything else alone: what
+    follows the message, a quorum connection, a bare sid (an old server's first message)."""
+    rec = _Recorder()
+    with LinkProxy() as p:
+        to2 = p.add_route(1, 2, "election", rec.addr)
+        back = p.add_route(2, 1, "election", ("127.0.0.1", 1))  # 2's config names it for 1
+        q12 = p.add_route(1, 2, "quorum", rec.addr)
+        lone = p.add_route(1, 3, "election", rec.addr)  # no route from 3 back to 1
+        own = b"127.0.0.1:40001"  # server 1's real election port
+        msg = _initial_message(-65536, 1, own)
+        want = _initial_message(-65536, 1, f"{back[0]}:{back[1]}".encode())
+        conns = []
+        for route, pieces in ((to2, [msg[:5], msg[5:19], msg[19:] + b"vote"]),
+                              (to2, [msg + b"vote"]),
+                              (q12, [msg + b"vote"]),
+                              (to2, [struct.pack(">q", 1) + b"vote"]),
+                              (lone, [msg + b"vote"])):
+            c = socket.create_connection(route)
+            for piece in pieces:
+                c.sendall(piece)
+                time.sleep(0.05)
+            conns.append(c)
+        _until(lambda: len(rec.got) == 5 and all(g.endswith(b"vote") for g in rec.got), 5,
+               "every connection's bytes at the target")
+        assert sorted(bytes(g) for g in rec.got) == sorted(
+            [want + b"vote", want + b"vote", msg + b"vote", struct.pack(">q", 1) + b"vote",
+             msg + b"vote"])
+        assert p.stats()["rewritten"] == {(1, 2): 2}
+        for c in conns:
+            c.close()
+    rec.sock.close()
+
+
 # ------------------------------------------------------------------ real servers
 
 @pytest.fixture(scope="module")
@@ -381,6 +456,31 @@ def test_cut_a_follower_from_the_leader_then_heal(real_tools):
         ens.wait_role(f, "following - broadcast", timeout=30)
         ens.wait_zxid_on_disk(f, w.zxid, timeout=15)
         assert client.read(f, "/during") == w.zxid
+
+
+@pytest.mark.real
+def test_an_isolated_server_hears_no_votes_whoever_connected_first(real_tools):
+    """Servers 2 and 3 start first, so server 1's election connections are the ones a smaller
+    sid opens: the larger one closes each and connects back to the address server 1 sends
+    (3.8.0 QuorumCnxManager.handleConnection). That address must be the proxy's, or isolating
+    server 1 leaves its election talking to 2 and 3 (a 4712 trace was not realised on a slower
+    machine because of it: server 1 heard server 2's votes across a cut link)."""
+    from zabmc.real.ensemble import Ensemble
+
+    with Ensemble(3) as ens:
+        ens.start(2)
+        ens.start(3)
+        ens.wait_leader(among=[2, 3], timeout=30)
+        ens.start(1)
+        ens.wait_role(1, "following - broadcast", timeout=30)
+        mark = ens.log_mark(1)
+        ens.isolate(1)
+        ens.wait_log(1, r"Peer state changed: looking", since=mark, timeout=15)
+        time.sleep(3)  # its notifications go out at 0.2, 0.4, 0.8, 1.6 s...
+        assert ens.role(1) == "looking"
+        heard = ens.log_lines_since(1, mark, r"Notification: .*n\.sid:[23],")
+        assert heard == [], heard[:3]
+        assert ens.proxy.stats()["rewritten"].get((1, 2), 0) >= 1
 
 
 @pytest.mark.real

@@ -4,7 +4,12 @@ and healed without root.
 Each *route* is a listening socket on 127.0.0.1 tagged with a link (src, dst) and a kind
 ("quorum", "election"): server src's config names it as dst's address, and it forwards to
 dst's real port. A connection accepted there is *opened by src towards dst*; its bytes flow both
-ways. Links are unordered for cutting: `cut(a, b)` stalls every connection of routes (a, b) and
+ways. On an election route the proxy rewrites the address in the connection's first message
+(QuorumCnxManager's InitialMessage: protocol version, sid, then the sender's own election address,
+its bind address) to the proxy's route from dst back to src: ZooKeeper 3.8.0's
+`QuorumCnxManager.handleConnection` closes a connection from a smaller sid and connects back to
+the address that message names (`connectOne(sid, electionAddr)`), which would go straight to
+src's real port, past the proxy, and a later cut of the link would not stall it. Links are unordered for cutting: `cut(a, b)` stalls every connection of routes (a, b) and
 (b, a) in both directions (the proxy stops reading and writing them, so the kernel's buffers
 fill and TCP's flow control holds the senders, as in a partition; nothing is dropped) and
 parks new connections unconnected; `heal(a, b)` resumes forwarding, parked connections connect
@@ -32,6 +37,13 @@ from dataclasses import dataclass, field
 _CHUNK = 65536
 _LIMIT = 65536  # bytes held per direction before the proxy stops reading that side
 _MIRROR_S = 0.02  # how often routes are matched to whether their targets listen
+#: QuorumCnxManager's InitialMessage: a negative protocol version (V1 -65536: one address;
+#: V2 -65535: addresses joined by "|"), the sender's sid, then the address string's length and
+#: bytes; a non-negative first long is an old server's bare sid, with no address
+_INITIAL_VERSIONS = (-65536, -65535)
+_INITIAL_HEAD = struct.Struct(">qqi")
+_INITIAL_PREFIXES = tuple(struct.pack(">q", v) for v in _INITIAL_VERSIONS)
+_INITIAL_MAX = 4096  # an address string longer than this is passed on untouched
 
 
 def _listening_ports() -> set | None:
@@ -148,6 +160,8 @@ class _Pair:
     up_eof: bool = False
     up_shut: bool = False
     down_shut: bool = False
+    #: an election connection's first bytes from src, held until its InitialMessage is whole
+    head: bytearray | None = None
 
 
 class LinkProxy:
@@ -161,6 +175,8 @@ class LinkProxy:
         self._cut: set[frozenset] = set()
         self._bytes: dict[tuple, int] = defaultdict(int)  # (src, dst) -> bytes forwarded
         self._conns: dict[tuple, int] = defaultdict(int)  # (src, dst) -> connections accepted
+        #: (src, dst) -> InitialMessages whose address was rewritten to a route back
+        self._rewritten: dict[tuple, int] = defaultdict(int)
         self._mask: dict[socket.socket, int] = {}
         self._lock = threading.Lock()
         self._tasks: list = []
@@ -238,7 +254,8 @@ class LinkProxy:
     def stats(self) -> dict:
         with self._lock:
             return {"bytes": dict(self._bytes), "connections": dict(self._conns),
-                    "open": len(self._pairs), "cut": {tuple(sorted(c)) for c in self._cut}}
+                    "rewritten": dict(self._rewritten), "open": len(self._pairs),
+                    "cut": {tuple(sorted(c)) for c in self._cut}}
 
     def open_connections(self) -> int:
         with self._lock:
@@ -413,7 +430,8 @@ class LinkProxy:
             s.setblocking(False)
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._conns[(route.src, route.dst)] += 1
-            self._pairs.append(_Pair(route, s))  # connected upstream by _refresh unless cut
+            pair = _Pair(route, s, head=bytearray() if route.kind == "election" else None)
+            self._pairs.append(pair)  # connected upstream by _refresh unless cut
 
     def _connect(self, p: _Pair):
         up = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -443,10 +461,15 @@ class LinkProxy:
             if mask & selectors.EVENT_READ:
                 if sock is p.down:
                     data = p.down.recv(_CHUNK)
-                    if data:
+                    if data and p.head is not None:
+                        self._initial(p, data)
+                    elif data:
                         p.to_up += data
                     else:
                         p.down_eof = True
+                        if p.head:  # cut short: what came is passed on as it came
+                            p.to_up += p.head
+                        p.head = None
                 else:
                     data = p.up.recv(_CHUNK)
                     if data:
@@ -480,6 +503,36 @@ class LinkProxy:
             return
         if p.up_shut and p.down_shut:
             self._drop(p, reset=False)
+
+    def _initial(self, p: _Pair, data: bytes):
+        """Gather an election connection's InitialMessage; once whole, pass it on naming the
+        proxy's route from dst back to src as src's election address (see the module's text)."""
+        p.head += data
+        buf = p.head
+        if not any(v.startswith(bytes(buf[:8])) for v in _INITIAL_PREFIXES):
+            # an old server's bare sid, or not ZooKeeper's at all: passed on as it is
+            p.to_up += buf
+            p.head = None
+            return
+        if len(buf) < _INITIAL_HEAD.size:
+            return
+        version, sid, length = _INITIAL_HEAD.unpack_from(buf)
+        if not 0 < length <= _INITIAL_MAX:
+            p.to_up += buf
+            p.head = None
+            return
+        end = _INITIAL_HEAD.size + length
+        if len(buf) < end:
+            return
+        back = next((r for r in self._routes if r.src == p.route.dst and r.dst == p.route.src
+                     and r.kind == "election"), None)
+        if back is None:
+            p.to_up += buf
+        else:
+            addr = f"{back.addr[0]}:{back.addr[1]}".encode()
+            p.to_up += _INITIAL_HEAD.pack(version, sid, len(addr)) + addr + buf[end:]
+            self._rewritten[(p.route.src, p.route.dst)] += 1
+        p.head = None
 
     def _drop(self, p: _Pair, reset: bool):
         if p in self._pairs:
