@@ -563,11 +563,16 @@ def from_trace(data: dict, source: str | None = None) -> dict:
         "entries": entries,
     }
     limits = {}
-    if spans:
-        # a connected follower whose SyncThread the trace keeps slow is dropped by a real leader
-        # once a proposal has waited syncLimit ticks for its ACK (3.8.0 LearnerHandler.synced,
-        # SyncLimitCheck; Leader.lead's "Not sufficient followers synced"), which the model has
-        # no timer for: the schedule's entries must run within it
+    if spans or any(o["op"] == "hold" and o["point"] in ("sync-append", "sync-commit")
+                    for e in entries for o in e["ops"]):
+        # a connected follower whose SyncThread the trace keeps slow (late, or holding what a
+        # crash loses or a leaked thread writes late) is dropped by a real leader once a
+        # proposal has waited syncLimit ticks for its ACK (3.8.0 LearnerHandler.ping,
+        # SyncLimitCheck: "Closing connection to peer due to transaction timeout"; Leader.lead's
+        # "Not sufficient followers synced"), which the model has no timer for: the schedule's
+        # entries must run within it. At 5 ticks (1 s) the two were still linked when the
+        # leader of ZOOKEEPER-4712's trace gave up on its held follower, and on a loaded
+        # machine they elected each other before the next entry cut them apart
         limits["syncLimit"] = SLOW_LIMIT
     if any(pt == "newleader-ack" for lst in arms.values() for _, pt in lst):
         # likewise a NEWLEADER ACK the trace keeps late: LearnerHandler.run reads it with the
