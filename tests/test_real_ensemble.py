@@ -95,10 +95,9 @@ class _Echo:
                 c, _ = self.sock.accept()
             except OSError:
                 return
-            threading.Thread(target=self._echo, args=(c,), daemon=True).start()
+            threading.Thread(target=self._connection, args=(c,), daemon=True).start()
 
-    @staticmethod
-    def _echo(c):
+    def _connection(self, c):
         with c:
             while True:
                 try:
@@ -107,7 +106,10 @@ class _Echo:
                     return
                 if not b:
                     return
-                c.sendall(b)
+                self._bytes(c, b)
+
+    def _bytes(self, c, b):
+        c.sendall(b)
 
 
 def _recv_exactly(s, n, timeout=5.0):
@@ -224,36 +226,15 @@ def test_proxy_refuses_while_its_target_does_not_listen():
             time.sleep(0.01)
 
 
-class _Recorder:
-    """A loopback server that keeps every byte each connection sends it."""
+class _Recorder(_Echo):
+    """A loopback server that keeps every byte each connection sends it, and answers none."""
 
     def __init__(self):
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.addr = self.sock.getsockname()
-        self.got: list[bytearray] = []
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.got: dict = {}  # connection -> its bytes
+        super().__init__()
 
-    def _serve(self):
-        while True:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            buf = bytearray()
-            self.got.append(buf)
-            threading.Thread(target=self._keep, args=(c, buf), daemon=True).start()
-
-    @staticmethod
-    def _keep(c, buf):
-        with c:
-            while True:
-                try:
-                    b = c.recv(65536)
-                except OSError:
-                    return
-                if not b:
-                    return
-                buf += b
+    def _bytes(self, c, b):
+        self.got.setdefault(c, bytearray()).extend(b)
 
 
 def _initial_message(version: int, sid: int, addr: bytes) -> bytes:
@@ -287,9 +268,10 @@ def test_proxy_names_its_route_back_in_an_election_connections_first_message():
                 c.sendall(piece)
                 time.sleep(0.05)
             conns.append(c)
-        _until(lambda: len(rec.got) == 5 and all(g.endswith(b"vote") for g in rec.got), 5,
+        _until(lambda: len(rec.got) == 5 and all(g.endswith(b"vote")
+                                                 for g in list(rec.got.values())), 5,
                "every connection's bytes at the target")
-        assert sorted(bytes(g) for g in rec.got) == sorted(
+        assert sorted(bytes(g) for g in rec.got.values()) == sorted(
             [want + b"vote", want + b"vote", msg + b"vote", struct.pack(">q", 1) + b"vote",
              msg + b"vote"])
         assert p.stats()["rewritten"] == {(1, 2): 2}
