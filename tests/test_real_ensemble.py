@@ -331,6 +331,20 @@ def test_three_servers_elect_and_a_write_reaches_every_disk(trio):
 
 
 @pytest.mark.real
+def test_a_connection_past_the_proxy_is_seen(trio):
+    """`zabmc real` looks for connections to the servers' quorum and election ports that did not
+    come through the proxy after every entry, and stops with an error if one did: here none, and
+    then the one this test opens straight to server 1's election port, until it is closed."""
+    ens, _, _ = trio
+    assert ens.bypasses() == []
+    with socket.create_connection(("127.0.0.1", ens.servers[1].election_port)) as c:
+        mine = c.getsockname()[1]
+        assert ens.bypasses() == [f"server 1's election port has a connection from port {mine}, "
+                                  "not through the link proxy"]
+    _until(lambda: ens.bypasses() == [], 10, "the connection gone")
+
+
+@pytest.mark.real
 def test_disk_readers_on_what_the_servers_wrote(trio, tmp_path):
     ens, _, writes = trio
     vdir = Path(ens.data_dir(1)) / "version-2"

@@ -43,7 +43,7 @@ from zabmc.errors import UsageError
 from zabmc.real import disk
 from zabmc.real.errors import RealError, RealTimeout, ServerFailed
 from zabmc.real.install import ZooKeeperDist, find_java, find_zookeeper
-from zabmc.real.proxy import LinkProxy
+from zabmc.real.proxy import LinkProxy, established_connections
 
 __all__ = ["Ensemble", "ServerView", "server_id", "node_of", "ServerFailed", "RealTimeout", "RealError",
            "PEER_STATE_RE", "ROLES"]
@@ -627,6 +627,25 @@ class Ensemble:
         with self._log_lock:
             self._read_log_locked(s)
             return s.lines[s.start_line:]
+
+    def bypasses(self) -> list[str]:
+        """Connections to a server's quorum or election port that did not come through the link
+        proxy, which no cut would stall (a tripwire: the proxy's rewrite of the election
+        connections' first message keeps them out; see zabmc/real/proxy.py). Each is looked at
+        twice, 0.1 s apart, so that one the proxy opens or closes meanwhile is not taken for one."""
+        def suspects() -> set:
+            before = self.proxy.upstream_ports()
+            conns = established_connections() or set()
+            ours = before | self.proxy.upstream_ports()
+            return {(sid, kind, remote) for sid, s in self.servers.items()
+                    for kind, port in (("quorum", s.quorum_port), ("election", s.election_port))
+                    for local, remote in conns if local == port and remote not in ours}
+        first = suspects()
+        if not first:
+            return []
+        time.sleep(0.1)
+        return [f"server {sid}'s {kind} port has a connection from port {remote}, not through "
+                f"the link proxy" for sid, kind, remote in sorted(first & suspects())]
 
     def log_lines(self, i: int, pattern: str | None = None, *, current: bool = False) -> list[str]:
         """Server i's log lines (all its starts, or with current the running one's), those

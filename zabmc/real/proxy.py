@@ -125,6 +125,27 @@ def _proc_listening_ports() -> set | None:
     return ports if seen else None
 
 
+_ESTABLISHED = "01"  # /proc/net/tcp's st column (linux/tcp_states.h TCP_ESTABLISHED)
+
+
+def established_connections() -> set | None:
+    """The established TCP connections of this machine as (local port, remote port), read off
+    /proc/net/tcp and tcp6 (a JVM's sockets are IPv6 ones), or None where neither is there."""
+    out, seen = set(), False
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name) as f:
+                lines = f.readlines()[1:]
+        except OSError:
+            continue
+        seen = True
+        for ln in lines:
+            parts = ln.split()
+            if len(parts) > 3 and parts[3] == _ESTABLISHED:
+                out.add((int(parts[1].rsplit(":", 1)[1], 16), int(parts[2].rsplit(":", 1)[1], 16)))
+    return out if seen else None
+
+
 def _link(a: int, b: int) -> frozenset:
     return frozenset((a, b))
 
@@ -256,6 +277,19 @@ class LinkProxy:
             return {"bytes": dict(self._bytes), "connections": dict(self._conns),
                     "rewritten": dict(self._rewritten), "open": len(self._pairs),
                     "cut": {tuple(sorted(c)) for c in self._cut}}
+
+    def upstream_ports(self) -> set:
+        """The local ports of the proxy's connections towards the servers: a connection to a
+        server's quorum or election port from any other port did not come through the proxy."""
+        with self._lock:
+            out = set()
+            for p in self._pairs:
+                if p.up is not None:
+                    try:
+                        out.add(p.up.getsockname()[1])
+                    except OSError:
+                        pass
+            return out
 
     def open_connections(self) -> int:
         with self._lock:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from zabmc.errors import UsageError
 
 from . import hooks
-from .errors import RealTimeout, ServerFailed
+from .errors import RealError, RealTimeout, ServerFailed
 from .verdict import Delivery, WriteRecord, judge
 
 CONFORM_TIMEOUT = 30.0  # seconds a schedule entry may take to show the model's state
@@ -423,6 +423,10 @@ def run(schedule: dict, *, zookeeper=None, byteman: str | None = None, observer=
             out.entries_done = idx + 1
             out.realised_to = e.get("upto", idx)
             obs.conformed(idx, e, time.monotonic() - t1)
+            leaks = ens.bypasses()
+            if leaks:  # the schedule's cuts did not hold: nothing this run says can be trusted
+                raise RealError(f"after entry {idx} (step {e.get('upto', idx)}): "
+                                + "; ".join(leaks) + " (a fault of zabmc's link proxy)")
             sample(e.get("upto"))
             for s in range(1, n + 1):
                 tree = read_tree(ens, s)
