@@ -16,6 +16,7 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,7 +34,8 @@ ISSUE = {"zookeeper-3911": "ZOOKEEPER-3911", "zookeeper-4646": "ZOOKEEPER-4646",
          "zookeeper-4643-window": "ZOOKEEPER-4643's window",
          "zookeeper-4646-window": "ZOOKEEPER-4646's window",
          "zookeeper-4394-join": "ZOOKEEPER-4394", "zookeeper-4643-acked": "ZOOKEEPER-4643",
-         "zookeeper-2354-trunc": "ZOOKEEPER-2354"}
+         "zookeeper-2354-trunc": "ZOOKEEPER-2354",
+         "truncate-keeps-uncommitted": "ZOOKEEPER-2832's kind (a schedule written by hand)"}
 
 
 def zabmc_real(*args) -> tuple[int, dict, float]:
@@ -52,16 +54,20 @@ def trace_rows(repeat: int) -> tuple[list, str]:
     rows, version = [], "?"
     from zabmc.real.schedule import REAL_MODELS
 
-    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "corpus", "zk", "*.trace.json"))):
-        name = os.path.basename(path)[:-len(".trace.json")]
+    corpus = os.path.join(ROOT, "tests", "corpus", "zk")
+    for path in sorted(glob.glob(os.path.join(corpus, "*.trace.json"))) + \
+            sorted(glob.glob(os.path.join(corpus, "*.schedule.json"))):
+        name = os.path.basename(path).rsplit(".", 2)[0]
         data = json.load(open(path))
-        if data["model"] not in REAL_MODELS:  # a release other than 3.8.0, or a finer grain
+        if "entries" in data:  # a schedule written by hand: entries, not model events
+            data = {"model": "-", "events": data["entries"]}
+        elif data["model"] not in REAL_MODELS:  # a release other than 3.8.0, or a finer grain
             continue
         rc, out, wall = zabmc_real(os.path.relpath(path, ROOT))
         version = out.get("zookeeper", version)
         steps = len(data["events"])
         if out["realised"]:
-            how = f"all {steps} steps"
+            how = f"all {steps} " + ("entries" if data["model"] == "-" else "steps")
         else:
             k = out["realised_to_step"]
             how = (f"to step {k} of {steps}" if k >= 0 else f"no step of {steps}") + \
@@ -87,10 +93,16 @@ def trace_rows(repeat: int) -> tuple[list, str]:
     return rows, version
 
 
+#: where the failing random schedules are kept, beside the report that names them
+KEPT = os.path.join(ROOT, "reports", "real-random")
+
+
 def campaign(n: int, seed: int, repeat: int) -> tuple[list, dict]:
     out_dir = tempfile.mkdtemp(prefix="zabmc-real-report-")
     rc, out, wall = zabmc_real("--random", str(n), "--seed", str(seed), "--out", out_dir)
     again = {}
+    for old in glob.glob(os.path.join(KEPT, "*.schedule.json")):
+        os.remove(old)
     for run in out["runs"]:
         if run["verdict"] != "violation":
             continue
@@ -100,8 +112,11 @@ def campaign(n: int, seed: int, repeat: int) -> tuple[list, dict]:
             _, o, _ = zabmc_real(run["schedule"])
             hits += bool(props & {v["property"] for v in o["violations"]})
         again[run["index"]] = hits
-    if not os.listdir(out_dir):  # no failing schedule was saved there
-        os.rmdir(out_dir)
+        os.makedirs(KEPT, exist_ok=True)
+        kept = os.path.join(KEPT, os.path.basename(run["schedule"]))
+        shutil.copyfile(run["schedule"], kept)
+        run["kept"] = os.path.relpath(kept, os.path.dirname(REPORT))
+    shutil.rmtree(out_dir)
     return out["runs"], again
 
 
@@ -121,7 +136,8 @@ def section(rows, version, runs, again, n, seed, repeat) -> list:
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, model, issue, how, verdict, rc, wall, rerun in rows:
-        lines.append(f"| `{name}` | `{model}` | {issue} | {how} | {verdict} | {rc} | "
+        shown = f"`{model}`" if model != "-" else "-"
+        lines.append(f"| `{name}` | {shown} | {issue} | {how} | {verdict} | {rc} | "
                      f"{wall:.1f} | {rerun} |")
     lines += [
         "",
@@ -208,6 +224,32 @@ def section(rows, version, runs, again, n, seed, repeat) -> list:
         "8589934593\" (`QuorumPeer.loadDataBase`). Its fixes (PRs #1109, #1110) were never "
         "merged; 3.8.5 and 3.9.2 (PR #2111) write the synchronised proposals before "
         "currentEpoch too, which opens the window to DIFF synchronisations (`zk-3.9.2-epoch`).",
+        "- **A TRUNC to an epoch boundary leaves a follower a write no quorum accepted (3.8.0).** "
+        "A random schedule below (seed 1, schedule 0) first showed it, once in seven runs of the "
+        "same schedule; `truncate-keeps-uncommitted` is the same run written down so that the "
+        "elections go one way (tests/corpus/zk/truncate-keeps-uncommitted.schedule.json). Server 3 "
+        "leads epoch 1; server 2 was synchronised by an empty DIFF before 3 had its quorum (its "
+        "data tree stays at 0x0), server 1 by a snapshot at 0x100000000 after it. Cut off, "
+        "server 3 logs the write /w-1 as 0x100000001 and cannot commit it. Servers 1 and 2 elect "
+        "1 (its vote 0x100000000 beats 0x0), which leads epoch 2 and sends 2 a snapshot at "
+        "0x100000000. Server 1 is killed; server 2 (currentEpoch 2) leads epoch 3 with server 3 "
+        "and synchronises it before it has its quorum, with an empty committed log: "
+        "`LearnerHandler.syncFollower` then takes its last processed zxid, 0x100000000, as "
+        "maxCommittedLog, and since server 3's 0x100000001 is past it, sends TRUNC 0x100000000 "
+        "(\"Synchronizing with Learner sid: 3 maxCommittedLog=0x0 minCommittedLog=0x0 "
+        "lastProcessedZxid=0x100000000 peerLastZxid=0x100000001\"). Server 3's "
+        "`FileTxnLog.truncate` positions a `FileTxnIterator` at the first transaction at or past "
+        "that zxid and cuts the file after it: no transaction is 0x100000000, so 0x100000001 "
+        "stays (\"Truncating log to get in sync with the leader 0x100000000\", then \"Snapshot "
+        "loaded ..., highest zxid is 0x100000001\"). Server 3 serves /w-1 from then on, beside "
+        "/w-2 (0x300000001), and servers 1 and 2 never have it: `agreement` and `prefix` fail on "
+        "the servers' own data. The closest report we found is ZOOKEEPER-2832 (open since 3.4.9: "
+        "a follower keeps an uncommitted transaction when it synchronises with a leader whose "
+        "last processed zxid is lower, there by SNAP); those lines of `LearnerHandler` and "
+        "`FileTxnLog.truncate` read the same on apache/zookeeper's master of 2026-07-17 "
+        "(53a78e36f), but zabmc has run only 3.8.0. The `zk` models cut the disk exactly at "
+        "the TRUNC zxid (models/zk/README.md, D3 and H6), so their search cannot meet this; a "
+        "storage grain that truncates as 3.8.0 does would.",
         "- ZOOKEEPER-3911 is fixed in 3.8.0 (its commit, \"Data inconsistency caused by DIFF "
         "sync uncommitted log\", is in the release-3.8.0 tag); the `zk-pre3911` trace is the "
         "same 29 events as the 4646 one, and stops at the same SNAP.",
@@ -227,6 +269,13 @@ def section(rows, version, runs, again, n, seed, repeat) -> list:
         verdict = ", ".join(r["properties"]) or "no violation"
         lines.append(f"| {r['index']} | {verdict} | {r['acknowledged']} of {r['writes']} | {rep} | "
                      f"{r['wall_seconds']} |")
+    for r in failed:
+        lines += ["", f"Schedule {r['index']} ([{os.path.basename(r['kept'])}]({r['kept']}); "
+                  f"`zabmc real {os.path.relpath(os.path.join(os.path.dirname(REPORT), r['kept']), ROOT)}` "
+                  f"runs it again), what the servers showed:", ""]
+        for v in r.get("violations", ()):
+            lines.append(f"- `{v['property']}`: {v['message']}")
+            lines += [f"  - {e}" for e in v.get("evidence", ())[:4]]
     if not failed:
         lines += ["", "None of them lost a write or broke an order. A random schedule seldom "
                   "strings together what ZOOKEEPER-4646 needs (a follower cut off while writes "

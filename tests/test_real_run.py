@@ -156,6 +156,34 @@ def test_the_4712_trace_serves_a_write_no_quorum_accepted():
     assert "8589934593(highestZxid) > 4294967297(next log)" in ev
 
 
+def test_a_trunc_to_an_epoch_boundary_leaves_a_follower_a_write_no_quorum_accepted():
+    """Found by a random schedule (seed 1, schedule 0; once in seven runs) and written down as a
+    schedule that loses the same way every time (tests/corpus/zk/
+    truncate-keeps-uncommitted.schedule.json: 6 of 6 runs on 2026-11-28). Server 3, leader of epoch 1
+    and cut off, logs /w-1 as 0x100000001; server 2, whose data tree is at 0x100000000 and whose
+    committed log is empty, leads epoch 3 and sends server 3 TRUNC 0x100000000
+    (LearnerHandler.syncFollower, maxCommittedLog = lastProcessedZxid); 3.8.0's
+    FileTxnLog.truncate cuts the log after the first transaction at or past that zxid, 0x100000001
+    itself, so server 3 reloads /w-1 and serves it, which servers 1 and 2 never have."""
+    r = _real(str(CORPUS / "truncate-keeps-uncommitted.schedule.json"), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    w1, w2 = out["writes"]
+    assert (w1["path"], w2["path"]) == ("/w-1", "/w-2") and w1["outcome"] != "acknowledged"
+    assert (w2["outcome"], w2["zxid"]) == ("acknowledged", "0x300000001")
+    assert out["servers"]["3"]["effective_history"] == ["0x100000001 /w-1", "0x300000001 /w-2"]
+    for s in "12":
+        assert out["servers"][s]["effective_history"] == ["0x300000001 /w-2"]
+    assert {v["property"] for v in out["violations"]} == {"agreement", "prefix",
+                                                           "acknowledged-durable"}
+    ev = out["log_evidence"]
+    k = next(i for i, ln in enumerate(ev) if ln.startswith("server 3:")
+             and "Truncating log to get in sync with the leader 0x100000000" in ln)
+    assert "highest zxid is 0x100000001" in ev[k + 1] and ev[k + 1].startswith("server 3:")
+    assert any(ln.startswith("server 2:") and "Synchronizing with Learner sid: 3" in ln
+               and "lastProcessedZxid=0x100000000 peerLastZxid=0x100000001" in ln for ln in ev)
+
+
 def test_the_4685_trace_makes_the_leader_discard_an_ack():
     """ZOOKEEPER-4685 on 3.8.0: server 1's SyncThread acknowledges 0x100000002 before server 1
     acknowledges NEWLEADER (held by the `newleader-ack` hook); the leader, server 3, takes that

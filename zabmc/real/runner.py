@@ -22,7 +22,9 @@ _EVIDENCE = re.compile(r"Have quorum of supporters|Truncating log|Getting a (dif
                        r"Sending (TRUNC|DIFF|snapshot)|Synchronizing with Learner|"
                        # a write below the log's last zxid (FileTxnLog.append only warns), and
                        # its load (FileTxnSnapLog.fastForwardFromEdits logs it and applies it)
-                       r"Current zxid \d+ is <= |\(highestZxid\) > ")
+                       r"Current zxid \d+ is <= |\(highestZxid\) > |"
+                       # what a load found on disk (ZKDatabase.loadDataBase), a truncation's too
+                       r"Snapshot loaded in .*highest zxid is ")
 WRITE_TIMEOUT = 20.0
 
 
@@ -450,6 +452,6 @@ def run(schedule: dict, *, zookeeper=None, byteman: str | None = None, observer=
             for s in range(1, n + 1):
                 for ln in ens.log_lines(s):
                     if _EVIDENCE.search(ln):
-                        out.log_evidence.append(f"server {s}: {ln.strip()[:200]}")
+                        out.log_evidence.append(f"server {s}: {ln.strip()[:300]}")
     out.seconds = time.monotonic() - t0
     return out
