@@ -1,26 +1,27 @@
 """A userspace TCP proxy that stands on every link between two servers, so links can be cut
 and healed without root.
 
-Each *route* is a listening socket on 127.0.0.1 tagged with a link (src, dst) and a kind
-("quorum", "election"): server src's config names it as dst's address, and it forwards to
-dst's real port. A connection accepted there is *opened by src towards dst*; its bytes flow both
-ways. On an election route the proxy rewrites the address in the connection's first message
-(QuorumCnxManager's InitialMessage: protocol version, sid, then the sender's own election address,
-its bind address) to the proxy's route from dst back to src: ZooKeeper 3.8.0's
-`QuorumCnxManager.handleConnection` closes a connection from a smaller sid and connects back to
-the address that message names (`connectOne(sid, electionAddr)`), which would go straight to
-src's real port, past the proxy, and a later cut of the link would not stall it. Links are unordered for cutting: `cut(a, b)` stalls every connection of routes (a, b) and
-(b, a) in both directions (the proxy stops reading and writing them, so the kernel's buffers
-fill and TCP's flow control holds the senders, as in a partition; nothing is dropped) and
-parks new connections unconnected; `heal(a, b)` resumes forwarding, parked connections connect
-on, and what the kernels buffered flows again. `close(a, b)` resets the link's connections
-(RST) instead. On an open link a route listens only while its target does (asked of the
-kernel's sock_diag, or read off /proc/net/tcp, every 20 ms, and at once when a connection to it
-is refused), so a server that connects to one that is down or not yet listening is refused, as
-it would be without the proxy: accepted and then reset, a follower's `Learner.connectToLeader`
-took the reset for a failed leader and went back to its election, where it retries a refused
-connection. One thread runs a selector over every socket; the public methods hand their work
-to it and return once it is done, so after `cut()` returns no further byte crosses the link.
+Each *route* is a listening socket on 127.0.0.1 tagged with a link (src, dst) and a kind ("quorum",
+"election"): server src's config names it as dst's address, and it forwards to dst's real port. A
+connection accepted there is *opened by src towards dst*; its bytes flow both ways. On an election
+route the proxy rewrites the address in the connection's first message (QuorumCnxManager's
+InitialMessage: protocol version, sid, then the sender's own election address, its bind address) to
+the proxy's route from dst back to src: ZooKeeper 3.8.0's `QuorumCnxManager.handleConnection`
+closes a connection from a smaller sid and connects back to the address that message names
+(`connectOne(sid, electionAddr)`), which would go straight to src's real port, past the proxy, and
+a later cut of the link would not stall it. Links are unordered for cutting: `cut(a, b)` stalls
+every connection of routes (a, b) and (b, a) in both directions (the proxy stops reading and
+writing them, so the kernel's buffers fill and TCP's flow control holds the senders, as in a
+partition; nothing is dropped) and parks new connections unconnected; `heal(a, b)` resumes
+forwarding, parked connections connect on, and what the kernels buffered flows again. `close(a, b)`
+resets the link's connections (RST) instead. On an open link a route listens only while its target
+does (asked of the kernel's sock_diag, or read off /proc/net/tcp, every 20 ms, and at once when a
+connection to it is refused), so a server that connects to one that is down or not yet listening is
+refused, as it would be without the proxy: accepted and then reset, a follower's
+`Learner.connectToLeader` took the reset for a failed leader and went back to its election, where
+it retries a refused connection. One thread runs a selector over every socket; the public methods
+hand their work to it and return once it is done, so after `cut()` returns no further byte crosses
+the link.
 """
 
 from __future__ import annotations
