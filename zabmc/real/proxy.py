@@ -109,9 +109,10 @@ def _diag_listening_ports() -> set | None:
     return ports
 
 
-def _proc_listening_ports() -> set | None:
-    """The same read off /proc/net/tcp and tcp6, or None where they are not there."""
-    ports, seen = set(), False
+def _proc_tcp(state: str) -> list | None:
+    """The (local port, remote port) of every TCP socket in `state` (/proc/net/tcp's st column),
+    IPv4 and IPv6 (a JVM's sockets are IPv6 ones), or None where neither file is there."""
+    out, seen = [], False
     for name in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             with open(name) as f:
@@ -121,9 +122,15 @@ def _proc_listening_ports() -> set | None:
         seen = True
         for ln in lines:
             parts = ln.split()
-            if len(parts) > 3 and parts[3] == _LISTEN:
-                ports.add(int(parts[1].rsplit(":", 1)[1], 16))
-    return ports if seen else None
+            if len(parts) > 3 and parts[3] == state:
+                out.append((int(parts[1].rsplit(":", 1)[1], 16), int(parts[2].rsplit(":", 1)[1], 16)))
+    return out if seen else None
+
+
+def _proc_listening_ports() -> set | None:
+    """The same read off /proc/net/tcp and tcp6, or None where they are not there."""
+    rows = _proc_tcp(_LISTEN)
+    return None if rows is None else {local for local, _ in rows}
 
 
 _ESTABLISHED = "01"  # /proc/net/tcp's st column (linux/tcp_states.h TCP_ESTABLISHED)
@@ -131,20 +138,9 @@ _ESTABLISHED = "01"  # /proc/net/tcp's st column (linux/tcp_states.h TCP_ESTABLI
 
 def established_connections() -> set | None:
     """The established TCP connections of this machine as (local port, remote port), read off
-    /proc/net/tcp and tcp6 (a JVM's sockets are IPv6 ones), or None where neither is there."""
-    out, seen = set(), False
-    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(name) as f:
-                lines = f.readlines()[1:]
-        except OSError:
-            continue
-        seen = True
-        for ln in lines:
-            parts = ln.split()
-            if len(parts) > 3 and parts[3] == _ESTABLISHED:
-                out.add((int(parts[1].rsplit(":", 1)[1], 16), int(parts[2].rsplit(":", 1)[1], 16)))
-    return out if seen else None
+    /proc/net/tcp and tcp6, or None where neither is there."""
+    rows = _proc_tcp(_ESTABLISHED)
+    return None if rows is None else set(rows)
 
 
 def _link(a: int, b: int) -> frozenset:
