@@ -563,8 +563,8 @@ def from_trace(data: dict, source: str | None = None) -> dict:
         "entries": entries,
     }
     limits = {}
-    if spans or any(o["op"] == "hold" and o["point"] in ("sync-append", "sync-commit")
-                    for e in entries for o in e["ops"]):
+    if any(o["op"] == "hold" and o["point"] in ("sync-append", "sync-commit")
+           for e in entries for o in e["ops"]):  # a late SyncThread's span is such a hold too
         # a connected follower whose SyncThread the trace keeps slow (late, or holding what a
         # crash loses or a leaked thread writes late) is dropped by a real leader once a
         # proposal has waited syncLimit ticks for its ACK (3.8.0 LearnerHandler.ping,
