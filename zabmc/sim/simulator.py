@@ -220,7 +220,8 @@ class Simulator:
                 heappush(heap, (when, i, seq, dst, msg))
             self.seq = seq
         if self.checker and self.violation is None and self._started:
-            self.ghost, v = self.checker.step(self.ghost, i, step.node, step.effects, self.nodes)
+            self.ghost, v = self.checker.step(self.ghost, i, step.node, step.effects, self.nodes,
+                                              before)
             if v is not None:
                 self.violation, self.violation_tick = v, t
                 if self.observer:
