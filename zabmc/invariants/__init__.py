@@ -16,6 +16,7 @@ any values with `.id`, `.history` and `.last_committed`.
 
 from __future__ import annotations
 
+import difflib
 import struct
 from typing import NamedTuple, Sequence
 
@@ -75,9 +76,10 @@ def resolve(names: Sequence[str] | None, no_invariants: bool = False) -> tuple[s
     out = []
     for name in names:
         if name not in PROPERTIES:
-            raise UsageError(
-                f"unknown property {name!r}; `zabmc invariants` lists them: {', '.join(PROPERTIES)}"
-            )
+            close = difflib.get_close_matches(name, PROPERTIES, n=3)
+            hint = f"did you mean {' or '.join(close)}? " if close else ""
+            raise UsageError(f"unknown property {name!r}; {hint}`zabmc invariants` lists all "
+                             f"{len(PROPERTIES)}")
         if name not in out:
             out.append(name)
     return tuple(out)
