@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from models.db19 import MODEL
-from models.db19.state import FOLLOWING, Txn, fresh_node
+from models.db19.state import FOLLOWING, LEADING, Txn, fresh_node
 from zabmc.errors import UsageError
 from zabmc.invariants import DEFAULT_PROPERTIES, PROPERTIES, Checker, Violation, delivered, resolve
 from zabmc.sim import SimConfig, Simulator, simulate
@@ -65,12 +65,13 @@ def test_property_names_and_defaults():
         "global-primary-order", "primary-integrity", "leadership", "single-prospective-leader",
         "sane-history", "sync-exception", "leader-gives-up", "load-exception",
         "leader-unexpected-ack", "ack-before-logging", "ack-before-disk", "epoch-before-disk", "sync-loses-committed",
-        "committed-log-hole", "ack-from-memory", "stale-log-write",
+        "committed-log-hole", "ack-from-memory", "stale-log-write", "leader-log-completeness",
     ]
     assert DEFAULT_PROPERTIES == tuple(p for p in PROPERTIES if p not in (
         "single-prospective-leader", "sync-exception", "leader-gives-up", "load-exception",
         "leader-unexpected-ack", "ack-before-logging", "ack-before-disk", "epoch-before-disk",
-        "sync-loses-committed", "committed-log-hole", "ack-from-memory", "stale-log-write"))
+        "sync-loses-committed", "committed-log-hole", "ack-from-memory", "stale-log-write",
+        "leader-log-completeness"))
 
 
 def test_a_failed_effect_breaks_the_property_it_names_when_enabled():
@@ -256,6 +257,39 @@ def test_primary_integrity_holds_with_the_older_txns_or_same_epoch_ones():
     cl.step(0, [A])
     assert cl.propose(0, T(2, 5)) is None  # (2, 1) is of the same epoch: not required
     assert cl.step(2, [A], (1, 1)) is None
+
+
+def become_leader(cl, i, history=None):
+    """Node i becomes leader (with `history`, if given): the step as an engine folds it, with
+    the node before it."""
+    before = cl.nodes[i]
+    x = before._replace(role=LEADING)
+    if history is not None:
+        x = x._replace(history=tuple(history))
+    cl.nodes[i] = x
+    cl.ghost, v = cl.checker.step(cl.ghost, i, x, (), list(cl.nodes), before)
+    return v
+
+
+def test_leader_log_completeness_fires_when_a_node_becomes_leader_without_a_delivered_txn():
+    cl = only("leader-log-completeness")
+    assert cl.step(1, [A, B], (1, 2)) is None  # node 1 delivers A and B
+    v = become_leader(cl, 0, [A])  # node 0 is elected with A only
+    assert v == Violation("leader-log-completeness", "node 0 became leader without 1.2:zab-1.2, "
+                          "which node 1 delivered", (0, 1), (B,))
+
+
+def test_leader_log_completeness_holds_for_a_complete_leader_and_is_read_at_the_election():
+    cl = only("leader-log-completeness")
+    cl.step(1, [A], (1, 1))
+    assert become_leader(cl, 0, [A, B]) is None  # it holds A (and more, undelivered)
+    # once leading, the node is not asked again: a stale leader lags behind a later epoch's
+    # deliveries, which the next election answers for
+    assert cl.step(2, [A, B, C], (1, 3)) is None
+    assert become_leader(cl, 0) is None
+    # without the node before the step (the start-up), nobody became leader
+    x = cl.nodes[1]._replace(role=LEADING)
+    assert cl.checker.step(cl.ghost, 1, x, (), list(cl.nodes))[1] is None
 
 
 def test_leadership_fires_on_two_established_leaders_of_one_epoch():

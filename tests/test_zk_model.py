@@ -365,3 +365,61 @@ def test_zk_fixed_survives_the_4643_run():
     found, s = run_shapes(env_for("zk-fixed", "zookeeper-4643"), shapes[:CRASH_4643 + 1])
     assert found == []
     assert [t[0] for t in s.nodes[2].history] == [(1, 1)] and s.nodes[2].current_epoch == 2
+
+
+# --- Remix's invariant: leader-log-completeness ----------------------------------------------------
+
+#: The shortest run in which a node of `zk` (3.8.0) becomes leader without a delivered transaction
+#: (`--nodes 3 --proposals 1 --max-timeouts 1 --max-crashes 1`), as breadth-first search gives it.
+#: Read against ZOOKEEPER-4646 by hand: node 1 leads epoch 1 with node 0 and proposes 1.1 after
+#: node 0 timed out (events 1-10); it leads epoch 2 with node 2, whose DIFF carries 1.1; node 2
+#: acknowledges NEWLEADER with 1.1 still queued for its SyncThread, and that ack completes node
+#: 1's quorum, which delivers 1.1 (11-17); node 2 crashes and restarts without 1.1 and with
+#: currentEpoch 2, so its vote beats node 0's (currentEpoch 1) and it is elected (18-20). That no
+#: shorter run exists is the search's own answer (a change detector, not an independent figure).
+LLC_4646 = [
+    ("action", ("elect", 1, 3)), ("deliver", 0, 1, "FOLLOWERINFO"),
+    ("deliver", 1, 0, "LEADERINFO"), ("deliver", 0, 1, "ACKEPOCH"), ("deliver", 1, 0, "SYNC"),
+    ("deliver", 1, 0, "NEWLEADER"), ("deliver", 0, 1, "ACK-NEWLEADER"), ("timeout", 0),
+    ("propose", 1), ("action", ("lost", 1, 0)), ("action", ("elect", 1, 6)),
+    ("deliver", 2, 1, "FOLLOWERINFO"), ("deliver", 1, 2, "LEADERINFO"),
+    ("deliver", 2, 1, "ACKEPOCH"), ("deliver", 1, 2, "SYNC"), ("deliver", 1, 2, "NEWLEADER"),
+    ("deliver", 2, 1, "ACK-NEWLEADER"), ("crash", 2), ("restart", 2),
+    ("action", ("elect", 2, 5)),
+]
+LLC_CONFIG = dict(nodes=3, network="fifo", proposals=1, max_timeouts=1, max_crashes=1, depth=30)
+
+
+def llc_env(model):
+    return Env(get_model(model), ExploreConfig(**LLC_CONFIG), Checker(("leader-log-completeness",)))
+
+
+def test_leader_log_completeness_on_the_4646_run():
+    found, s = run_shapes(llc_env("zk"), LLC_4646)
+    assert found == [(20, "leader-log-completeness")]
+    assert s.nodes[2].history == () and [t[0] for t in s.nodes[1].history] == [(1, 1)]
+    # zk-fixed writes the DIFF's 1.1 before the ack: the same events elect node 2 with it
+    found, s = run_shapes(llc_env("zk-fixed"), LLC_4646)
+    assert found == [] and [t[0] for t in s.nodes[2].history] == [(1, 1)]
+
+
+def test_leader_log_completeness_on_the_4643_run_fires_at_the_election_not_the_truncation():
+    """The corpus's 4643 run: node 2 is elected at step 23 without the 1.1 node 1 committed in
+    epoch 1 (step 12), four events before the truncation `sane-history` sees (step 27)."""
+    env = env_for("zk", "zookeeper-4643")
+    env = Env(env.model, env.config, Checker(("leader-log-completeness",)))
+    shapes = [shape(d) for d in events("zookeeper-4643")]
+    assert shapes[22] == ("action", ("elect", 2, 6))
+    found, _ = run_shapes(env, shapes)
+    assert found == [(23, "leader-log-completeness")]
+
+
+@pytest.mark.slow
+def test_breadth_first_search_meets_the_4646_run_first():
+    from zabmc.explore.bfs import bfs
+
+    env = llc_env("zk")
+    out = bfs(env)
+    f = out.violations[0]
+    assert (f.violation.property, f.depth) == ("leader-log-completeness", 20)
+    assert [shape(ev.to_json(env.model)) for ev in rebuild(env, f.path).events] == LLC_4646

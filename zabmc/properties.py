@@ -147,6 +147,12 @@ REGISTRY: dict[str, Property] = {
                "and has moved past", "ZooKeeper 3.7.0-3.9.2 Learner.shutdown, whose "
                "SyncRequestProcessor keeps writing the queue of the role left "
                "(ZOOKEEPER-4712)", default=False, check="models.zk.shutdown:stale_log_write"),
+        always("leader-log-completeness", "a node that becomes leader holds every transaction "
+               "any node has delivered: the election picks the latest history, as ZooKeeper's "
+               "FastLeaderElection does (`zab-omega`'s election is blind to the data: its leader "
+               "learns the history later, in discovery)", "DSN 2011 \u00a7IV (an election that provides the initial "
+               "history); Remix's leaderLogCompleteness (EuroSys 2025)",
+               default=False, needs={"logs"}),
         eventually(
             "eventually-leader",
             "once faults stop (no drop, timeout budget or crash; every message delivered, every "

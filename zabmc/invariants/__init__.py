@@ -21,12 +21,16 @@ import struct
 from typing import NamedTuple, Sequence
 
 from zabmc.errors import UsageError
-from zabmc.model import FAILED, LEADING, PROPOSED, SYNCED, TIMER, txn_json, txn_str
+from zabmc.model import (FAILED, LEADING, PROPOSED, ROLE_NAMES, SYNCED, TIMER, txn_json,
+                          txn_str)
 from zabmc.properties import ALWAYS, Property, of_kind
 
 
 #: the safety properties: the `always` ones of the one registry (`zabmc.properties`)
 PROPERTIES: dict[str, Property] = of_kind(ALWAYS)
+
+#: `Node.role` of a leader, in every model (zabmc.model.ROLE_NAMES)
+_LEADING_ROLE = ROLE_NAMES.index("Leading")
 
 DEFAULT_PROPERTIES = tuple(p.name for p in PROPERTIES.values() if p.default)
 
@@ -243,6 +247,9 @@ class Checker:
                 what = check(node)
                 if what is not None:
                     found.append(Violation(name, what, (i,), ()))
+        if ("leader-log-completeness" in en and prev is not None
+                and node.role == _LEADING_ROLE and prev.role != _LEADING_ROLE):
+            found.append(_leader_log_completeness(i, node, logs))
         if "leadership" in en:
             found.append(_one_per_epoch("leadership", "established leaders", effects, SYNCED, est))
         if "single-prospective-leader" in en:
@@ -379,6 +386,16 @@ def _primary_integrity(i, node, txn, logs):
                 return Violation("primary-integrity", f"node {i} proposed {txn_str(txn)} as "
                                  f"leader of epoch {e} without {txn_str(t)}, which node {j} "
                                  "delivered", (i, j), (txn, t))
+    return None
+
+
+def _leader_log_completeness(i, node, logs):
+    have = set(node.history)
+    for j, log in enumerate(logs):
+        for t in log:
+            if t not in have:
+                return Violation("leader-log-completeness", f"node {i} became leader without "
+                                 f"{txn_str(t)}, which node {j} delivered", (i, j), (t,))
     return None
 
 
