@@ -184,10 +184,10 @@ class CheckSpec:
         self._validate_model()
         from zabmc.explore.por import refuse
 
-        refuse(self.reduction, network=self.network, model=self.model_obj,
-               strategy=self.strategy, engine=self.engine)
         self.config()
-        self.properties  # noqa: B018  (unknown names are refused here)
+        refuse(self.reduction, network=self.network, model=self.model_obj,
+               strategy=self.strategy, engine=self.engine,
+               properties=self.properties)  # (unknown names are refused here)
         self._validate_spill()
         self._validate_outputs()
         return self
