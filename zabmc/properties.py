@@ -149,9 +149,9 @@ REGISTRY: dict[str, Property] = {
                "(ZOOKEEPER-4712)", default=False, check="models.zk.shutdown:stale_log_write"),
         always("leader-log-completeness", "a node that becomes leader holds every transaction "
                "any node has delivered: the election picks the latest history, as ZooKeeper's "
-               "FastLeaderElection does (`zab-omega`'s election is blind to the data: its leader "
-               "learns the history later, in discovery)", "DSN 2011 \u00a7IV (an election that provides the initial "
-               "history); Remix's leaderLogCompleteness (EuroSys 2025)",
+               "FastLeaderElection does (`zab-omega`'s election is blind to the data: its "
+               "leader learns the history later, in discovery)", "DSN 2011 §IV (an election "
+               "that provides the initial history); Remix's leaderLogCompleteness (EuroSys 2025)",
                default=False, needs={"logs"}),
         eventually(
             "eventually-leader",

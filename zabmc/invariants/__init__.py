@@ -11,7 +11,7 @@ no enabled property reads it:
 - broadcast: every proposed txn in proposal order, as `(txn, proposer)`;
 - established / prospective: sorted `(epoch, node)` pairs.
 Transactions are plain tuples `(zxid, payload)`, zxid an `(epoch, counter)` tuple, payload bytes; nodes
-any values with `.id`, `.history` and `.last_committed`.
+any values with `.id`, `.history`, `.last_committed` and `.role` (`zabmc.model.ROLE_NAMES`).
 """
 
 from __future__ import annotations
