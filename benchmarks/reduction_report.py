@@ -490,8 +490,7 @@ def main(argv=None) -> int:
         from zabmc.invariants import PROPERTIES
 
         t = time.time()
-        every = tuple(p.name for p in PROPERTIES.values() if p.kind == "always"
-                      and p.name not in UNKEPT)
+        every = tuple(name for name in PROPERTIES if name not in UNKEPT)
         res = mutants(log, "zk", ZK_MUTANT_SPACES, every, ZK_MUTANT_TIME_LIMIT)
         section = render_mutants([res], time.time() - t, zk=True)
         print(section)

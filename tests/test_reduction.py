@@ -557,8 +557,7 @@ def every_property():
     from zabmc.explore.por import UNKEPT
     from zabmc.invariants import PROPERTIES
 
-    return tuple(p.name for p in PROPERTIES.values() if p.kind == "always"
-                 and p.name not in UNKEPT)
+    return tuple(name for name in PROPERTIES if name not in UNKEPT)
 
 
 def search_all(model, por, stop_at_first=False, **bounds):

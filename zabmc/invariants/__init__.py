@@ -377,26 +377,34 @@ def _local_primary_order(i, log, bc):
     return None
 
 
-def _primary_integrity(i, node, txn, logs):
-    e = txn[0][0]
+def _first_missing(node, logs, before_epoch=None):
+    """The first `(j, txn)` of the delivery logs (of an epoch before `before_epoch`, when given)
+    that `node`'s history lacks; None when it holds them all."""
     have = set(node.history)
     for j, log in enumerate(logs):
         for t in log:
-            if t[0][0] < e and t not in have:
-                return Violation("primary-integrity", f"node {i} proposed {txn_str(txn)} as "
-                                 f"leader of epoch {e} without {txn_str(t)}, which node {j} "
-                                 "delivered", (i, j), (txn, t))
+            if (before_epoch is None or t[0][0] < before_epoch) and t not in have:
+                return j, t
     return None
+
+
+def _primary_integrity(i, node, txn, logs):
+    e = txn[0][0]
+    gap = _first_missing(node, logs, e)
+    if gap is None:
+        return None
+    j, t = gap
+    return Violation("primary-integrity", f"node {i} proposed {txn_str(txn)} as leader of epoch "
+                     f"{e} without {txn_str(t)}, which node {j} delivered", (i, j), (txn, t))
 
 
 def _leader_log_completeness(i, node, logs):
-    have = set(node.history)
-    for j, log in enumerate(logs):
-        for t in log:
-            if t not in have:
-                return Violation("leader-log-completeness", f"node {i} became leader without "
-                                 f"{txn_str(t)}, which node {j} delivered", (i, j), (t,))
-    return None
+    gap = _first_missing(node, logs)
+    if gap is None:
+        return None
+    j, t = gap
+    return Violation("leader-log-completeness", f"node {i} became leader without {txn_str(t)}, "
+                     f"which node {j} delivered", (i, j), (t,))
 
 
 def _one_per_epoch(prop, what, effects, tag, pairs):
