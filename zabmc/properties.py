@@ -151,7 +151,9 @@ REGISTRY: dict[str, Property] = {
                "any node has delivered: the election picks the latest history, as ZooKeeper's "
                "FastLeaderElection does (`zab-omega`'s election is blind to the data: its "
                "leader learns the history later, in discovery)", "DSN 2011 §IV (an election "
-               "that provides the initial history); Remix's leaderLogCompleteness (EuroSys 2025)",
+               "that provides the initial history); ZooKeeper 3.8.0 "
+               "FastLeaderElection.totalOrderPredicate; Remix's leaderLogCompleteness "
+               "(EuroSys 2025)",
                default=False, needs={"logs"}),
         eventually(
             "eventually-leader",
