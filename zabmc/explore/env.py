@@ -103,6 +103,12 @@ class Env:
         # the encoding's tuple header: marshal version 2, TYPE_TUPLE, n nodes + net, budgets, ghost
         self._head = b"(" + (self.n + 3).to_bytes(4, "little")
         self._node_bytes: dict = {}  # id(node) -> (node, its marshal-v2 bytes)
+        # one object for each node and message value (`_canon`): bytes -> the canonical object
+        self._canon_nodes: dict = {}
+        self._canon_msgs: dict = {}
+        self._start_cache: dict = {}  # restarts, as the timers: id(node) -> (node, step)
+        self._action_cache: dict = {}  # (*ids of the nodes, down) -> (nodes, `_actions`)
+        self._no_actions = getattr(model, "actions", None) is None
         n = self.n
         self._links = tuple((k, k // n, k % n) for k in range(n * n))  # fifo: (k, src, dst)
         # with no property checked the ghost never changes and no step violates anything
@@ -113,6 +119,7 @@ class Env:
         """E3: the simulator's start-up for every node; the start-up steps feed the ghost too."""
         n = self.n
         steps = initial_steps(self.model, n)
+        steps = [self._canon_step(s) for s in steps]
         nodes = tuple(s.node for s in steps)
         ghost = self.checker.initial_ghost(n)
         violation = None
@@ -218,7 +225,8 @@ class Env:
         if e is None:
             if len(cache) >= _KERNEL_CACHE_LIMIT:
                 cache.clear()
-            e = cache[key] = (node, msg, self.model.deliver(node, src, msg, self.n))
+            e = cache[key] = (node, msg,
+                              self._canon_step(self.model.deliver(node, src, msg, self.n)))
         return e[2]
 
     def _node_step(self, cache: dict, handler, node):
@@ -228,7 +236,7 @@ class Env:
         if e is None:
             if len(cache) >= _KERNEL_CACHE_LIMIT:
                 cache.clear()
-            e = cache[id(node)] = (node, handler(node, self.n))
+            e = cache[id(node)] = (node, self._canon_step(handler(node, self.n)))
         return e[1]
 
     def _propose(self, node, k: int):
@@ -242,8 +250,52 @@ class Env:
                 cache.clear()
             model = self.model
             step = model.propose(node, payload(k), self.n) if model.can_propose(node) else None
-            e = cache[key] = (node, step)
+            e = cache[key] = (node, self._canon_step(step))
         return e[1]
+
+    def _canon(self, x):
+        """The one object of node value `x` this environment hands out: `x` itself the first time
+        its value is met, the object met first since. Values are told apart by their canonical
+        bytes, so the canonical object encodes, and therefore steps, exactly as `x` does.
+
+        The memoised kernel and the encoding are keyed by identity; without this, a node that an
+        unmemoised step makes (a model action, a crash) is a new object however often its value
+        recurs, and every step from it misses the memos again."""
+        e = self._node_bytes.get(id(x))
+        b = e[1] if e is not None else self._encode_node(x)
+        table = self._canon_nodes
+        c = table.get(b)
+        if c is None:
+            if len(table) >= _NODE_BYTES_LIMIT:
+                table.clear()
+            table[b] = x
+            return x
+        return c if type(c) is type(x) else x
+
+    def _canon_msg(self, m):
+        """The one object of message value `m`, as `_canon` for nodes."""
+        table = self._canon_msgs
+        b = _dumps(m, 2)
+        c = table.get(b)
+        if c is None:
+            if len(table) >= _NODE_BYTES_LIMIT:
+                table.clear()
+            table[b] = m
+            return m
+        return c if type(c) is type(m) else m
+
+    def _canon_step(self, step):
+        """`step` (a kernel Step, or None) with its node and messages canonical (`_canon`)."""
+        if step is None:
+            return None
+        node, outs, effects = step
+        c = self._canon(node)
+        if outs:
+            cm = self._canon_msg
+            outs2 = tuple([(dst, cm(msg)) for dst, msg in outs])
+            if any(a[1] is not b[1] for a, b in zip(outs, outs2)):
+                return step._replace(node=c, outs=outs2)
+        return step if c is node else step._replace(node=c)
 
     def _apply(self, ev, s: State, i: int, step, net: tuple, budgets: tuple):
         """The successor `(ev, next_state, violation)` of `s` when node `i` takes `step`."""
@@ -262,9 +314,37 @@ class Env:
         ghost, violation = self.checker.step(s.ghost, i, node, effects, nodes, prev)
         return ev, _new(State, (nodes, net, budgets, ghost)), violation
 
+    def _actions(self, s: State) -> list:
+        """The model's enabled actions in `s` with their steps, `[(Action event, [(i, Step)])]`
+        in `Model.actions` order, the steps canonical (`_canon_step`); memoised by the identities
+        of the nodes and the set of down nodes, which is all `Model.actions` and `Model.act`
+        read. The entry holds the nodes, so their ids stay theirs."""
+        if self._no_actions:
+            return []
+        nodes = s.nodes
+        down = s.budgets[DOWN]
+        key = (*map(id, nodes), down)
+        cache = self._action_cache
+        e = cache.get(key)
+        if e is None:
+            if len(cache) >= _KERNEL_CACHE_LIMIT:
+                cache.clear()
+            model, n, canon = self.model, self.n, self._canon_step
+            e = cache[key] = (nodes, [
+                (_new(_events.Action, (label, "action")),
+                 [(i, canon(step)) for i, step in model.act(nodes, label, n)])
+                for label in model.actions(nodes, down, n)])
+        return e[1]
+
+    def _canon_steps(self, steps) -> list:
+        """`[(i, Step)]` with every step canonical (`_canon_step`)."""
+        canon = self._canon_step
+        return [(i, canon(step)) for i, step in steps]
+
     def _apply_all(self, ev, s: State, steps):
         """The successor `(ev, next_state, violation)` of `s` when nodes take `steps`, a sequence
-        of `(i, Step)` applied in order (a model action that changes several nodes at once).
+        of `(i, Step)` applied in order (a model action that changes several nodes at once), each
+        step canonical (`_canon_step`).
 
         Each step feeds the checker in turn; the first violation found is the step's, carrying
         the others the action caused."""

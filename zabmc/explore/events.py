@@ -304,7 +304,8 @@ class Drop(_MessageEvent, _fields("Drop", "src dst msg", "drop")):
             ev = _new(Drop, (src, dst, msg, "drop"))
             s2 = _new(state, (nodes, take(net, k), b2, ghost))
             steps = on_drop(nodes, src, dst, msg, env.n) if on_drop is not None else None
-            out.append(env._apply_all(ev, s2, steps) if steps else (ev, s2, None))
+            out.append(env._apply_all(ev, s2, env._canon_steps(steps)) if steps
+                       else (ev, s2, None))
 
     @staticmethod
     def _one(env, s, ev, k: int, b2: tuple, on_drop):
@@ -312,7 +313,7 @@ class Drop(_MessageEvent, _fields("Drop", "src dst msg", "drop")):
         nodes = s.nodes
         s2 = _new(type(s), (nodes, env._take(s.net, k), b2, s.ghost))
         steps = on_drop(nodes, ev[0], ev[1], ev[2], env.n) if on_drop is not None else None
-        return env._apply_all(ev, s2, steps) if steps else (ev, s2, None)
+        return env._apply_all(ev, s2, env._canon_steps(steps)) if steps else (ev, s2, None)
 
     @staticmethod
     def enabled(env, s, heads, out) -> None:
@@ -480,7 +481,7 @@ class Crash(_NodeEvent, _fields("Crash", "node", "crash")):
     def build(self, env, s):
         i, b, nodes, n = self[0], s.budgets, s.nodes, env.n
         b2 = put(spend(b, CRASHES), DOWN, b[DOWN] | 1 << i)
-        node = crashed(env.model, nodes[i], n)
+        node = env._canon(crashed(env.model, nodes[i], n))
         nodes2 = nodes if node == nodes[i] else nodes[:i] + (node,) + nodes[i + 1:]
         ghost, v = env.checker.step(s.ghost, i, node, (), nodes2, nodes[i])
         return self, type(s)(nodes2, env._cut_off(s.net, i), b2, ghost), v
@@ -516,8 +517,8 @@ class Restart(_NodeEvent, _fields("Restart", "node", "restart")):
 
     def build(self, env, s):
         i, b = self[0], s.budgets
-        return env._apply(self, s, i, env.model.start(s.nodes[i], env.n), s.net,
-                          put(b, DOWN, b[DOWN] & ~(1 << i)))
+        step = env._node_step(env._start_cache, env.model.start, s.nodes[i])
+        return env._apply(self, s, i, step, s.net, put(b, DOWN, b[DOWN] & ~(1 << i)))
 
     def step(self, model, nodes, n):
         return model.start(nodes[self.node], n)
@@ -553,25 +554,19 @@ class Action(_Event, _fields("Action", "label", "action")):
 
     @staticmethod
     def expand(env, s, heads, out) -> None:
-        model = env.model
-        actions = getattr(model, "actions", None)
-        if actions is None:
-            return
-        n, nodes = env.n, s.nodes
-        for label in actions(nodes, s.budgets[DOWN], n):
-            out.append(env._apply_all(_new(Action, (label, "action")), s,
-                                      model.act(nodes, label, n)))
+        apply_all = env._apply_all
+        for ev, steps in env._actions(s):
+            out.append(apply_all(ev, s, steps))
 
     @staticmethod
     def enabled(env, s, heads, out) -> None:
-        actions = getattr(env.model, "actions", None)
-        if actions is None:
-            return
-        for label in actions(s.nodes, s.budgets[DOWN], env.n):
-            out.append(_new(Action, (label, "action")))
+        out.extend([ev for ev, _ in env._actions(s)])
 
     def build(self, env, s):
-        return env._apply_all(self, s, env.model.act(s.nodes, self[0], env.n))
+        for ev, steps in env._actions(s):
+            if ev == self:
+                return env._apply_all(self, s, steps)
+        return env._apply_all(self, s, env._canon_steps(env.model.act(s.nodes, self[0], env.n)))
 
     def step(self, model, nodes, n):
         return None
