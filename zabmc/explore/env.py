@@ -30,7 +30,7 @@ from xxhash import xxh3_128_digest
 
 from zabmc.errors import UsageError
 from zabmc.invariants import Checker, Violation
-from zabmc.model import Model, initial_steps, payload
+from zabmc.model import Model, crashed, initial_steps, payload
 
 from . import events as _events
 from .events import DOWN, Budgets
@@ -107,6 +107,9 @@ class Env:
         self._canon_nodes: dict = {}
         self._canon_msgs: dict = {}
         self._start_cache: dict = {}  # restarts, as the timers: id(node) -> (node, step)
+        self._crash_cache: dict = {}  # id(node) -> (node, the node after a crash, canonical)
+        # the checker's steps: ids of (ghost, i, node, effects, node before) -> (them, result)
+        self._check_cache: dict = {}
         self._action_cache: dict = {}  # (*ids of the nodes, down) -> (nodes, `_actions`)
         self._no_actions = getattr(model, "actions", None) is None
         n = self.n
@@ -253,6 +256,16 @@ class Env:
             e = cache[key] = (node, self._canon_step(step))
         return e[1]
 
+    def _crashed(self, node):
+        """`node` after a crash (E7), canonical; memoised by the node's identity."""
+        cache = self._crash_cache
+        e = cache.get(id(node))
+        if e is None:
+            if len(cache) >= _KERNEL_CACHE_LIMIT:
+                cache.clear()
+            e = cache[id(node)] = (node, self._canon(crashed(self.model, node, self.n)))
+        return e[1]
+
     def _canon(self, x):
         """The one object of node value `x` this environment hands out: `x` itself the first time
         its value is met, the object met first since. Values are told apart by their canonical
@@ -311,8 +324,33 @@ class Env:
             net = self._add(net, i, outs)
         if not self._checking:
             return ev, _new(State, (nodes, net, budgets, s.ghost)), None
-        ghost, violation = self.checker.step(s.ghost, i, node, effects, nodes, prev)
+        ghost = s.ghost  # `_check`, inline
+        key = (id(ghost), i, id(node), id(effects), id(prev))
+        e = self._check_cache.get(key)
+        if e is None:
+            e = self._check_miss(key, ghost, i, node, effects, nodes, prev)
+        ghost, violation = e[4]
         return ev, _new(State, (nodes, net, budgets, ghost)), violation
+
+    def _check(self, ghost, i: int, node, effects: tuple, nodes: tuple, prev):
+        """`Checker.step(ghost, i, node, effects, nodes, prev)`, memoised by the identities of
+        what it reads: the ghost, node `i` after and before the step, and the step's effects
+        (`Checker.step` reads no other node). With canonical nodes (`_canon`) most steps recur:
+        92% of them on zk-fixed to depth 14."""
+        e = self._check_cache.get((id(ghost), i, id(node), id(effects), id(prev)))
+        if e is None:
+            e = self._check_miss((id(ghost), i, id(node), id(effects), id(prev)), ghost, i, node,
+                                 effects, nodes, prev)
+        return e[4]
+
+    def _check_miss(self, key, ghost, i, node, effects, nodes, prev):
+        """The entry of `_check` for `key`, computed; it holds the objects whose ids make it."""
+        cache = self._check_cache
+        if len(cache) >= _KERNEL_CACHE_LIMIT:
+            cache.clear()
+        e = cache[key] = (ghost, node, effects, prev,
+                          self.checker.step(ghost, i, node, effects, nodes, prev))
+        return e
 
     def _actions(self, s: State) -> list:
         """The model's enabled actions in `s` with their steps, `[(Action event, [(i, Step)])]`
@@ -351,7 +389,7 @@ class Env:
         nodes, net, ghost = s.nodes, s.net, s.ghost
         down = s.budgets[DOWN]
         found = []
-        checker = self.checker
+        check = self._check
         for i, step in steps:
             prev = nodes[i]
             if step.node is not prev:
@@ -361,7 +399,7 @@ class Env:
                 if down:
                     outs = tuple(o for o in outs if not down >> o[0] & 1)
                 net = self._add(net, i, outs)
-            ghost, v = checker.step(ghost, i, step.node, step.effects, nodes, prev)
+            ghost, v = check(ghost, i, step.node, step.effects, nodes, prev)
             if v is not None:
                 found.extend(v.all())
         violation = None

@@ -479,11 +479,11 @@ class Crash(_NodeEvent, _fields("Crash", "node", "crash")):
                 out.append(_new(Crash, (i, "crash")))
 
     def build(self, env, s):
-        i, b, nodes, n = self[0], s.budgets, s.nodes, env.n
+        i, b, nodes = self[0], s.budgets, s.nodes
         b2 = put(spend(b, CRASHES), DOWN, b[DOWN] | 1 << i)
-        node = env._canon(crashed(env.model, nodes[i], n))
+        node = env._crashed(nodes[i])
         nodes2 = nodes if node == nodes[i] else nodes[:i] + (node,) + nodes[i + 1:]
-        ghost, v = env.checker.step(s.ghost, i, node, (), nodes2, nodes[i])
+        ghost, v = env._check(s.ghost, i, node, (), nodes2, nodes[i])
         return self, type(s)(nodes2, env._cut_off(s.net, i), b2, ghost), v
 
     def step(self, model, nodes, n):

@@ -180,7 +180,9 @@ class Checker:
         """Fold one kernel step on node `i` (now `node`, with `effects`) into the ghost and check.
 
         `nodes` is the whole cluster after the step; `prev`, when given, is node `i` before it.
-        Returns `(ghost, violation or None)`.
+        Returns `(ghost, violation or None)`. The result is a function of the ghost, `i`, `node`,
+        `effects` and `prev` alone: the explorer memoises it so (`Env._check`), so a check that
+        reads another node of `nodes` must change that memo's key.
         """
         if not self.active:
             return ghost, None
