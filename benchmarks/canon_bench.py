@@ -2,8 +2,9 @@
 
 The explorer's memos (the kernel's steps, a node's encoding) are keyed by identity. Commit
 635ca4c gives every node and message value one object (`Env._canon`) and memoises the model's
-actions; this measures what that is worth on the workloads it was for (the zk family) and on
-those it should leave as they were (db-19, zab).
+actions; d32ce5b memoises crashes and the checker's steps, which then recur by identity too.
+This measures what they are worth on the workloads they were for (the zk family) and on those
+where values were nearly one object already (db-19, zab).
 
 Each workload runs as `zabmc check ... --json -q` in a fresh process from this tree and from REF
 (extracted with `git archive`), `--rounds` times each, alternating which tree goes first. Both
