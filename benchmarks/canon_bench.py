@@ -100,9 +100,10 @@ def render(rows: list[dict], ref: str, rounds: int) -> str:
         HEADING, "",
         f"Produced by `python benchmarks/canon_bench.py --against {ref} --rounds {rounds} "
         f"--write` on {datetime.date.today().isoformat()}, commit `{commit()}`, {cpu_model()}, "
-        "2 logical CPUs, nothing else running; do not edit by hand. Each workload is one "
-        f"`zabmc check FLAGS` run {rounds} times from this tree and from `{ref}` (the tree "
-        "before one object a value), each in a fresh process, alternating which goes first. "
+        "2 logical CPUs, one search at a time and nothing else running; do not edit by hand. "
+        f"Each workload is one `zabmc check FLAGS` run {rounds} times from this tree and from "
+        f"`{ref}` (the tree before one object a value), each in a fresh process, alternating "
+        "which goes first. "
         "Both trees report the same distinct states, transitions, per-depth counts, stop reason "
         "and violations (checked). CPU seconds of the process (start-up included): the median "
         "of each tree's runs; speed-up: the median of the per-round ratios (their spread in "

@@ -274,16 +274,24 @@ class Env:
         The memoised kernel and the encoding are keyed by identity; without this, a node that an
         unmemoised step makes (a model action, a crash) is a new object however often its value
         recurs, and every step from it misses the memos again."""
-        e = self._node_bytes.get(id(x))
-        b = e[1] if e is not None else self._encode_node(x)
+        known = self._node_bytes
+        e = known.get(id(x))
+        if e is not None:  # a canonical node (below), or one a state held when it was encoded
+            return x
+        b = _dumps(tuple(x), 2)
         table = self._canon_nodes
         c = table.get(b)
-        if c is None:
+        if c is None or type(c) is not type(x):
             if len(table) >= _NODE_BYTES_LIMIT:
                 table.clear()
             table[b] = x
+            if len(known) >= _NODE_BYTES_LIMIT:
+                known.clear()
+            known[id(x)] = (x, b)
             return x
-        return c if type(c) is type(x) else x
+        if id(c) not in known:  # its entry went with a clearing: put it back
+            known[id(c)] = (c, b)
+        return c
 
     def _canon_msg(self, m):
         """The one object of message value `m`, as `_canon` for nodes."""
