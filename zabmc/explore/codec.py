@@ -28,30 +28,44 @@ class Codec(NamedTuple):
     blob: object  # payload -> bytes
 
 
-def _interning_decoder(load_parts, node_make, state_cls, fifo: bool):
+def _interning_decoder(load_parts, node_make, state_cls, fifo: bool, env):
     nodes_seen: dict = {}
     msgs_seen: dict = {}
+    ghosts_seen: dict = {}
+    canon_node, canon_msg = env._canon, env._canon_msg
+    dumps = marshal.dumps
+
+    def msg(x):
+        y = msgs_seen.get(x)
+        if y is None:
+            y = msgs_seen[x] = canon_msg(x)
+        return y
 
     def dec(b: bytes):
-        """Equal nodes and messages decode to one object each (per worker), which gives the
-        explorer's kernel memo (keyed by object identity) its hits back: without it, decoded
-        states share nothing and the successors of a state cost ~25% more."""
+        """Equal nodes and messages decode to one object each: the environment's own
+        (`Env._canon`), which gives the explorer's memos (keyed by object identity) their hits
+        back: without it, decoded states share nothing and the successors of a state cost ~25%
+        more. Equal ghosts decode to one object too (told apart by their bytes), so that the
+        checker's memo (`Env._check`) knows them."""
         nodes, net, budgets, ghost = load_parts(b)
         if len(nodes_seen) > INTERN_LIMIT:
             nodes_seen.clear()
         if len(msgs_seen) > INTERN_LIMIT:
             msgs_seen.clear()
+        if len(ghosts_seen) > INTERN_LIMIT:
+            ghosts_seen.clear()
         ns = []
         for t in nodes:
             x = nodes_seen.get(t)
             if x is None:
-                x = nodes_seen[t] = node_make(t)
+                x = nodes_seen[t] = canon_node(node_make(t))
             ns.append(x)
-        m = msgs_seen.setdefault
         if fifo:  # n*n queues, oldest message first
-            net = tuple([tuple([m(x, x) for x in q]) if q else q for q in net])
+            net = tuple([tuple([msg(x) for x in q]) if q else q for q in net])
         else:  # sorted ((src, dst, msg), count)
-            net = tuple([((a, b, m(x, x)), c) for (a, b, x), c in net])
+            net = tuple([((a, b, msg(x)), c) for (a, b, x), c in net])
+        gb = dumps(ghost, 2)
+        ghost = ghosts_seen.setdefault(gb, ghost)
         return state_cls(tuple(ns), net, budgets, ghost)
 
     return dec
@@ -86,13 +100,13 @@ def make_codec(name: str, env) -> Codec:
             b = encode(s)
             return xxh3_128_digest(b), b
 
-        return Codec(encode, _interning_decoder(parts, node_make, State, env.fifo), fp_blob,
+        return Codec(encode, _interning_decoder(parts, node_make, State, env.fifo, env), fp_blob,
                      bytes)
 
     def enc(s) -> bytes:
         return dumps((tuple(map(tuple, s.nodes)), s.net, s.budgets, s.ghost), 4)
 
-    return Codec(enc, _interning_decoder(loads, node_make, State, env.fifo),
+    return Codec(enc, _interning_decoder(loads, node_make, State, env.fifo, env),
                  lambda s: (fingerprint(s), s), enc)
 
 
