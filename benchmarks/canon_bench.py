@@ -2,7 +2,8 @@
 
 The explorer's memos (the kernel's steps, a node's encoding) are keyed by identity. Commit
 635ca4c gives every node and message value one object (`Env._canon`) and memoises the model's
-actions; d32ce5b memoises crashes and the checker's steps, which then recur by identity too.
+actions; d32ce5b memoises crashes and the checker's steps, which then recur by identity too;
+1f4d7a5 gives decoded states (levels on disk, states shipped between workers) the same objects.
 This measures what they are worth on the workloads they were for (the zk family) and on those
 where values were nearly one object already (db-19, zab).
 
