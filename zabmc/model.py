@@ -34,7 +34,10 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   election outcome, a write to disk, a lost connection). `actions(nodes, down, n)` lists the
   enabled ones as plain tuples (`down` is the bit set of down nodes, which take no part);
   `act(nodes, label, n)` returns the `(i, Step)` pairs it makes, applied in order;
-  `describe_action(label)` names it for people. A model without `actions` has none.
+  `describe_action(label)` names it for people. A model without `actions` has none. Like the
+  handlers, both are pure: the explorer memoises them by the identities of the nodes and the set
+  of down nodes, as it memoises the handlers by their inputs', and hands out one object for each
+  node and message value (`Env._canon`).
 - **What actions touch** (optional; `check --reduction por` reduces a model with actions only when
   it has `footprint` and `couplings`, docs/reduction.md): `footprint(nodes, down, label, n)` gives
   an enabled action's `(reads, writes)`, bit sets of the nodes whose states decide whether it is
