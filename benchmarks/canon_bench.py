@@ -22,16 +22,14 @@ import argparse
 import datetime
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import (REPORT, TITLE, check_json, commit, cpu_model,  # noqa: E402
-                               update_section)
+from benchmarks.common import (REPORT, TITLE, alternating, check_json, commit,  # noqa: E402
+                               cpu_model, ref_tree, update_section)
 
 HEADING = "## One object a value (issue #38)"
 DATA_LOSS = "--network fifo --nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1"
@@ -62,19 +60,15 @@ def counts(d: dict) -> tuple:
 
 def measure(ref: str, rounds: int) -> list[dict]:
     rows = []
-    with tempfile.TemporaryDirectory(prefix="zabmc-ref-") as tmp:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True,
-                                 check=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        trees = {"this tree": ROOT, ref: Path(tmp)}
+    with ref_tree(ref) as tree:
+        trees = {"this tree": ROOT, ref: tree}
         for what, flags in WORKLOADS:
             got: dict = {name: [] for name in trees}
-            for r in range(rounds):
-                for name in (list(trees) if r % 2 else list(trees)[::-1]):
-                    d = run(trees[name], flags)
-                    got[name].append(d)
-                    print(f"{what} | {name}: {d['distinct_states']:,} distinct, "
-                          f"CPU {d['cpu_seconds']:.1f} s", flush=True)
+            for name in alternating(trees, rounds):
+                d = run(trees[name], flags)
+                got[name].append(d)
+                print(f"{what} | {name}: {d['distinct_states']:,} distinct, "
+                      f"CPU {d['cpu_seconds']:.1f} s", flush=True)
             first = counts(got[ref][0])
             for ds in got.values():
                 for d in ds:

@@ -9,6 +9,8 @@ import platform
 import re
 import subprocess
 import sys
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,6 +66,25 @@ def commit() -> str:
         return head + ("-dirty" if changed else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+
+
+@contextmanager
+def ref_tree(ref: str):
+    """Commit `ref` of this repository, extracted (`git archive`) into a temporary directory for
+    the length of the block: its path, for running a benchmark side by side with this tree."""
+    with tempfile.TemporaryDirectory(prefix="zabmc-ref-") as tmp:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True,
+                                 check=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        yield Path(tmp)
+
+
+def alternating(names, rounds: int):
+    """`names` once a round for `rounds` rounds, the order reversed in the even rounds (the
+    first included), so that no tree always goes first."""
+    names = list(names)
+    for r in range(rounds):
+        yield from (names if r % 2 else names[::-1])
 
 
 def update_section(text: str, heading: str, section: str, title: str) -> str:

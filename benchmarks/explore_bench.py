@@ -34,8 +34,6 @@ import argparse
 import datetime
 import os
 import resource
-import subprocess
-import tempfile
 import statistics
 import sys
 import time
@@ -48,7 +46,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import REPORT, TITLE, check_json, commit, update_section  # noqa: E402
+from benchmarks.common import (REPORT, TITLE, alternating, check_json, commit,  # noqa: E402
+                               ref_tree, update_section)
 from models.db19 import MODEL  # noqa: E402
 from models.db19.codec import encode_msg, encode_node  # noqa: E402
 from zabmc.explore import Env, ExploreConfig, bfs  # noqa: E402
@@ -208,18 +207,14 @@ def against(ref: str, rounds: int, extra: str) -> dict:
     """This tree's and commit `ref`'s `zabmc check TARGET EXTRA`, `rounds` times each, alternating
     the order; the counts must agree."""
     args = TARGET.split() + extra.split()
-    with tempfile.TemporaryDirectory(prefix="zabmc-ref-") as tmp:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True,
-                                 check=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        trees = {"this tree": ROOT, ref: Path(tmp)}
+    with ref_tree(ref) as tree:
+        trees = {"this tree": ROOT, ref: tree}
         runs: dict = {name: [] for name in trees}
-        for r in range(rounds):
-            for name in (list(trees) if r % 2 else list(trees)[::-1]):
-                d = check_cpu(trees[name], args)
-                runs[name].append(d)
-                print(f"{name}: {d['distinct_states']:,} distinct, {d['states']:,} transitions, "
-                      f"CPU {d['cpu_seconds']:.1f} s", flush=True)
+        for name in alternating(trees, rounds):
+            d = check_cpu(trees[name], args)
+            runs[name].append(d)
+            print(f"{name}: {d['distinct_states']:,} distinct, {d['states']:,} transitions, "
+                  f"CPU {d['cpu_seconds']:.1f} s", flush=True)
     first = runs[ref][0]
     for ds in runs.values():
         for d in ds:

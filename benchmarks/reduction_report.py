@@ -31,16 +31,14 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import (REPORT, ROOT, TITLE, check_json, commit, cpu_model,  # noqa: E402
-                               update_section)
+                               ref_tree, update_section)
 
 VERIFICATION = ROOT / "reports" / "verification.md"
 V_TITLE = "# Verification statistics: the zab model"
@@ -176,11 +174,8 @@ def speed(log, ref: str, depth: int, reductions=("none", "por")) -> dict:
     reduction, alternating the order; the counts of the two trees must agree."""
     model, flags = SPEED_SPACE
     rows = []
-    with tempfile.TemporaryDirectory(prefix="zabmc-ref-") as tmp:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True,
-                                 check=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        trees = [(ref, Path(tmp)), ("this tree", ROOT)]
+    with ref_tree(ref) as tmp:
+        trees = [(ref, tmp), ("this tree", ROOT)]
         for k, reduction in enumerate(reductions):
             got = {}
             for name, tree in (trees if k % 2 == 0 else trees[::-1]):

@@ -1,8 +1,10 @@
 """benchmarks/common.py's `check_json`: the CPU seconds a report cell shows are its own child's,
-even when other cells run at once (release_matrix.py --jobs 2)."""
+even when other cells run at once (release_matrix.py --jobs 2); and the side-by-side helpers
+(`ref_tree`, `alternating`) of the scripts that run this tree against a commit."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import check_json  # noqa: E402
+from benchmarks.common import alternating, check_json, ref_tree  # noqa: E402
 
 # burns about one CPU second, then prints an empty JSON document
 BUSY = "import time\nt=time.process_time()\nwhile time.process_time()-t<1.0: pass\nprint('{}')"
@@ -141,3 +143,22 @@ def test_the_cores_bench_rotates_its_runs_and_takes_tlcs_time_over_each_per_roun
                                      for name in cb.RUNS})
     with pytest.raises(AssertionError, match=r"disagree on the distinct states: \[7, 8\]"):
         cb.measure(cb.REFERENCE, 1, log=lambda *_: None)
+
+
+def test_side_by_side_runs_alternate_which_tree_goes_first():
+    assert list(alternating({"this tree": 1, "abc": 2}, 4)) == [
+        "abc", "this tree", "this tree", "abc", "abc", "this tree", "this tree", "abc"]
+    assert list(alternating(["a"], 0)) == []
+
+
+def test_ref_tree_holds_the_commits_files_and_goes_away():
+    """The tree of the first commit (of those cloned) that has benchmarks/common.py holds that
+    file as git has it at that commit, and is gone after the block."""
+    first = subprocess.run(["git", "-C", str(ROOT), "log", "--diff-filter=A", "--format=%H", "--",
+                            "benchmarks/common.py"], capture_output=True, text=True,
+                           check=True).stdout.split()[-1]
+    want = subprocess.run(["git", "-C", str(ROOT), "show", f"{first}:benchmarks/common.py"],
+                          capture_output=True, check=True).stdout
+    with ref_tree(first) as tree:
+        assert (tree / "benchmarks" / "common.py").read_bytes() == want
+    assert not tree.exists()
