@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import (REPORT, TITLE, alternating, check_json, commit,  # noqa: E402
-                               cpu_model, ref_tree, update_section)
+from benchmarks.common import (REPORT, TITLE, check_json, commit, cpu_model,  # noqa: E402
+                               side_by_side, update_section)
 
 HEADING = "## One object a value (issue #38)"
 DATA_LOSS = "--network fifo --nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1"
@@ -60,33 +60,29 @@ def counts(d: dict) -> tuple:
 
 def measure(ref: str, rounds: int) -> list[dict]:
     rows = []
-    with ref_tree(ref) as tree:
-        trees = {"this tree": ROOT, ref: tree}
-        for what, flags in WORKLOADS:
-            got: dict = {name: [] for name in trees}
-            for name in alternating(trees, rounds):
-                d = run(trees[name], flags)
-                got[name].append(d)
-                print(f"{what} | {name}: {d['distinct_states']:,} distinct, "
-                      f"CPU {d['cpu_seconds']:.1f} s", flush=True)
-            first = counts(got[ref][0])
-            for ds in got.values():
-                for d in ds:
-                    if counts(d) != first:
-                        raise SystemExit(f"{what}: the trees' counts differ")
-            base = [d["cpu_seconds"] for d in got[ref]]
-            ours = [d["cpu_seconds"] for d in got["this tree"]]
-            d0 = got[ref][0]
-            found = ", ".join(f"`{v['property']}` at {v['depth']}" for v in d0["violations"])
-            rows.append({
-                "what": what, "flags": flags, "distinct": d0["distinct_states"],
-                "states": d0["states"], "found": found or "none",
-                "base": statistics.median(base), "ours": statistics.median(ours),
-                "ratio": statistics.median(b / o for b, o in zip(base, ours)),
-                "spread": (min(b / o for b, o in zip(base, ours)),
-                           max(b / o for b, o in zip(base, ours))),
-                "rss": (max(d["memory"]["peak_rss_bytes"] for d in got[ref]) / 2**20,
-                        max(d["memory"]["peak_rss_bytes"] for d in got["this tree"]) / 2**20)})
+    for what, flags in WORKLOADS:
+        got = side_by_side(ref, rounds, lambda tree: run(tree, flags),
+                           lambda name, d: print(f"{what} | {name}: {d['distinct_states']:,} "
+                                                 f"distinct, CPU {d['cpu_seconds']:.1f} s",
+                                                 flush=True))
+        first = counts(got[ref][0])
+        for ds in got.values():
+            for d in ds:
+                if counts(d) != first:
+                    raise SystemExit(f"{what}: the trees' counts differ")
+        base = [d["cpu_seconds"] for d in got[ref]]
+        ours = [d["cpu_seconds"] for d in got["this tree"]]
+        d0 = got[ref][0]
+        found = ", ".join(f"`{v['property']}` at {v['depth']}" for v in d0["violations"])
+        rows.append({
+            "what": what, "flags": flags, "distinct": d0["distinct_states"],
+            "states": d0["states"], "found": found or "none",
+            "base": statistics.median(base), "ours": statistics.median(ours),
+            "ratio": statistics.median(b / o for b, o in zip(base, ours)),
+            "spread": (min(b / o for b, o in zip(base, ours)),
+                       max(b / o for b, o in zip(base, ours))),
+            "rss": (max(d["memory"]["peak_rss_bytes"] for d in got[ref]) / 2**20,
+                    max(d["memory"]["peak_rss_bytes"] for d in got["this tree"]) / 2**20)})
     return rows
 
 

@@ -87,6 +87,21 @@ def alternating(names, rounds: int):
         yield from (names if r % 2 else names[::-1])
 
 
+def side_by_side(ref: str, rounds: int, run, show=None) -> dict:
+    """`run(tree)` from this tree and from commit `ref` (`ref_tree`), `rounds` times each in
+    `alternating` order: `{"this tree": [results], ref: [results]}`. `show(name, result)` is
+    called after each run."""
+    with ref_tree(ref) as tree:
+        trees = {"this tree": ROOT, ref: tree}
+        got: dict = {name: [] for name in trees}
+        for name in alternating(trees, rounds):
+            d = run(trees[name])
+            got[name].append(d)
+            if show is not None:
+                show(name, d)
+    return got
+
+
 def update_section(text: str, heading: str, section: str, title: str) -> str:
     """Replace the `heading` section of `text` (up to the next `## ` heading) by `section`, or
     append it; start with `title` when the file is empty. Other sections stay byte-identical."""

@@ -46,8 +46,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import (REPORT, TITLE, alternating, check_json, commit,  # noqa: E402
-                               ref_tree, update_section)
+from benchmarks.common import (REPORT, TITLE, check_json, commit, side_by_side,  # noqa: E402
+                               update_section)
 from models.db19 import MODEL  # noqa: E402
 from models.db19.codec import encode_msg, encode_node  # noqa: E402
 from zabmc.explore import Env, ExploreConfig, bfs  # noqa: E402
@@ -207,14 +207,10 @@ def against(ref: str, rounds: int, extra: str) -> dict:
     """This tree's and commit `ref`'s `zabmc check TARGET EXTRA`, `rounds` times each, alternating
     the order; the counts must agree."""
     args = TARGET.split() + extra.split()
-    with ref_tree(ref) as tree:
-        trees = {"this tree": ROOT, ref: tree}
-        runs: dict = {name: [] for name in trees}
-        for name in alternating(trees, rounds):
-            d = check_cpu(trees[name], args)
-            runs[name].append(d)
-            print(f"{name}: {d['distinct_states']:,} distinct, {d['states']:,} transitions, "
-                  f"CPU {d['cpu_seconds']:.1f} s", flush=True)
+    runs = side_by_side(ref, rounds, lambda tree: check_cpu(tree, args),
+                        lambda name, d: print(f"{name}: {d['distinct_states']:,} distinct, "
+                                              f"{d['states']:,} transitions, "
+                                              f"CPU {d['cpu_seconds']:.1f} s", flush=True))
     first = runs[ref][0]
     for ds in runs.values():
         for d in ds:

@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import alternating, check_json, ref_tree  # noqa: E402
+from benchmarks.common import alternating, check_json, ref_tree, side_by_side  # noqa: E402
 
 # burns about one CPU second, then prints an empty JSON document
 BUSY = "import time\nt=time.process_time()\nwhile time.process_time()-t<1.0: pass\nprint('{}')"
@@ -162,3 +162,14 @@ def test_ref_tree_holds_the_commits_files_and_goes_away():
     with ref_tree(first) as tree:
         assert (tree / "benchmarks" / "common.py").read_bytes() == want
     assert not tree.exists()
+
+
+def test_side_by_side_runs_each_tree_its_rounds_in_turn():
+    order = []
+    got = side_by_side("HEAD", 3, lambda tree: (tree / "benchmarks" / "common.py").read_bytes(),
+                       lambda name, d: order.append(name))
+    assert order == ["HEAD", "this tree", "this tree", "HEAD", "HEAD", "this tree"]
+    head = subprocess.run(["git", "-C", str(ROOT), "show", "HEAD:benchmarks/common.py"],
+                          capture_output=True, check=True).stdout
+    assert got["HEAD"] == [head] * 3
+    assert got["this tree"] == [(ROOT / "benchmarks" / "common.py").read_bytes()] * 3
