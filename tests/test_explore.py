@@ -513,3 +513,44 @@ def test_events_and_successor_agree_with_successors_on_every_state_of_a_space(mo
     assert {"deliver", "drop", "timeout", "crash", "restart"} <= kinds
     assert ("propose" in kinds) == (model != "zk-fle")
     assert ("action" in kinds) == model.startswith("zk")
+
+
+def _node_objects_and_values(states):
+    import marshal
+
+    objs = {id(x): x for s in states for x in s.nodes}
+    msgs = {id(m): m for s in states for q in s.net for m in q}
+    return (len(objs), len({marshal.dumps(tuple(x), 2) for x in objs.values()}),
+            len(msgs), len({marshal.dumps(m, 2) for m in msgs.values()}))
+
+
+def test_each_node_and_message_value_is_one_object_also_after_decoding():
+    """`Env._canon`: on zk-fixed, whose actions, crashes and restarts make new objects, every
+    successor's nodes and messages are the one object of their value (the identity memos rely on
+    it), and states decoded from the codec's bytes get those same objects and one ghost object."""
+    from zabmc.explore.codec import make_codec
+    from zabmc.spec import CheckSpec
+
+    env = CheckSpec(model="zk-fixed", nodes=3, proposals=2, max_timeouts=1, max_crashes=1).env()
+    s0, _ = env.initial()
+    seen, level, states = {env.fingerprint(s0)}, [s0], []
+    for _ in range(9):
+        nxt = []
+        for s in level:
+            for _ev, s2, _v in env.successors(s):
+                states.append(s2)
+                fp = env.fingerprint(s2)
+                if fp not in seen:
+                    seen.add(fp)
+                    nxt.append(s2)
+        level = nxt
+    nobj, nval, mobj, mval = _node_objects_and_values(states)
+    assert (nobj, mobj) == (nval, mval) and nval > 50 and mval > 5
+    codec = make_codec("canonical", env)
+    decoded = [codec.decode(codec.encode(s)) for s in level]
+    assert decoded == level and all(d is not s for d, s in zip(decoded, level))
+    nobj2, _, mobj2, _ = _node_objects_and_values(decoded + level)
+    nobj1, _, mobj1, _ = _node_objects_and_values(level)
+    assert (nobj2, mobj2) == (nobj1, mobj1)  # no object the level did not have already
+    assert len({id(d.ghost) for d in decoded}) == len(
+        {env.checker.encode_ghost(d.ghost) for d in decoded})
