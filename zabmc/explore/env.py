@@ -375,10 +375,9 @@ class Env:
         if e is None:
             if len(cache) >= _KERNEL_CACHE_LIMIT:
                 cache.clear()
-            model, n, canon = self.model, self.n, self._canon_step
+            model, n, canon = self.model, self.n, self._canon_steps
             e = cache[key] = (nodes, [
-                (_new(_events.Action, (label, "action")),
-                 [(i, canon(step)) for i, step in model.act(nodes, label, n)])
+                (_new(_events.Action, (label, "action")), canon(model.act(nodes, label, n)))
                 for label in model.actions(nodes, down, n)])
         return e[1]
 
