@@ -87,6 +87,7 @@ class _Echo:
     def __init__(self, addr=("127.0.0.1", 0)):
         self.sock = socket.create_server(addr, reuse_port=False)
         self.addr = self.sock.getsockname()
+        self.threads: list = []
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self):
@@ -95,7 +96,18 @@ class _Echo:
                 c, _ = self.sock.accept()
             except OSError:
                 return
-            threading.Thread(target=self._connection, args=(c,), daemon=True).start()
+            t = threading.Thread(target=self._connection, args=(c,), daemon=True)
+            self.threads.append(t)
+            t.start()
+
+    def close(self, timeout=5.0):
+        """Stop listening, and wait until each connection's thread has closed its socket (its
+        peer gone): without the wait an fd count taken now races those threads."""
+        self.sock.close()
+        deadline = time.monotonic() + timeout
+        for t in self.threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        assert not any(t.is_alive() for t in self.threads), "an echo connection is still open"
 
     def _connection(self, c):
         with c:
@@ -173,7 +185,7 @@ def test_proxy_cuts_both_directions_heals_and_resets():
         assert p.stats()["connections"] == {(1, 2): 2, (2, 1): 1}
         for c in (c12, c21, parked):
             c.close()
-    echo.sock.close()
+    echo.close()
     assert not [t for t in threading.enumerate() if t.name == "zabmc-link-proxy"]
     assert len(os.listdir("/proc/self/fd")) <= fds_before  # no socket left open
 
