@@ -101,3 +101,38 @@ def test_the_seen_bench_times_two_sets_that_answer_alike(capsys, monkeypatch):
         assert "disagree" in str(e)
     else:
         raise AssertionError("the bench timed two sets that disagree")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(fingerprints | distinct_prefix, max_size=40), max_size=12))
+def test_add_unseen_answers_as_add_batch_on_fingerprints_not_in_the_set(batches):
+    """`add_unseen` (the parallel merge's: no fingerprint of the batch is in the set) gives
+    `add_batch`'s mask, and leaves the same set, also when fingerprints of a batch share a prefix
+    or repeat."""
+    a, b = SortedRunSet(), SortedRunSet()
+    ref: set = set()
+    for batch in batches:
+        batch = [fp for fp in batch if fp not in ref]
+        assert a.add_unseen(batch).tolist() == b.add_batch(batch).tolist()
+        ref |= set(batch)
+        assert len(a) == len(b) == len(ref)
+        assert a.to_array().tobytes() == b"".join(sorted(ref))
+    for run in a.runs:  # every run sorted by all 16 bytes, its shared prefixes flagged
+        fps = sorted(zip(run.hi.tolist(), run.lo.tolist()))
+        assert list(zip(run.hi.tolist(), run.lo.tolist())) == fps
+        assert run.dup == (len(set(run.hi.tolist())) < len(run))
+    probe = [fp for batch in batches for fp in batch][:20] + [b"\x42" * 16]
+    assert a.contains_batch(probe).tolist() == [fp in ref for fp in probe]
+
+
+def test_add_unseen_keeps_the_first_of_repeats_and_sorts_by_the_whole_fingerprint():
+    """Repeats sharing nothing with others keep their first occurrence; then two values with one
+    prefix send the batch to the 16-byte order."""
+    x, y, z = (bytes([i]) * 16 for i in (9, 3, 6))
+    s = SortedRunSet()
+    assert s.add_unseen([x, y, x, z, y]).tolist() == [True, True, False, True, False]
+    assert s.to_array().tobytes() == y + z + x
+    p, q = b"\x05" * 8 + b"\x02" * 8, b"\x05" * 8 + b"\x01" * 8
+    assert s.add_unseen([p, q, p]).tolist() == [True, True, False]
+    assert s.contains_batch([p, q, x]).tolist() == [True, True, True]
+    assert s.to_array().tobytes() == y + q + p + z + x

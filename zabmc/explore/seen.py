@@ -176,6 +176,41 @@ class SortedRunSet:
             self._add(_Run.of(chi[new], clo[new]))
         return new
 
+    def add_unseen(self, fps) -> np.ndarray:
+        """Insert a batch none of whose fingerprints is in the set yet (duplicates within it
+        allowed): `add_batch`'s answer, the mask of each fingerprint's first occurrence, without
+        searching the set. The parallel search's merge offers this: its workers checked every
+        candidate against a copy of the set as the level began, which is this set.
+
+        A stable sort on the 64-bit prefixes finds the repeats, and its order is the new run's,
+        unless two different fingerprints of the batch share a prefix (then the 16-byte order,
+        as `add_batch`)."""
+        cand = as_array(fps)
+        n = len(cand)
+        if n == 0:
+            return np.zeros(0, dtype=bool)
+        chi, clo = split64(cand)
+        order = np.argsort(chi, kind="stable")
+        hi, lo = chi[order], clo[order]
+        same_hi = hi[1:] == hi[:-1]
+        if not same_hi.any():
+            self._add(_Run(hi, lo, False))
+            return np.ones(n, dtype=bool)
+        same = same_hi & (lo[1:] == lo[:-1])
+        if (same != same_hi).any():  # a prefix two fingerprints share
+            _, first = np.unique(cand, return_index=True)
+            new = np.zeros(n, dtype=bool)
+            new[first] = True
+            self._add(_Run.of(chi[new], clo[new]))
+            return new
+        # each prefix's fingerprints are one value, together, the first occurrence first
+        kept = np.ones(n, dtype=bool)
+        kept[1:] = ~same
+        new = np.zeros(n, dtype=bool)
+        new[order[kept]] = True
+        self._add(_Run(hi[kept], lo[kept], False))
+        return new
+
     def __contains__(self, fp: bytes) -> bool:
         return bool(self.contains_batch([fp])[0])
 
