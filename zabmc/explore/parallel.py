@@ -8,8 +8,9 @@ contiguous slice of the frontier; the parent sends it the fingerprints the last 
 through the same kernel, checks it, takes its fingerprint, drops those already visited and its
 own repeats, keeps the states of the rest, and hands back their fingerprints in the order it met
 them, with every violating step and how many successors it built. The parent merges the slices in
-frontier order: it records the violations in that order and offers the candidates to the visited
-set in one batch, where the first occurrence of a fingerprint wins. That is the order in which
+frontier order: it records the violations in that order and adds the candidates to the visited
+set in one batch, where the first occurrence of a fingerprint wins (none was visited before the
+level, so the set is not searched: `SortedRunSet.add_unseen`). That is the order in which
 the one-core search meets them, so the next level holds the same states in the same order with
 the same parent pointers, and every count, verdict and counterexample is the one-core search's.
 A search that stops at its first violation stops where the one-core search does, with the same
@@ -51,6 +52,7 @@ import signal
 import sys
 import time
 from array import array
+from itertools import compress
 
 import numpy as np
 from xxhash import xxh3_128_digest
@@ -74,7 +76,8 @@ class Blobs(list):
 
 class _Slice:
     """What one worker hands back: the successors it built (`generated`), its candidates in the
-    order met (fingerprints, parent and event indices, positions among its successors), its
+    order met (fingerprints, 16 bytes each in one bytes object, parent and event indices as
+    arrays "I" and "H", positions among its successors), its
     violating steps `(position, parent index, event index, violation)`, and the exception that
     stopped it, with its position, if one did. The candidates' states stay with the worker."""
 
@@ -400,32 +403,39 @@ class ParallelBFS(BFS):
         r = _Slice()
         r.fps, r.violations, r.error = [], [], None
         r.parents, r.events, r.positions = array("I"), array("H"), array("Q")
-        mine: set = set()  # fingerprints this worker kept this level
-        chunk: dict = {}  # fp -> (parent, event, position), not yet checked against seen
+        # the candidates not yet checked against seen, in the order met: fingerprints, parent and
+        # event indices, positions among the slice's successors
+        cfps: list = []
+        cpi, cei, cpos = array("I"), array("H"), array("Q")
         gen = 0
 
         def flush():
-            fps = list(chunk)
-            old = seen.contains_batch(fps).tolist() if fps else []
-            for fp, was in zip(fps, old):
-                if was:
-                    keep.pop(fp, None)
-                else:
-                    pi, ei, pos = chunk[fp]
-                    mine.add(fp)
-                    r.fps.append(fp)
-                    r.parents.append(pi)
-                    r.events.append(ei)
-                    r.positions.append(pos)
-            chunk.clear()
+            was = seen.contains_batch(cfps)
+            if was.any():
+                for fp in compress(cfps, was.tolist()):
+                    del keep[fp]
+                now = ~was
+                r.fps.extend(compress(cfps, now.tolist()))
+                r.parents.frombytes(np.frombuffer(cpi, np.uint32)[now].tobytes())
+                r.events.frombytes(np.frombuffer(cei, np.uint16)[now].tobytes())
+                r.positions.frombytes(np.frombuffer(cpos, np.uint64)[now].tobytes())
+            else:
+                r.fps.extend(cfps)
+                r.parents.extend(cpi)
+                r.events.extend(cei)
+                r.positions.extend(cpos)
+            del cfps[:], cpi[:], cei[:], cpos[:]
 
         # the states this worker built last level, by fingerprint: one of them in its slice now
         # is taken as it is, not decoded, so that its nodes are the very objects the kernel's
         # memos know (a decoded node is a new object, and the memos are keyed by identity)
         made, self._made = self._made, {}
+        # this level's: its candidates and the states kept of them, by fingerprint (so a
+        # fingerprint in it was met before in this slice)
         keep = self._made
         fp_of = xxh3_128_digest if self._canonical else None
         own = self._own
+        add_fp, add_pi, add_ei, add_pos = cfps.append, cpi.append, cei.append, cpos.append
         try:
             for pi, blob in enumerate(part, lo):
                 if blob is None:
@@ -436,15 +446,20 @@ class ParallelBFS(BFS):
                     if v is not None:
                         r.violations.append((gen, pi, ei, v))
                     fp = fingerprint(s2)
-                    if fp not in chunk and fp not in mine:
-                        chunk[fp] = (pi, ei, gen)
+                    if fp not in keep:
                         keep[fp] = s2
+                        add_fp(fp)
+                        add_pi(pi)
+                        add_ei(ei)
+                        add_pos(gen)
                     gen += 1
-                if len(chunk) >= CHUNK:
+                if len(cfps) >= CHUNK:
                     flush()
         except Exception as e:  # noqa: BLE001 - the parent raises it where the search met it
             r.error = (gen, e)
-        flush()
+        if cfps:
+            flush()
+        r.fps = b"".join(r.fps)
         r.generated = gen
         return r
 
@@ -505,28 +520,27 @@ class ParallelBFS(BFS):
             if stop is not None:
                 break
             base += r.generated
-        fps, owners = [], []
+        fps, parents, events, owners = [], [], [], []
         for k, r in enumerate(slices):
-            end = len(r.fps)
+            end = len(r.fps) // 16
             if cut is not None and k == cut[0]:
                 end = next((i for i, p in enumerate(r.positions) if p >= cut[1]), end)
-            fps.extend(r.fps[:end])
-            owners.extend((k, i) for i in range(end))
+            fps.append(np.frombuffer(r.fps, FP_DTYPE, end))
+            parents.append(np.frombuffer(r.parents, np.uint32, end))
+            events.append(np.frombuffer(r.events, np.uint16, end))
+            owners.append(np.full(end, k, np.int8))
             if cut is not None and k == cut[0]:
                 break
-        new = self.seen.add_batch(fps).tolist() if fps else []
-        parents, events = table.parents[-1], table.events[-1]
-        delta = []
-        owned = nxt.owner.append
-        for (k, i), is_new in zip(owners, new):
-            if is_new:
-                r = slices[k]
-                nxt.append(None)
-                owned(k)
-                parents.append(r.parents[i])
-                events.append(r.events[i])
-                delta.append(r.fps[i])
-        self._delta = b"".join(delta)  # the workers' visited sets take these at the next level
+        fps = np.concatenate(fps)
+        # each worker kept only candidates its copy of the visited set, this set as the level
+        # began, did not hold: what is left is the repeats among the slices
+        new = self.seen.add_unseen(fps)
+        table.parents[-1].frombytes(np.concatenate(parents)[new].tobytes())
+        table.events[-1].frombytes(np.concatenate(events)[new].tobytes())
+        nxt.owner.frombytes(np.concatenate(owners)[new].tobytes())
+        nxt.extend([None] * int(np.count_nonzero(new)))
+        delta = fps[new].tobytes()
+        self._delta = delta  # the workers' visited sets take these at the next level
         if stop is None:
             out.generated = base
         return stop
