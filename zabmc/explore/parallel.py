@@ -380,7 +380,7 @@ class ParallelBFS(BFS):
                 continue
             _, depth, lo, part, delta = msg
             if delta:
-                seen.add_batch(np.frombuffer(delta, dtype=FP_DTYPE), distinct=True)
+                seen.add_unseen(np.frombuffer(delta, dtype=FP_DTYPE))  # the merge's new ones
             if self.options.get("reduction") is None:
                 r = self._expand_slice(part, lo, delta)
             else:
