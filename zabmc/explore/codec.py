@@ -28,11 +28,12 @@ class Codec(NamedTuple):
     blob: object  # payload -> bytes
 
 
-def _interning_decoder(load_parts, node_make, state_cls, fifo: bool, env):
+def _interning_decoder(load_parts, node_make, state_cls, env):
     nodes_seen: dict = {}
     msgs_seen: dict = {}
     ghosts_seen: dict = {}
     canon_node, canon_msg = env._canon, env._canon_msg
+    fifo = env.fifo
     dumps = marshal.dumps
 
     def msg(x):
@@ -100,13 +101,13 @@ def make_codec(name: str, env) -> Codec:
             b = encode(s)
             return xxh3_128_digest(b), b
 
-        return Codec(encode, _interning_decoder(parts, node_make, State, env.fifo, env), fp_blob,
+        return Codec(encode, _interning_decoder(parts, node_make, State, env), fp_blob,
                      bytes)
 
     def enc(s) -> bytes:
         return dumps((tuple(map(tuple, s.nodes)), s.net, s.budgets, s.ghost), 4)
 
-    return Codec(enc, _interning_decoder(loads, node_make, State, env.fifo, env),
+    return Codec(enc, _interning_decoder(loads, node_make, State, env),
                  lambda s: (fingerprint(s), s), enc)
 
 

@@ -539,8 +539,7 @@ class ParallelBFS(BFS):
         table.events[-1].frombytes(np.concatenate(events)[new].tobytes())
         nxt.owner.frombytes(np.concatenate(owners)[new].tobytes())
         nxt.extend([None] * int(np.count_nonzero(new)))
-        delta = fps[new].tobytes()
-        self._delta = delta  # the workers' visited sets take these at the next level
+        self._delta = fps[new].tobytes()  # the workers' visited sets take these at the next level
         if stop is None:
             out.generated = base
         return stop
