@@ -61,7 +61,7 @@ def fill(mod, fps: np.ndarray) -> tuple:
     s = mod.SortedRunSet()
     t = time.perf_counter()
     for i in range(0, len(fps), FILL_BATCH):
-        s.add_batch(fps[i:i + FILL_BATCH], distinct=True)
+        s.add_batch(fps[i:i + FILL_BATCH])
     return s, time.perf_counter() - t
 
 

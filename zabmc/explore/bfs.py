@@ -364,7 +364,7 @@ class _Chunk:
         states of the chunk that must now be expanded fully (the proviso)."""
         cand, blobs, table = self.cand, self.blobs, self.table
         fps = list(cand)
-        new = self.seen.add_batch(fps, distinct=True)  # a dict's keys: no duplicates
+        new = self.seen.add_batch(fps)  # a dict's keys: no duplicates
         add_state = self.nxt.append
         parents = table.parents[-1]
         add_parent, add_event = parents.append, table.events[-1].append
@@ -399,7 +399,7 @@ class _Chunk:
             if again:
                 here = level_seen.contains_batch(again).tolist()
                 old = {fp for fp, h in zip(again, here) if not h}
-        level_seen.add_batch(as_array(fps)[new], distinct=True)
+        level_seen.add_batch(as_array(fps)[new])
         redo = {pi for pi, fp in edges if fp in old}
         if self.lowered:
             redo |= self.lowered

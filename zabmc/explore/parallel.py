@@ -205,7 +205,7 @@ class _ReducedMerge:
         """Merge the chunk's candidates into the visited set and the level."""
         cand = self.cand
         fps = list(cand)
-        new = self.seen.add_batch(fps, distinct=True).tolist()
+        new = self.seen.add_batch(fps).tolist()
         nxt, owned, parents, events, delta = (self.nxt, self.owned, self.parents, self.events,
                                               self.delta)
         for fp, is_new in zip(fps, new):

@@ -156,31 +156,29 @@ class SortedRunSet:
         found[order] = got
         return found
 
-    def add_batch(self, fps, distinct: bool = False) -> np.ndarray:
-        """Insert a batch (duplicates within it allowed, unless `distinct` promises none);
-        return a mask of the ones that were new.
+    def add_batch(self, fps) -> np.ndarray:
+        """Insert a batch (duplicates within it allowed); return a mask of the ones that were new.
 
-        Among equal fingerprints inside the batch only the first occurrence counts as new.
+        Among equal fingerprints inside the batch only the first occurrence counts as new: the
+        set is searched for the batch, and what it does not hold goes to `add_unseen`.
         """
         cand = as_array(fps)
         if len(cand) == 0:
             return np.zeros(0, dtype=bool)
-        chi, clo = split64(cand)
-        new = ~self._contains(chi, clo) if self.runs else np.ones(len(cand), dtype=bool)
-        if not distinct:  # first occurrence within the batch
-            uniq, first = np.unique(cand, return_index=True)
-            firsts = np.zeros(len(cand), dtype=bool)
-            firsts[first] = True
-            new &= firsts
-        if new.any():
-            self._add(_Run.of(chi[new], clo[new]))
+        if not self.runs:
+            return self.add_unseen(cand)
+        new = ~self._contains(*split64(cand))
+        idx = np.flatnonzero(new)
+        if len(idx):
+            new[idx] = self.add_unseen(cand[idx])
         return new
 
     def add_unseen(self, fps) -> np.ndarray:
         """Insert a batch none of whose fingerprints is in the set yet (duplicates within it
         allowed): `add_batch`'s answer, the mask of each fingerprint's first occurrence, without
-        searching the set. The parallel search's merge offers this: its workers checked every
-        candidate against a copy of the set as the level began, which is this set.
+        searching the set. `add_batch` gives it what the set does not hold; the parallel search's
+        merge offers it its candidates directly: its workers checked each against a copy of the
+        set as the level began, which is this set.
 
         A stable sort on the 64-bit prefixes finds the repeats, and its order is the new run's,
         unless two different fingerprints of the batch share a prefix (then the 16-byte order,
