@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
 import statistics
 import sys
 from pathlib import Path
@@ -28,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import (REPORT, TITLE, check_json, commit, cpu_model,  # noqa: E402
-                               side_by_side, update_section)
+from benchmarks.common import (REPORT, TITLE, check_cpu, commit, counts,  # noqa: E402
+                               cpu_model, side_by_side, update_section)
 
 HEADING = "## One object a value (issue #38)"
 DATA_LOSS = "--network fifo --nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1"
@@ -47,21 +46,10 @@ WORKLOADS = [
 ]
 
 
-def run(tree: Path, flags: str) -> dict:
-    return check_json([sys.executable, "-c", "from zabmc.cli import main; main()", "check",
-                       *flags.split(), "--json", "-q", "--trace-out", os.devnull], cwd=tree,
-                      env=dict(os.environ, PYTHONPATH=str(tree)), what=f"zabmc check in {tree}")
-
-
-def counts(d: dict) -> tuple:
-    return (d["distinct_states"], d["states"], tuple(d["per_depth"]), d["stop_reason"],
-            tuple((v["property"], v["depth"]) for v in d["violations"]))
-
-
 def measure(ref: str, rounds: int) -> list[dict]:
     rows = []
     for what, flags in WORKLOADS:
-        got = side_by_side(ref, rounds, lambda tree: run(tree, flags),
+        got = side_by_side(ref, rounds, lambda tree: check_cpu(tree, flags.split()),
                            lambda name, d: print(f"{what} | {name}: {d['distinct_states']:,} "
                                                  f"distinct, CPU {d['cpu_seconds']:.1f} s",
                                                  flush=True))

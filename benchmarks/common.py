@@ -177,7 +177,9 @@ def write_zk_section(heading: str, section: str, write: bool) -> None:
 
 def check_json(args: list[str], cwd=None, env=None, what: str = "zabmc check") -> dict:
     """Run one child process (`args`, the command line of a `zabmc check ... --json`), and return
-    its JSON summary with `cpu_seconds`: the child's user+system CPU time. A run that neither
+    its JSON summary with `cpu_seconds`: the child's user+system CPU time (with every process it
+    forked and reaped), `wall_seconds` from start to exit and `max_rss_mib`, the peak resident
+    memory of its largest process. A run that neither
     passed (0) nor found a violation (10) stops the benchmark, with the child's error.
 
     The CPU time is this child's alone (`os.wait4` on its pid), so children run at once from
@@ -185,10 +187,13 @@ def check_json(args: list[str], cwd=None, env=None, what: str = "zabmc check") -
     RUSAGE_CHILDREN would count them."""
     import json
     import tempfile
+    import time
 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.monotonic()
         p = subprocess.Popen(args, cwd=cwd, env=env, stdout=out, stderr=err)
         _, status, usage = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
@@ -197,8 +202,26 @@ def check_json(args: list[str], cwd=None, env=None, what: str = "zabmc check") -
         raise SystemExit(f"{what} failed ({p.returncode}): {stderr.strip()[-500:]}")
     d = json.loads(stdout)
     d["cpu_seconds"] = usage.ru_utime + usage.ru_stime
+    d["wall_seconds"] = wall
+    d["max_rss_mib"] = usage.ru_maxrss / 1024  # KiB: its largest process, workers included
     d["exit"] = p.returncode
     return d
+
+
+def check_cpu(tree: Path, args: list[str]) -> dict:
+    """`zabmc check ARGS --json -q` run from `tree` (this one, or a commit's `ref_tree`) in a
+    fresh process; its summary with `check_json`'s figures."""
+    return check_json([sys.executable, "-c", "from zabmc.cli import main; main()", "check",
+                       *args, "--json", "-q", "--trace-out", os.devnull], cwd=tree,
+                      env=dict(os.environ, PYTHONPATH=str(tree)),
+                      what=f"zabmc check in {tree}")
+
+
+def counts(d: dict) -> tuple:
+    """What two runs of one search must agree on (`check_json`'s summary): distinct states,
+    transitions, per-depth counts, stop reason and violations (property, depth)."""
+    return (d["distinct_states"], d["states"], tuple(d["per_depth"]), d["stop_reason"],
+            tuple((v["property"], v["depth"]) for v in d["violations"]))
 
 
 def slim(d: dict, flags: str) -> dict:

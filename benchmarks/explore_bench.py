@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
 import resource
 import statistics
 import sys
@@ -46,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import (REPORT, TITLE, check_json, commit, side_by_side,  # noqa: E402
+from benchmarks.common import (REPORT, TITLE, check_cpu, commit, side_by_side,  # noqa: E402
                                update_section)
 from models.db19 import MODEL  # noqa: E402
 from models.db19.codec import encode_msg, encode_node  # noqa: E402
@@ -192,15 +191,6 @@ def render(rows, depth: int, rounds: int) -> str:
 TARGET = ("--nodes 2 --network fifo --proposals 3 --max-timeouts 2 --max-drops 2 "
           "--max-heartbeats 2 --no-invariants --depth 200")
 LOOP_HEADING = "## Successor loop (issue #19)"
-
-
-def check_cpu(tree: Path, args: list[str]) -> dict:
-    """`zabmc check ARGS --json -q` run from `tree` in a fresh process; its summary, plus the
-    child's CPU seconds."""
-    return check_json([sys.executable, "-c", "from zabmc.cli import main; main()", "check",
-                       *args, "--json", "-q", "--trace-out", os.devnull], cwd=tree,
-                      env=dict(os.environ, PYTHONPATH=str(tree)),
-                      what=f"zabmc check in {tree}")
 
 
 def against(ref: str, rounds: int, extra: str) -> dict:

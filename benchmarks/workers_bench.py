@@ -17,20 +17,16 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
-import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import (REPORT, TITLE, commit, cpu_model, side_by_side,  # noqa: E402
-                               write_section)
-from benchmarks.tlc_bench import run_usage  # noqa: E402
+from benchmarks.common import (REPORT, TITLE, check_cpu, commit, counts,  # noqa: E402
+                               cpu_model, side_by_side, write_section)
 
 HEADING = "## Two workers on zk-fixed (issue #38)"
 FLAGS = ["--model", "zk-fixed", "--network", "fifo", "--nodes", "3", "--proposals", "2",
@@ -39,19 +35,9 @@ FLAGS = ["--model", "zk-fixed", "--network", "fifo", "--nodes", "3", "--proposal
 
 def run(tree: Path, depth: int) -> dict:
     """One `zabmc check` of the workload from `tree`: its figures."""
-    cmd = [sys.executable, "-c", "from zabmc.cli import main; main()", "check", *FLAGS,
-           "--depth", str(depth), "--json", "-q", "--trace-out", os.devnull]
-    with tempfile.TemporaryDirectory(prefix="zabmc-wb-") as d:
-        out = Path(d) / "out.json"
-        rc, ru, wall = run_usage(cmd, tree, out, env=dict(os.environ, PYTHONPATH=str(tree)))
-        text = out.read_text()
-    if rc not in (0, 10):
-        raise SystemExit(f"zabmc check in {tree} exited {rc}:\n{text[-2000:]}")
-    doc = json.loads(text[text.index("{"):])
-    return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss": ru.ru_maxrss / 1024,  # KiB
-            "counts": (doc["distinct_states"], doc["states"], tuple(doc["per_depth"]),
-                       doc["stop_reason"],
-                       tuple((v["property"], v["depth"]) for v in doc["violations"]))}
+    d = check_cpu(tree, [*FLAGS, "--depth", str(depth)])
+    return {"wall": d["wall_seconds"], "cpu": d["cpu_seconds"], "rss": d["max_rss_mib"],
+            "counts": counts(d)}
 
 
 def measure(ref: str, depth: int, rounds: int) -> dict:
