@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import resource
 import statistics
 import sys
 import time
