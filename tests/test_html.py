@@ -277,6 +277,25 @@ def test_a_counterexample_ends_with_the_command_that_draws_it(tmp_path, cli, mon
         "-o zabmc-zab-1419-eventually-leader.lasso.html")
 
 
+def test_a_trace_sent_to_dev_null_gets_no_replay_or_drawing_hint(tmp_path, cli, monkeypatch):
+    """`--trace-out /dev/null` (the benchmarks' way to keep no file) said "it replaced the file of
+    an earlier run" and offered `zabmc replay /dev/null` and `zabmc show /dev/null -o
+    /dev/null.html`, none of which is so; a regular file keeps all three."""
+    monkeypatch.chdir(tmp_path)
+    args = ["check", "--model", "zk", "--network", "fifo", "--nodes", "3", "--proposals", "1",
+            "--depth", "30", "--invariant", "sync-exception", "-q", "--trace-out"]
+    code, out, _ = cli(args + [os.devnull])
+    assert code == 10
+    assert out.splitlines()[-1] == f"trace for sync-exception written to {os.devnull}"
+    for _ in range(2):
+        code, out, _ = cli(args + ["t.json"])
+        assert code == 10
+    assert out.splitlines()[-2:] == [
+        "trace for sync-exception written to t.json (it replaced the file of an earlier run) "
+        "(replay: zabmc replay t.json)",
+        "draw it as a sequence chart: zabmc show t.json -o t.html"]
+
+
 def test_every_corpus_trace_and_lasso_has_its_picture_in_the_reports():
     """reports/pictures (benchmarks/pictures.py) draws each regression trace of tests/corpus and
     each liveness lasso of reports/liveness; its index lists them all. Before this test, 16

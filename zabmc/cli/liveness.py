@@ -9,7 +9,7 @@ import os
 
 from zabmc.cli.results import print_end, trace_path, write_html
 from zabmc.explore.outcome import StopReason
-from zabmc.report.console import print_show_hint, print_trace
+from zabmc.report.console import print_show_hint, print_trace, replay_hint
 
 SCOPE = {
     StopReason.EXHAUSTED: "every reachable state and every fault-free continuation was explored",
@@ -32,7 +32,7 @@ def save(spec, res, env, failed):
         trace = to_trace(env, lasso)
         path = trace_path(spec.trace_out, res.model, lasso.property, len(res.lassos) > 1,
                           "lasso")
-        if os.path.exists(path):
+        if os.path.isfile(path):  # not /dev/null, a pipe or a terminal
             replaced.add(path)
         if failed.attempt(trace.save, path):
             paths[lasso.property] = path
@@ -89,9 +89,9 @@ def _summary(console, res, paths, replaced) -> None:
         if path is None:  # it could not be written (the error follows the summary)
             continue
         again = " (it replaced the file of an earlier run)" if path in replaced else ""
-        console.print(f"lasso for {lasso.property} written to {path}{again} "
-                      f"(replay: zabmc replay {path})", highlight=False)
-    print_show_hint(console, [paths[x.property] for x in res.lassos])
+        console.print(f"lasso for {lasso.property} written to {path}{again}{replay_hint(path)}",
+                      highlight=False)
+    print_show_hint(console, [paths[x.property] for x in res.lassos if x.property in paths])
 
 
 def result_json(res, paths) -> dict:

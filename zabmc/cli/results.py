@@ -208,7 +208,7 @@ def _save(spec, outcome, env, failed):
     for found in outcome.violations:
         trace = rebuild(env, found.path, found.violation.property)
         path = trace_path(spec.trace_out, env.model.name, found.violation.property, many)
-        if os.path.exists(path):
+        if os.path.isfile(path):  # not /dev/null, a pipe or a terminal
             replaced.add(path)
         if failed.attempt(trace.save, path):
             trace_paths[found.violation.property] = path

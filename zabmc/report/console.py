@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 from rich.console import Console
@@ -175,14 +176,21 @@ def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=()) 
         path = trace_paths.get(f.violation.property)
         if path:
             again = " (it replaced the file of an earlier run)" if path in replaced else ""
-            console.print(f"trace for {f.violation.property} written to {path}{again} "
-                          f"(replay: zabmc replay {path})", highlight=False)
+            console.print(f"trace for {f.violation.property} written to {path}{again}"
+                          f"{replay_hint(path)}", highlight=False)
             written.append(path)
     print_show_hint(console, written)
 
 
+def replay_hint(path: str) -> str:
+    """How to replay a trace file; nothing for what is not a file that stays (/dev/null, a
+    pipe), which `zabmc replay` could not read back."""
+    return f" (replay: zabmc replay {path})" if os.path.isfile(path) else ""
+
+
 def print_show_hint(console: Console, paths: list) -> None:
-    """After the trace files are written: how to draw one (`zabmc show`)."""
+    """After the trace files are written: how to draw one (`zabmc show`), if one is a file."""
+    paths = [p for p in paths if os.path.isfile(p)]
     if paths:
         stem = paths[0][:-len(".json")] if paths[0].endswith(".json") else paths[0]
         console.print(f"draw it as a sequence chart: zabmc show {paths[0]} -o {stem}.html",
