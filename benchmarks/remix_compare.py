@@ -138,7 +138,9 @@ NOTES = [
     "zookeeper-4643.trace.json do (step 23 elects node 2 without 1.1); the breadth-first search "
     "meets 4646's 20-event run first, so the 4643 row's last cell is that search, not a search "
     "for 4643's run. Remix found 4643 and 4646 with two specifications of their own (MSPEC_2, "
-    "MSPEC_3). On `zk-fixed` (PR #2111: the transactions written, then currentEpoch, then the "
+    "MSPEC_3). At MSPEC_2's grain (NEWLEADER as currentEpoch, then the write and the ack), where "
+    "4643's run is the shortest, breadth-first search proves it at 24 events "
+    "(`benchmarks/remix_grain.py`, reports/benchmarks.md). On `zk-fixed` (PR #2111: the transactions written, then currentEpoch, then the "
     "ack) the invariant holds to the depth given.",
     "",
     "Which invariant Remix's figures are for (its artifact, Disalg-ICS-NJU/zookeeper-tla-spec: "
