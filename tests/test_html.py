@@ -287,6 +287,13 @@ def test_a_trace_sent_to_dev_null_gets_no_replay_or_drawing_hint(tmp_path, cli, 
     code, out, _ = cli(args + [os.devnull])
     assert code == 10
     assert out.splitlines()[-1] == f"trace for sync-exception written to {os.devnull}"
+    # several traces go to /dev/null too, not to new files beside it (/dev/null-prefix.json)
+    code, out, _ = cli(["check", "--nodes", "2", "--network", "bag", "--max-timeouts", "1",
+                        "--proposals", "2", "--depth", "11", "-q", "--trace-out", os.devnull])
+    assert code == 10
+    assert [line for line in out.splitlines() if "written to" in line] == [
+        f"trace for {p} written to {os.devnull}"
+        for p in ("local-primary-order", "agreement", "total-order")]
     for _ in range(2):
         code, out, _ = cli(args + ["t.json"])
         assert code == 10

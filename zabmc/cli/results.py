@@ -21,10 +21,11 @@ from zabmc.explore.outcome import StopReason
 def trace_path(base: str | None, model: str, prop: str, many: bool, kind: str = "trace",
                default_ext: str = ".json") -> str:
     """Where the counterexample of `prop` goes: `zabmc-<model>-<prop>.<kind>.json` by default;
-    `base` itself, or `base-<prop>.ext` when a run writes several."""
+    `base` itself, or `base-<prop>.ext` when a run writes several; always `base` when it is no
+    regular file that could have siblings (/dev/null, a pipe)."""
     if base is None:
         return f"zabmc-{model}-{prop}.{kind}.json"
-    if not many:
+    if not many or (os.path.exists(base) and not os.path.isfile(base)):
         return base
     stem, ext = os.path.splitext(base)
     if not _EXTENSION.fullmatch(ext):  # "zk-3.7.0-bfs": ".0-bfs" is no file extension
