@@ -167,8 +167,9 @@ def output_options():
     return _stack(
         click.option("--trace-out", type=click.Path(dir_okay=False), default=None,
                      help="Counterexample trace file [default: "
-                          "zabmc-<model>-<property>.trace.json]; with --all, "
-                          "FILE-<property>.json per property."),
+                          "zabmc-<model>-<property>.trace.json]; with --all, or when one step "
+                          "breaks several properties, FILE-<property>.json per property "
+                          "(/dev/null takes them all)."),
         click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary."),
         click.option("--html", "html_out", default=None, metavar="FILE",
                      help="Draw the counterexample as a sequence chart in one self-contained HTML "
