@@ -242,6 +242,19 @@ def test_check_refuses_an_output_it_could_not_write_before_the_search(cli, tmp_p
     assert list(tmp_path.iterdir()) == []
 
 
+def test_both_outputs_may_be_thrown_away(cli, tmp_path, monkeypatch):
+    """`--trace-out /dev/null --html /dev/null` was refused as "the same file"; /dev/null is
+    the one file several outputs may share."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = cli(["check", *VIOLATING, "-q", "--trace-out", os.devnull, "--html",
+                        os.devnull])
+    assert rc == 10 and err == ""
+    assert f"written to {os.devnull}" in out
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("command", [["graph", "-o", "nodir/g.json"],
                                      ["simulate", "--dump", "nodir/d.bin"]])
 def test_other_outputs_are_checked_before_the_work(cli, tmp_path, monkeypatch, command):

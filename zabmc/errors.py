@@ -63,8 +63,8 @@ def parse_json(text: str, what: str):
 def check_outputs(outputs: dict, inputs: dict | None = None) -> None:
     """Before a command works: each file it will write (`outputs`: flag -> path, None for an
     output not asked for) can be written, in a directory that exists, and is not a directory; no
-    two outputs are the same file, and no output is one of the files it reads (`inputs`: what ->
-    path). A one-line `UsageError` names the first that is wrong."""
+    two outputs are the same file (but /dev/null), and no output is one of the files it reads
+    (`inputs`: what -> path). A one-line `UsageError` names the first that is wrong."""
     seen: dict = {}  # real path -> flag
     for flag, path in outputs.items():
         if path is None:
@@ -81,7 +81,7 @@ def check_outputs(outputs: dict, inputs: dict | None = None) -> None:
             raise UsageError(f"{flag} {path}: the directory {where} is not writable")
         if os.path.exists(real) and not os.access(real, os.W_OK):
             raise UsageError(f"{flag} {path} is not writable")
-        if real in seen:
+        if real in seen and real != os.devnull:  # several outputs may all be thrown away
             raise UsageError(f"{seen[real][0]} and {flag} name the same file {path}: give each "
                              "its own")
         seen[real] = (flag, path)
