@@ -56,7 +56,7 @@ HEADING = "## Compiled hot path (issue #38)"
 
 #: the hot path: the in-process BFS, successor generation, the invariant checker, the kernels
 HOT = (
-    "zabmc/explore/seen.py", "zabmc/explore/env.py", "zabmc/explore/events.py",
+    "zabmc/explore/seen.py", "zabmc/explore/env.py", "zabmc/core/events.py",
     "zabmc/explore/bfs.py", "zabmc/explore/search.py", "zabmc/invariants/__init__.py",
     "models/common/ctx.py", "models/common/state.py", "models/db19/state.py",
     "models/db19/handlers.py", "models/zab/handlers.py", "models/zk/handlers.py",
@@ -66,7 +66,7 @@ HOT = (
 #: `for t in reversed(node.history)`) and models/common/ctx.py (compiled, its `Ctx` is a native
 #: class, and zab's interpreted handlers subclass it: "interpreted classes cannot inherit from
 #: compiled")
-MYPYC = tuple(m for m in HOT if m not in ("zabmc/explore/events.py", "zabmc/explore/bfs.py",
+MYPYC = tuple(m for m in HOT if m not in ("zabmc/core/events.py", "zabmc/explore/bfs.py",
                                           "zabmc/explore/search.py", "models/zab/handlers.py",
                                           "models/common/ctx.py"))
 #: (file, old, new): the typing edits mypyc needs before it takes `MYPYC`; each `old` occurs once

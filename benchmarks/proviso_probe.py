@@ -66,7 +66,7 @@ def one(mode: str, depth: int, workers: int = 1) -> dict:
     from zabmc.explore.parallel import ParallelBFS
     from zabmc.explore.por import Stubborn
     from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-    from zabmc.model import get_model
+    from zabmc.core.model import get_model
 
     model = get_model("zab")
     _patch(mode, model)
@@ -96,9 +96,9 @@ def delivery_cost(walks: int = 1000, rounds: int = 3) -> dict:
     import random
 
     from zabmc.explore.env import Env, ExploreConfig
-    from zabmc.explore.events import Deliver
+    from zabmc.core.events import Deliver
     from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-    from zabmc.model import get_model
+    from zabmc.core.model import get_model
 
     m = get_model("zab")
     env = Env(m, ExploreConfig(network="fifo", nodes=3, proposals=2, max_timeouts=1, depth=40),
@@ -142,7 +142,7 @@ def cycles(model: str, kw: dict) -> dict:
     from zabmc.explore.env import Env, ExploreConfig
     from zabmc.explore.progress import Progress
     from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-    from zabmc.model import get_model
+    from zabmc.core.model import get_model
 
     env = Env(get_model(model), ExploreConfig(network="fifo", depth=1000, **kw),
               Checker(DEFAULT_PROPERTIES))

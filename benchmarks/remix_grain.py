@@ -44,9 +44,9 @@ BOUNDS = "--network fifo --nodes 3 --proposals 1 --max-timeouts 1 --max-crashes 
 
 def child(argv: list[str]) -> None:
     """`zabmc ARGV` with the variant registered under NAME."""
-    import zabmc.model
+    import zabmc.core.model
 
-    zabmc.model.MODELS[NAME] = "models.zk.mspec2:MODEL"
+    zabmc.core.model.MODELS[NAME] = "models.zk.mspec2:MODEL"
     from zabmc.cli import main
 
     main(argv)

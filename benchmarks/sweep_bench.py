@@ -59,7 +59,7 @@ def load() -> float:
 def baseline(seeds: int) -> tuple:
     """The simulator alone: (runs/s of wall, CPU s per run, {seed: (digest, violation, tick)})."""
     from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-    from zabmc.model import get_model
+    from zabmc.core.model import get_model
     from zabmc.sim import SimConfig, Simulator
 
     model, checker = get_model("db19"), Checker(DEFAULT_PROPERTIES)

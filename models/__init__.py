@@ -1,1 +1,1 @@
-"""Protocol models zabmc can check. Each sub-package implements `zabmc.model.Model`."""
+"""Protocol models zabmc can check. Each sub-package implements `zabmc.core.model.Model`."""

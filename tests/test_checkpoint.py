@@ -19,7 +19,7 @@ from zabmc.explore import checkpoint as ck
 from zabmc.explore.bfs import BFS
 from zabmc.explore.codec import choose_codec, make_codec
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-from zabmc.model import get_model
+from zabmc.core.model import get_model
 
 VIOLATING = ExploreConfig(nodes=2, network="bag", max_timeouts=1, proposals=2)
 CLEAN = ExploreConfig(nodes=3, depth=12)

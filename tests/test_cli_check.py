@@ -338,7 +338,7 @@ def test_no_help_shows_a_range_of_none(capsys):
 
 
 def test_model_help_lists_every_registered_model(capsys):
-    from zabmc.model import ALIASES, MODELS
+    from zabmc.core.model import ALIASES, MODELS
 
     for cmd in ("check", "graph"):
         code, out, _ = run([cmd, "--help"], capsys)

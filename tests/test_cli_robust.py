@@ -10,7 +10,7 @@ import pathlib
 
 import pytest
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.spec import CheckSpec
 
 
@@ -276,7 +276,7 @@ def test_a_write_that_fails_after_the_search_keeps_the_result_and_the_verdict(
         raise UsageError(f"cannot write trace file {path}: No space left on device")
 
     monkeypatch.setattr(trace_mod.Trace, "save", full)
-    monkeypatch.setattr("zabmc.errors.check_outputs", lambda *a, **k: None)
+    monkeypatch.setattr("zabmc.core.errors.check_outputs", lambda *a, **k: None)
     monkeypatch.chdir(tmp_path)
     args = (["--model", "zab-1419", "--nodes", "3", "--proposals", "0", "--liveness",
              "--invariant", "eventually-leader"] if liveness else VIOLATING)

@@ -39,7 +39,7 @@ from models.db19.state import (
     last_zxid,
     quorum,
 )
-from zabmc.model import EFF_TIMER, Step, initial_steps
+from zabmc.core.model import EFF_TIMER, Step, initial_steps
 
 TIMER = (EFF_TIMER,)
 NONE = ()

@@ -11,7 +11,7 @@ from models.db19 import MODEL
 from models.db19.state import FOLLOWING, LEADING, NEWLEADER
 from zabmc.explore import Env, ExploreConfig, Observer, bfs, dfs, random_walks
 from zabmc.explore.env import State
-from zabmc.explore.events import Deliver
+from zabmc.core.events import Deliver
 from zabmc.explore.trace import rebuild
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
 
@@ -490,7 +490,7 @@ def test_events_and_successor_agree_with_successors_on_every_state_of_a_space(mo
     `successors` lists for `ev`: event, next state and violation. Checked on every state of a
     depth-first walk that meets every kind (drops, timeouts, proposals, crashes, restarts, the zk
     models' actions; proposals and heartbeats where a leader gets that far)."""
-    from zabmc.model import get_model
+    from zabmc.core.model import get_model
 
     env = Env(get_model(model), ExploreConfig(nodes=3, network=network, proposals=1, max_drops=1,
                                               max_timeouts=1, max_heartbeats=1, max_crashes=1),

@@ -381,12 +381,12 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 
 from zabmc.explore import Env, ExploreConfig, bfs  # noqa: E402
-from zabmc.explore.events import Crash, Deliver, Restart  # noqa: E402
+from zabmc.core.events import Crash, Deliver, Restart  # noqa: E402
 from zabmc.explore.trace import Trace, rebuild  # noqa: E402
 from zabmc.export.facts import LOST, analyse  # noqa: E402
 from zabmc.export.search import run_plan  # noqa: E402
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker  # noqa: E402
-from zabmc.model import get_model  # noqa: E402
+from zabmc.core.model import get_model  # noqa: E402
 from zabmc.sim.script import from_link_decisions  # noqa: E402
 
 # `zabmc check --nodes 2 --max-crashes 1 --depth 30`: follower 0 crashes while Propose(1.1) is in

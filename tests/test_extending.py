@@ -20,11 +20,11 @@ def test_the_page_has_its_examples():
 
 
 def test_the_examples_run(monkeypatch):
-    from zabmc import properties
+    from zabmc.core import properties
 
     mod = types.ModuleType("extending_example")
     monkeypatch.setitem(sys.modules, "extending_example", mod)
-    from zabmc.explore import events
+    from zabmc.core import events
 
     registry = dict(properties.REGISTRY)
     by_kind = {k: dict(properties.of_kind(k)) for k in properties.Kind}
@@ -48,7 +48,7 @@ def test_the_examples_run(monkeypatch):
 def test_a_node_check_finds_what_it_states(monkeypatch):
     """The node-check route of `always` is not only quiet: a false statement ("no node ever
     leaves epoch 0") is found, on the step where a node first accepts epoch 1."""
-    from zabmc import properties
+    from zabmc.core import properties
     from zabmc.spec import CheckSpec
 
     mod = types.ModuleType("node_check_example")

@@ -63,7 +63,7 @@ def test_a_page_stays_readable_at_60_steps_on_5_nodes(tmp_path):
     from zabmc.explore.env import Env, ExploreConfig
     from zabmc.explore.trace import Trace
     from zabmc.invariants import Checker
-    from zabmc.model import get_model
+    from zabmc.core.model import get_model
 
     env = Env(get_model("db19"), ExploreConfig(nodes=5, network="bag", max_timeouts=3,
                                                proposals=3, depth=60), Checker(()))

@@ -71,7 +71,7 @@ def circles() -> list:
 def test_the_graph_sees_lazy_and_relative_imports():
     g = import_graph()
     assert g.has_edge("zabmc.cli.check", "zabmc.cli.options")  # module level
-    assert g.has_edge("zabmc.explore.liveness", "zabmc.explore.events")  # `from . import events`
+    assert g.has_edge("zabmc.explore.liveness", "zabmc.core.events")  # `from . import events`
     assert g.has_edge("zabmc.cli.check", "zabmc.report.console")  # inside a function
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from models.db19 import MODEL
 from models.db19.state import FOLLOWING, LEADING, Txn, fresh_node
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.invariants import DEFAULT_PROPERTIES, PROPERTIES, Checker, Violation, delivered, resolve
 from zabmc.sim import SimConfig, Simulator, simulate
 

@@ -12,7 +12,7 @@ from zabmc.explore.liveness import check_liveness
 from zabmc.explore.trace import to_trace
 from zabmc.explore.trace import load, replay
 from zabmc.invariants import Checker
-from zabmc.model import get_model
+from zabmc.core.model import get_model
 
 
 class _Result:
@@ -268,7 +268,7 @@ def test_no_timer_fires_while_a_node_is_busy():
     """zk-3.7.0's follower that owes its NEWLEADER ACK is `busy`: at that quiet state (nothing in
     flight) the fault-free suffix offers its `ack-newleader` and no timeout; the same state with
     the ACK written offers the timeouts again."""
-    from zabmc.explore import events as E
+    from zabmc.core import events as E
     from zabmc.explore.liveness import busy, suffix_successors
 
     env = _env("zk-3.7.0", nodes=2, depth=40, proposals=1)

@@ -13,9 +13,9 @@ from zabmc.cli import main
 from zabmc.explore import Env, ExploreConfig, Observer
 from zabmc.explore.bfs import BFS
 from zabmc.explore.memory import parse_size, peak_rss
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-from zabmc.model import get_model
+from zabmc.core.model import get_model
 
 
 def _json(args, capsys):

@@ -1,4 +1,4 @@
-"""Every registered model keeps the contract written down in `zabmc/model.py`."""
+"""Every registered model keeps the contract written down in `zabmc/core/model.py`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from zabmc.explore import Env, ExploreConfig
 from zabmc.invariants import Checker
-from zabmc.model import (
+from zabmc.core.model import (
     EFFECT_TAGS,
     MEMBERS,
     MODELS,

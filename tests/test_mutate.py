@@ -11,8 +11,8 @@ import pytest
 from zabmc.explore.bfs import bfs
 from zabmc.explore.env import Env, ExploreConfig
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-from zabmc.model import get_model
-from zabmc.errors import UsageError
+from zabmc.core.model import get_model
+from zabmc.core.errors import UsageError
 from zabmc.mutate import (GATE, GATES, OMEGA_GATE, ZK_FIXED_GATE, build, mutants, run_gate,
                           run_search)
 

@@ -18,7 +18,7 @@ from zabmc.explore import Env, ExploreConfig
 from zabmc.explore.bfs import bfs
 from zabmc.explore.parallel import parallel_bfs
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-from zabmc.model import get_model
+from zabmc.core.model import get_model
 
 
 def _env(model, cfg):

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SERIAL_JVMS, need
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.real import disk
 from zabmc.real.proxy import LinkProxy
 

@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.real, SERIAL_JVMS]
 
 @pytest.fixture(scope="module", autouse=True)
 def real_tools():
-    from zabmc.errors import UsageError
+    from zabmc.core.errors import UsageError
     from zabmc.real.install import find_byteman, find_java, find_zookeeper
     try:
         find_java()

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import need
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.real import campaign, hooks, schedule, verdict
 
 REPO = Path(__file__).resolve().parent.parent

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from zabmc.explore.bfs import BFS
 from zabmc.explore.env import Env, ExploreConfig
-from zabmc.explore.events import Budgets, Deliver
+from zabmc.core.events import Budgets, Deliver
 from zabmc.explore.por import Stubborn
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-from zabmc.model import get_model
+from zabmc.core.model import get_model
 
 
 def search(model, por, stop_at_first=False, **bounds):
@@ -663,7 +663,7 @@ def test_a_stubborn_set_of_zk_commutes_with_every_run_that_avoids_it(model, boun
 def test_a_model_with_actions_that_does_not_say_what_they_touch_is_refused():
     """Without `Model.footprint` and `Model.couplings` nothing says which nodes an action reads
     and writes: the reduction refuses the model in one line (exit 2 at the command line)."""
-    from zabmc.errors import UsageError
+    from zabmc.core.errors import UsageError
     from zabmc.explore.por import refuse
 
     class Mute:
@@ -703,7 +703,7 @@ def test_no_node_that_may_take_a_proposal_is_in_the_set():
     proposal would go to the next one, inside S (docs/reduction.md, refusals). zab never has two
     nodes that may propose at once in the pinned spaces, so a stand-in model says nodes 0 and 1
     always may (the search's semantics do not matter here, only what `choose` keeps)."""
-    from zabmc.explore.events import MADE
+    from zabmc.core.events import MADE
     from zabmc.explore.por import Expansion
 
     class TwoProposers:

@@ -38,7 +38,7 @@ import pytest
 from zabmc.explore.bfs import bfs
 from zabmc.explore.env import Env, ExploreConfig
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-from zabmc.model import get_model
+from zabmc.core.model import get_model
 from zabmc.report.findings import FINDINGS, run_finding
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks import remix_grain  # noqa: E402
 from models.zk import MODEL as ZK  # noqa: E402
 from models.zk.state import DIFF, F_SYNC, FOLLOWING, NEWLEADER, SYNC, Node  # noqa: E402
-from zabmc.model import crashed  # noqa: E402
+from zabmc.core.model import crashed  # noqa: E402
 
 TXN = ((1, 1), b"zab-0")
 

@@ -11,7 +11,7 @@ import pytest
 
 from models.db19 import MODEL
 from zabmc.cli import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, main
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.sim import SimConfig, Simulator
 from zabmc.sim.script import (Directive, Script, from_json, from_link_decisions, load, loads,
                               parse)

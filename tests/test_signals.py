@@ -15,7 +15,7 @@ from zabmc.explore import Env, ExploreConfig, StopReason
 from zabmc.explore.bfs import BFS
 from zabmc.explore.search import Terminated
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-from zabmc.model import get_model
+from zabmc.core.model import get_model
 
 LONG = ["check", "--nodes", "3", "--network", "bag", "--depth", "40", "--max-timeouts", "2"]
 

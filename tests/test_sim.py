@@ -22,11 +22,11 @@ from models.db19 import MODEL
 from models.db19.codec import dump, parse_dump
 from models.db19.handlers import can_propose
 from models.db19.state import LEADING, Txn, fresh_node, last_zxid
-from zabmc.errors import UsageError
-from zabmc.model import EFF_TIMER
+from zabmc.core.errors import UsageError
+from zabmc.core.model import EFF_TIMER
 from zabmc.sim import SimConfig, Simulator, proposal_schedule, simulate, splitmix64
 from zabmc.sim.rng import delivery_delay, election_deadline
-from zabmc.model import payload
+from zabmc.core.model import payload
 from zabmc.sim.simulator import SimObserver
 
 # --- splitmix64 (C3) ----------------------------------------------------------------------------

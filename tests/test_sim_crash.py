@@ -15,9 +15,9 @@ from collections import Counter
 import pytest
 
 from zabmc.cli import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, main
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.invariants import Checker
-from zabmc.model import crashed, get_model
+from zabmc.core.model import crashed, get_model
 from zabmc.sim import SimConfig, Simulator
 from zabmc.sim.rng import delivery_delay, election_deadline
 from zabmc.sim.script import Script, from_json, loads, parse

@@ -124,7 +124,7 @@ def test_spark_bfs_matches_on_3_nodes_fifo_deeper(spark):
 def test_spark_bfs_matches_on_a_model_with_memory_apart_from_disk(spark):
     """zk-3.9.2-shutdown (models/zk/shutdown.py): nodes with a durable `disk` beside `history`,
     leaked queues and their `flush` action, over the same kernel on the executors."""
-    from zabmc.model import get_model
+    from zabmc.core.model import get_model
 
     env = Env(get_model("zk-3.9.2-shutdown"),
               ExploreConfig(nodes=2, network="fifo", proposals=1, max_timeouts=1, max_crashes=1,

@@ -28,7 +28,7 @@ from zabmc.explore import checkpoint as ck
 from zabmc.explore.bfs import BFS
 from zabmc.explore.codec import choose_codec, make_codec
 from zabmc.invariants import Checker
-from zabmc.model import get_model
+from zabmc.core.model import get_model
 
 ARGS = ["--nodes", "2", "--network", "bag", "--max-crashes", "1", "--depth", "18",
         "--invariant", "agreement", "--invariant", "prefix"]

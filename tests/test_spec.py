@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.spec import CheckSpec
 
 

@@ -49,7 +49,7 @@ from models.zab.state import (
 from zabmc.explore.bfs import bfs
 from zabmc.explore.env import Env, ExploreConfig
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-from zabmc.model import EFF_TIMER, MODELS, crashed, get_model, initial_steps
+from zabmc.core.model import EFF_TIMER, MODELS, crashed, get_model, initial_steps
 from zabmc.sim import SimConfig, Simulator
 
 TIMER = (EFF_TIMER,)

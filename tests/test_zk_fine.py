@@ -6,7 +6,7 @@ Leader.waitForNewLeaderAck (and 3.9.2's Learner.syncWithLeader for the fix)."""
 from __future__ import annotations
 
 from zabmc.explore.trace import rebuild
-from zabmc.model import ALIASES, FAILED, SYNCED, get_model
+from zabmc.core.model import ALIASES, FAILED, SYNCED, get_model
 from zabmc.spec import CheckSpec
 
 from models.zk.fine import FineNode

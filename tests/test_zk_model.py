@@ -21,7 +21,7 @@ import pytest
 from zabmc.explore.env import Env, ExploreConfig
 from zabmc.explore.trace import load, rebuild, replay
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-from zabmc.model import get_model
+from zabmc.core.model import get_model
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus" / "zk"

@@ -19,7 +19,7 @@ from models.zk.storage import StoreNode, sync_follower
 from zabmc.explore.env import Env, ExploreConfig
 from zabmc.explore.trace import load, replay
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-from zabmc.model import FAILED, crashed, get_model
+from zabmc.core.model import FAILED, crashed, get_model
 
 CORPUS = pathlib.Path(__file__).parent / "corpus" / "zk"
 
@@ -251,7 +251,7 @@ def test_zookeeper_4925_is_fixed_in_3_9_4():
 def test_zookeeper_4925_window_opens_at_the_diffs_newleader():
     """`committed-log-hole` (4925's window, a node check): node 1 applies 1.2 outside its
     committed log at its NEWLEADER of epoch 2, seven events before the loss; never on 3.9.4."""
-    from zabmc.properties import REGISTRY
+    from zabmc.core.properties import REGISTRY
 
     p = REGISTRY["committed-log-hole"]
     assert (p.kind, p.default, p.needs) == ("always", False, frozenset())

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from zabmc.explore.trace import rebuild
-from zabmc.model import get_model
-from zabmc.properties import REGISTRY
+from zabmc.core.model import get_model
+from zabmc.core.properties import REGISTRY
 from zabmc.spec import CheckSpec
 
 from models.zk import windows

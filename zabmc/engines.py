@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 
 @dataclass

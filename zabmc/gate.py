@@ -32,7 +32,7 @@ others miss).
 
 from __future__ import annotations
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 #: the gate's runs of `zab`
 ZAB = (

@@ -9,7 +9,7 @@ engine's options and runs the search. `zabmc check`, `zabmc graph`, `zabmc mutat
 fields (`zabmc.cli.options`), and the defaults below are the flags' defaults.
 
 Layering: this module sits above `zabmc.explore` (which never imports models) and reaches models
-only through the `zabmc.model` registry.
+only through the `zabmc.core.model` registry.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.strategies import STRATEGIES
 
 ENGINES = ("in-process", "spark")
@@ -141,7 +141,7 @@ class CheckSpec:
         """The model to run: `model_override`, or the one registered under `model`."""
         if self.model_override is not None:
             return self.model_override
-        from zabmc.model import get_model
+        from zabmc.core.model import get_model
 
         return get_model(self.model)
 
@@ -195,7 +195,7 @@ class CheckSpec:
     def _validate_outputs(self) -> None:
         """--trace-out and --html can be written, and are not the same file: checked before the
         search, so that no finished search loses its result to a path."""
-        from zabmc.errors import check_outputs
+        from zabmc.core.errors import check_outputs
 
         check_outputs({"--trace-out": self.trace_out, "--html": self.html_out})
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import importlib
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 STRATEGIES = {
     "bfs": "zabmc.explore.bfs:BFS",

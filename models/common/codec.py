@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 
-from zabmc.model import txn_json, txn_str, zxid_str  # noqa: F401  (the transaction views are the contract's; re-exported)
+from zabmc.core.model import txn_json, txn_str, zxid_str  # noqa: F401  (the transaction views are the contract's; re-exported)
 
 from .state import ROLE_NAMES, Txn, last_zxid
 

@@ -3,7 +3,7 @@ kernel of small functions that each update the evolving node, append sends and e
 
 from __future__ import annotations
 
-from zabmc.model import Step
+from zabmc.core.model import Step
 
 from .state import peers
 

@@ -9,11 +9,11 @@ with `handlers` resolving to the mutated kernel (zabmc/mutate).
 
 from __future__ import annotations
 
-from zabmc.model import Step
+from zabmc.core.model import Step
 
 
 class RulesModel:
-    """`zabmc.model.Model` for a kernel `handlers` that takes `self.rules` as its last argument.
+    """`zabmc.core.model.Model` for a kernel `handlers` that takes `self.rules` as its last argument.
 
     Subclasses set `handlers` and `codec` (modules), and their own name and description;
     `can_propose`, `is_leading` and the views `dump`, `msg_json`, `node_json` and `describe_msg`

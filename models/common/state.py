@@ -6,9 +6,9 @@ transaction is the plain tuple `(zxid, payload)`.
 
 from __future__ import annotations
 
-from zabmc.model import ROLE_NAMES  # noqa: F401  (re-exported)
+from zabmc.core.model import ROLE_NAMES  # noqa: F401  (re-exported)
 
-# `Node.role`, as the contract in zabmc/model.py names it (ROLE_NAMES[role] is how reports print it)
+# `Node.role`, as the contract in zabmc/core/model.py names it (ROLE_NAMES[role] is how reports print it)
 LOOKING, FOLLOWING, LEADING = 0, 1, 2
 
 ZERO = (0, 0)

@@ -15,7 +15,7 @@ from bisect import bisect_left
 
 from models.common.ctx import Ctx
 from models.common.state import peers  # noqa: F401  (re-exported: every other node, C1)
-from zabmc.model import EFF_TIMER, LEADING as EFF_LEADING, PROPOSED, SYNCED, Step
+from zabmc.core.model import EFF_TIMER, LEADING as EFF_LEADING, PROPOSED, SYNCED, Step
 
 from .state import (
     ACK,

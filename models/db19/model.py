@@ -1,4 +1,4 @@
-"""The db-19 model adapter: binds the kernel in `handlers` to the `zabmc.model.Model` interface."""
+"""The db-19 model adapter: binds the kernel in `handlers` to the `zabmc.core.model.Model` interface."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ Effects: `("timer",)` for reset_election_deadline() (the seeded simulator's only
 from __future__ import annotations
 
 from models.common.ctx import Ctx
-from zabmc.model import EFF_TIMER, LEADING as EFF_LEADING, PROPOSED, SYNCED, Step
+from zabmc.core.model import EFF_TIMER, LEADING as EFF_LEADING, PROPOSED, SYNCED, Step
 
 from .state import (
     ACK, ACKEPOCH,

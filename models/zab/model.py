@@ -1,5 +1,5 @@
 """The zab model adapter: binds the kernel in `handlers`, with one `Rules` object, to the
-`zabmc.model.Model` interface.
+`zabmc.core.model.Model` interface.
 
 `ZabModel(rules)` is the whole variation mechanism: `MODEL` uses `Rules()` (db-19's zxid-ordered
 election), `OMEGA` uses `OmegaRules()` (a data-blind leader oracle), and the seeded mutations in

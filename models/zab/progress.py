@@ -49,7 +49,7 @@ _MEMO_LIMIT = 300_000
 
 
 class ZabProgress:
-    """`progress(nodes, net)` and `progress_delivered(...)` of `zabmc.model`'s contract, with their
+    """`progress(nodes, net)` and `progress_delivered(...)` of `zabmc.core.model`'s contract, with their
     memos (per model, so that no two kernels share them)."""
 
     def __init__(self):

@@ -33,7 +33,7 @@ variant: their nodes, steps and counts are untouched.
 
 from __future__ import annotations
 
-from zabmc.model import FAILED, Step
+from zabmc.core.model import FAILED, Step
 
 from . import fine, storage
 from .codec import describe_msg, dump, msg_json  # noqa: F401  (the views, each Kernel's)

@@ -17,7 +17,7 @@ variants too. Nothing here changes a coarse variant: their nodes, steps and coun
 from __future__ import annotations
 
 
-from zabmc.model import FAILED, Step
+from zabmc.core.model import FAILED, Step
 
 from . import codec
 from .codec import describe_msg, dump, msg_json  # noqa: F401  (the views: `FineZkModel.codec`)

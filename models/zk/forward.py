@@ -23,7 +23,7 @@ untouched.
 
 from __future__ import annotations
 
-from zabmc.model import Step
+from zabmc.core.model import Step
 
 from . import fine
 from .codec import describe_msg, dump, msg_json  # noqa: F401  (the views: `ForwardZkModel.codec`)

@@ -11,8 +11,8 @@ its synchronisation (packetsNotCommitted) when NEWLEADER arrives, before it ackn
 
 from __future__ import annotations
 
-from zabmc.model import LEADING as EFF_LEADING
-from zabmc.model import FAILED, PROPOSED, SYNCED, Step
+from zabmc.core.model import LEADING as EFF_LEADING
+from zabmc.core.model import FAILED, PROPOSED, SYNCED, Step
 
 from .state import (ACK, ACKEPOCH, ACKLD, COMMIT, DIFF, ELECTION, F_BROADCAST, F_DISCOVERY, F_SYNC,
                     FOLLOWERINFO, FOLLOWING, L_BROADCAST, L_EPOCH, L_INFO, L_SYNC, LEADERINFO,
@@ -637,7 +637,7 @@ def on_drop(nodes, src: int, dst: int, msg: tuple, n: int, rules: Rules) -> list
     return []
 
 
-# --- failures (zabmc.model's FAILED effect) --------------------------------------------------------
+# --- failures (zabmc.core.model's FAILED effect) --------------------------------------------------------
 # Written last in the file, so that adding them moved no line above (`zabmc mutate` names its
 # mutants by line, and reports/verification.md lists them).
 

@@ -1,5 +1,5 @@
 """The zk model adapter: binds the kernel in `handlers`, with one `Rules` object, to the
-`zabmc.model.Model` interface. `zk`, `zk-pre3911` and `zk-fixed` differ only in their `Rules`
+`zabmc.core.model.Model` interface. `zk`, `zk-pre3911` and `zk-fixed` differ only in their `Rules`
 (models/zk/README.md)."""
 
 from __future__ import annotations

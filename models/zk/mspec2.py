@@ -4,14 +4,14 @@ low-level-spec/mixed-spec/mixed_v2): a follower takes NEWLEADER in two actions,
 `FollowerProcessNEWLEADERAfterCurrentEpochUpdated` (packetsNotCommitted written and the ACK sent, at
 once). Both halves are zk's kernel (`handlers._on_newleader`) with other rules.
 
-Not registered in zabmc.model.MODELS, and not a release: benchmarks/remix_grain.py registers it
+Not registered in zabmc.core.model.MODELS, and not a release: benchmarks/remix_grain.py registers it
 in its own child process to measure ZOOKEEPER-4643's search at the grain Remix found it on
 (reports/benchmarks.md), and `zabmc real` could not run its traces.
 """
 
 from __future__ import annotations
 
-from zabmc.model import Step
+from zabmc.core.model import Step
 
 from . import codec, handlers
 from .handlers import FixedRules

@@ -23,7 +23,7 @@ variant too). Nothing here changes another variant.
 
 from __future__ import annotations
 
-from zabmc.model import Step, txn_json
+from zabmc.core.model import Step, txn_json
 
 from . import fine
 from .codec import describe_msg, dump, msg_json  # noqa: F401  (the views)

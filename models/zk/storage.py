@@ -22,7 +22,7 @@ mutate`'s mutants reach these variants too. Nothing here changes a coarse varian
 from __future__ import annotations
 
 
-from zabmc.model import FAILED, Step
+from zabmc.core.model import FAILED, Step
 
 from . import codec
 from .codec import describe_action, describe_msg, dump, msg_json  # noqa: F401  (the views)

@@ -3,7 +3,7 @@ D18). Each is the state the JIRA issue names as its cause, not the data loss it 
 loss needs more events (a crash at the right time, an election the node then wins), and one data
 loss can come through several windows, so the loss alone cannot say which bug a release has.
 
-`zabmc.properties` registers them (`ack-before-logging`, `ack-before-disk`, `epoch-before-disk`)
+`zabmc.core.properties` registers them (`ack-before-logging`, `ack-before-disk`, `epoch-before-disk`)
 as node checks: each takes a node of any model and returns None when the node is fine (always for
 the nodes of models without a synchronisation of this kind), otherwise what is wrong, in words.
 """

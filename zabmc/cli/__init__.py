@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import click
 
-from zabmc.errors import UsageError, ZabmcError
+from zabmc.core.errors import UsageError, ZabmcError
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1

@@ -15,7 +15,7 @@ from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli, run_to_the_verdict
 from zabmc.cli.options import SectionedCommand, check_options, spec_of
 from zabmc.cli.results import (completeness, interrupted_code, report, terminate_as_exception,
                                write_html)
-from zabmc.errors import UsageError, check_outputs
+from zabmc.core.errors import UsageError, check_outputs
 from zabmc.explore.outcome import StopReason
 
 

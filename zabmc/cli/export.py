@@ -9,7 +9,7 @@ import sys
 import click
 
 from zabmc.cli import EXIT_OK, cli
-from zabmc.errors import UsageError, check_outputs
+from zabmc.core.errors import UsageError, check_outputs
 
 # `zabmc export` found no simulator run that reproduces the violation within its budget.
 EXIT_NOT_REPRODUCED = 3

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from zabmc.errors import UsageError, check_outputs
+from zabmc.core.errors import UsageError, check_outputs
 
 from . import EXIT_OK, cli
 from .options import (SectionedCommand, bounds_options, model_option, property_options, section,

@@ -19,7 +19,7 @@ NETWORK_MEANING = {
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def models(as_json):
     """List the protocol models that --model accepts."""
-    from zabmc.model import ALIASES, MODELS, get_model
+    from zabmc.core.model import ALIASES, MODELS, get_model
 
     rows = []
     for name in MODELS:  # registration order: the default model first

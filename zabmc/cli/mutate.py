@@ -7,7 +7,7 @@ import json
 
 import click
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 from . import EXIT_OK, cli
 

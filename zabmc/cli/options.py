@@ -7,7 +7,7 @@ import math
 
 import click
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.spec import ENGINES, REDUCTIONS, STRATEGY_NAMES, CheckSpec
 
 
@@ -98,7 +98,7 @@ def section(title: str, *decorators):
 
 
 def _models_help() -> str:
-    from zabmc.model import ALIASES, MODELS
+    from zabmc.core.model import ALIASES, MODELS
 
     return (f"Protocol model: {', '.join(MODELS)}; ZooKeeper releases by version: "
             f"{', '.join(ALIASES)} (`zabmc models` says what each is).")

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import click
 
 from zabmc.cli import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, invoked_words
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.explore.outcome import StopReason
 
 

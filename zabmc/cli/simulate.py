@@ -9,7 +9,7 @@ import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
 from zabmc.cli.options import parse_partition
-from zabmc.errors import UsageError, check_outputs
+from zabmc.core.errors import UsageError, check_outputs
 
 
 @cli.command()
@@ -41,7 +41,7 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
     With --check, exit code 10 reports a property violation.
     """
     from zabmc.invariants import Checker, resolve
-    from zabmc.model import get_model
+    from zabmc.core.model import get_model
     from zabmc.sim import SimConfig, Simulator, require_simulable
 
     check_outputs({"--dump": dump_path}, {"partition script": script_path})

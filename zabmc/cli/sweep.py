@@ -8,7 +8,7 @@ import sys
 import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 # the options that say what to run; `--report` runs nothing and refuses them
 GRID = ("nodes", "rounds", "proposals", "partitions_cut", "seeds", "model_name", "invariants",
@@ -68,7 +68,7 @@ def sweep(ctx, nodes, rounds, proposals, partitions_cut, seeds, model_name, inva
     from rich.console import Console
 
     from zabmc.invariants import resolve
-    from zabmc.model import get_model
+    from zabmc.core.model import get_model
     from zabmc.spark.session import check_master, check_partitions
     from zabmc.spark.sweep import (check_output, configurations, parse_ints, parse_partitions,
                                    parse_seeds, run_sweep)

@@ -1,6 +1,6 @@
 """The explorer: environment, fingerprints, seen-sets and search strategies over a model's kernel.
 
-This package knows protocol models only through `zabmc.model`; it never imports `models`.
+This package knows protocol models only through `zabmc.core.model`; it never imports `models`.
 """
 
 from .bfs import BFS, bfs

@@ -37,7 +37,7 @@ from typing import Iterable, Iterator
 import numpy as np
 from xxhash import xxh3_128
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 FORMAT = "zabmc-bfs-checkpoint"
 #: 2: the frontier file is one zstd stream (level 1) of the records; 1 (still read): plain records

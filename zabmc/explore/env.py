@@ -11,7 +11,7 @@ A `State` is an immutable value `(nodes, net, budgets, ghost)`:
   down (E7);
 - `ghost`: the invariant checker's ghost state (all `None` parts with invariants off, E6).
 
-Events are the values of `zabmc.explore.events` (deliver, drop, timeout, heartbeat, propose, crash,
+Events are the values of `zabmc.core.events` (deliver, drop, timeout, heartbeat, propose, crash,
 restart), which
 also enumerates them: `successors(state)` lists them in a fixed order, so an event's index in that
 list identifies it (traces store indices and rebuild states by replay); `events(state)` lists the
@@ -28,12 +28,12 @@ from bisect import bisect_left
 
 from xxhash import xxh3_128_digest
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.invariants import Checker, Violation
-from zabmc.model import Model, crashed, initial_steps, payload
+from zabmc.core.model import Model, crashed, initial_steps, payload
 
-from . import events as _events
-from .events import DOWN, Budgets
+from zabmc.core import events as _events
+from zabmc.core.events import DOWN, Budgets
 
 NETWORKS = ("bag", "fifo")
 _new = tuple.__new__

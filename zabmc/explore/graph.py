@@ -6,7 +6,7 @@ Nothing here prints; `zabmc graph` writes the graph with networkx's writers.
 
 from __future__ import annotations
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 from .env import Env
 

@@ -27,10 +27,10 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from zabmc.errors import UsageError
-from zabmc.properties import EVENTUALLY, of_kind
+from zabmc.core.errors import UsageError
+from zabmc.core.properties import EVENTUALLY, of_kind
 
-from . import events as E
+from zabmc.core import events as E
 from .env import Env, State
 from .outcome import (DEPTH_BOUND, EXHAUSTED, NULL_OBSERVER, STATE_CAP, TIME_LIMIT, Outcome,
                       StopReason)
@@ -74,7 +74,7 @@ def goal_commit(env: Env, s: State) -> bool:
                if not down >> i & 1 and leader_of(nodes[i]) == L)
 
 
-#: the liveness properties: the `eventually` ones of the one registry (`zabmc.properties`), whose
+#: the liveness properties: the `eventually` ones of the one registry (`zabmc.core.properties`), whose
 #: goals are `goal_leader` and `goal_commit`
 PROPERTIES = of_kind(EVENTUALLY)
 

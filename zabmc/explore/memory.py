@@ -6,7 +6,7 @@ import re
 import resource
 import sys
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 

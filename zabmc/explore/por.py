@@ -34,9 +34,9 @@ smaller than the whole cluster is stubborn.
 
 from __future__ import annotations
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
-from .events import (CRASHES, DOWN, DROPS, HEARTBEATS, MADE, TIMEOUTS, Action, Deliver, Drop,
+from zabmc.core.events import (CRASHES, DOWN, DROPS, HEARTBEATS, MADE, TIMEOUTS, Action, Deliver, Drop,
                      Heartbeat, Propose, Restart, Timeout)
 from .progress import Progress
 

@@ -24,7 +24,7 @@ the proviso is the level proviso alone.
 
 from __future__ import annotations
 
-from .events import CRASHES, DOWN, DROPS, HEARTBEATS, MADE, TIMEOUTS, Deliver
+from zabmc.core.events import CRASHES, DOWN, DROPS, HEARTBEATS, MADE, TIMEOUTS, Deliver
 
 
 def spent(b) -> int:

@@ -20,7 +20,7 @@ import struct
 import tempfile
 import zlib
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 _LEN = struct.Struct("<I")
 _BLOCK = struct.Struct("<II")  # compressed length, raw length

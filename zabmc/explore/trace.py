@@ -5,7 +5,7 @@ Trace file format `zabmc-trace` version 2 (a JSON object; version 1, from before
 loads):
 - `format`: "zabmc-trace", `version`: 2, `model`: model name;
 - `config`: the explorer bounds and semantics (`ExploreConfig` fields); `invariants`: property names;
-- `events`: list of events, each `{"kind": ..., ...}` as `zabmc.explore.events` writes them;
+- `events`: list of events, each `{"kind": ..., ...}` as `zabmc.core.events` writes them;
 - `states`: the state after each step (`states[0]` is the initial state, so len = len(events) + 1);
   with a crash budget, each also lists the `down` nodes and the `crashes_left`;
 - `violation`: `{"property", "message", "nodes", "txns", "step"}` or null;
@@ -27,11 +27,11 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from zabmc.errors import UsageError, parse_json, read_text
+from zabmc.core.errors import UsageError, parse_json, read_text
 from zabmc.invariants import Checker, Violation, resolve
-from zabmc.model import get_model
+from zabmc.core.model import get_model
 
-from . import events as E
+from zabmc.core import events as E
 from .env import Env, ExploreConfig, State
 from .liveness import suffix_start, suffix_successors
 

@@ -14,8 +14,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from zabmc.errors import UsageError
-from zabmc.explore.events import (  # noqa: F401  (DROPPED: re-exported)
+from zabmc.core.errors import UsageError
+from zabmc.core.events import (  # noqa: F401  (DROPPED: re-exported)
     DELIVERED,
     DOWN,
     DROPPED,
@@ -26,13 +26,13 @@ from zabmc.explore.events import (  # noqa: F401  (DROPPED: re-exported)
     Timeout,
 )
 from zabmc.explore.trace import load, replay
-from zabmc.model import initial_steps
+from zabmc.core.model import initial_steps
 
 PENDING = "pending"
 LOST = "lost"  # in flight to or from a node when it crashed (E7)
 # An event's `fate` says what became of the message it takes off the network (DELIVERED,
 # DROPPED); the kinds the simulator can be seen to take are `observable`, and `signature()` is
-# what identifies one among the simulator's steps, in trace node ids (zabmc/explore/events.py).
+# what identifies one among the simulator's steps, in trace node ids (zabmc/core/events.py).
 
 
 def signature(ev) -> tuple:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 from itertools import permutations
 
-from zabmc.explore.events import BY_NAME, Timeout
+from zabmc.core.events import BY_NAME, Timeout
 from zabmc.sim.simulator import SimObserver
 
 from .facts import DELIVERED, LOST, TraceFacts

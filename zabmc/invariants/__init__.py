@@ -1,7 +1,7 @@
 """The safety properties of ZAB (docs/semantics.md, "Properties"), evaluated in one place.
 
 The simulator (`--check`), every explorer strategy and the Spark engine call the same `Checker`.
-Properties are named data (`PROPERTIES`, the `always` ones of `zabmc.properties`); the checker keeps only the ghost state the enabled
+Properties are named data (`PROPERTIES`, the `always` ones of `zabmc.core.properties`); the checker keeps only the ghost state the enabled
 properties read (E6: none at all when no property is enabled), and evaluates them incrementally after
 each kernel step, over the node the step changed and the step's effects.
 
@@ -11,7 +11,7 @@ no enabled property reads it:
 - broadcast: every proposed txn in proposal order, as `(txn, proposer)`;
 - established / prospective: sorted `(epoch, node)` pairs.
 Transactions are plain tuples `(zxid, payload)`, zxid an `(epoch, counter)` tuple, payload bytes; nodes
-any values with `.id`, `.history`, `.last_committed` and `.role` (`zabmc.model.ROLE_NAMES`).
+any values with `.id`, `.history`, `.last_committed` and `.role` (`zabmc.core.model.ROLE_NAMES`).
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ import difflib
 import struct
 from typing import NamedTuple, Sequence
 
-from zabmc.errors import UsageError
-from zabmc.model import (FAILED, LEADING, PROPOSED, ROLE_NAMES, SYNCED, TIMER, txn_json,
+from zabmc.core.errors import UsageError
+from zabmc.core.model import (FAILED, LEADING, PROPOSED, ROLE_NAMES, SYNCED, TIMER, txn_json,
                           txn_str)
-from zabmc.properties import ALWAYS, Property, of_kind
+from zabmc.core.properties import ALWAYS, Property, of_kind
 
 
-#: the safety properties: the `always` ones of the one registry (`zabmc.properties`)
+#: the safety properties: the `always` ones of the one registry (`zabmc.core.properties`)
 PROPERTIES: dict[str, Property] = of_kind(ALWAYS)
 
-#: `Node.role` of a leader, in every model (zabmc.model.ROLE_NAMES)
+#: `Node.role` of a leader, in every model (zabmc.core.model.ROLE_NAMES)
 _LEADING_ROLE = ROLE_NAMES.index("Leading")
 
 DEFAULT_PROPERTIES = tuple(p.name for p in PROPERTIES.values() if p.default)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from zabmc import gate as _gate
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.explore.outcome import StopReason
 
 _SWAPS = {
@@ -131,7 +131,7 @@ def _source(pkg: str):
 
 
 def _package(model_name: str) -> str:
-    from zabmc.model import MODELS
+    from zabmc.core.model import MODELS
 
     target = MODELS.get(model_name)
     if target is None:
@@ -230,7 +230,7 @@ def build(model_name: str, mutant: Mutant | None, *, tree=None, extra=None):
     finally:
         sys.modules[f"{base}.handlers"] = real
         package.handlers = real
-    from zabmc.model import MODELS
+    from zabmc.core.model import MODELS
 
     attr = MODELS[model_name].split(":")[1]
     return getattr(adapter, attr)

@@ -18,7 +18,7 @@ import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.real.errors import RealError
 
 _LOG = logging.getLogger("zabmc.real.kazoo")

@@ -39,7 +39,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.real import disk
 from zabmc.real.errors import RealError, RealTimeout, ServerFailed
 from zabmc.real.install import ZooKeeperDist, find_java, find_zookeeper

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from zabmc.errors import ZabmcError
+from zabmc.core.errors import ZabmcError
 
 
 class RealError(ZabmcError):

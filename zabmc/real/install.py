@@ -16,7 +16,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 DEBIAN_JAR_DIR = "/usr/share/java"
 QUORUM_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"

@@ -7,7 +7,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 from . import hooks
 from .errors import RealError, RealTimeout, ServerFailed

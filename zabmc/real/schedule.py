@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 from .verdict import FAILURES as _VERDICT_FAILURES
 

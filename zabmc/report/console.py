@@ -10,7 +10,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-from zabmc.explore.events import DOWN
+from zabmc.core.events import DOWN
 from zabmc.explore.outcome import Found, Observer, Outcome, Progress, StopReason
 
 from .simtrace import ROLE, _changes, _zx

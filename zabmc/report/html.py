@@ -17,7 +17,7 @@ import html
 import json
 from collections import Counter
 
-from zabmc.explore.events import DOWN
+from zabmc.core.events import DOWN
 from zabmc.invariants import PROPERTIES
 
 from .simtrace import ROLE, _zx

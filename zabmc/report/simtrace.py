@@ -5,11 +5,11 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from zabmc.explore.events import DELIVERED
-from zabmc.model import ROLE_NAMES
+from zabmc.core.events import DELIVERED
+from zabmc.core.model import ROLE_NAMES
 from zabmc.sim.simulator import SimObserver
 
-ROLE = dict(enumerate(ROLE_NAMES))  # `Node.role`, as the contract (zabmc/model.py) names it
+ROLE = dict(enumerate(ROLE_NAMES))  # `Node.role`, as the contract (zabmc/core/model.py) names it
 ROLE_STYLE = {0: "yellow", 1: "cyan", 2: "bold green"}
 
 

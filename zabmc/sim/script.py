@@ -42,7 +42,7 @@ import json
 import re
 from typing import NamedTuple
 
-from zabmc.errors import UsageError, parse_json, read_text
+from zabmc.core.errors import UsageError, parse_json, read_text
 
 HEADER_KEYS = ("model", "seed", "nodes", "rounds", "proposals")
 ACTIONS = ("cut", "heal", "isolate", "rejoin", "cut-all", "heal-all", "crash", "restart")

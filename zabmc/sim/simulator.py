@@ -1,13 +1,13 @@
 """The seeded tick simulator (seed document "Simulator loop", C6 to C11).
 
 It owns time: election deadlines, heartbeat clocks, the delivery heap, the partition set and which
-nodes are down. Every protocol decision is the kernel's (`zabmc.model.Model`); the simulator only
+nodes are down. Every protocol decision is the kernel's (`zabmc.core.model.Model`); the simulator only
 schedules. Observers see each step; an optional invariant `Checker` folds every step into its ghost
 state and records the first violation with its tick (`zabmc simulate --check`).
 
 Crashes and restarts (E7-E9, E11) come from a partition script's `node_events` (tick -> the
 `(action, node)` pairs of that tick in file order) and apply at the start of their tick, before
-anything else of it. A crash replaces the node by `zabmc.model.crashed` (durable fields kept, the
+anything else of it. A crash replaces the node by `zabmc.core.model.crashed` (durable fields kept, the
 rest fresh) and removes every message in flight to or from it; while down the node takes no step,
 and a send to it is dropped at send time like a cut link (no sequence number). A restart runs the
 model's start-up (`Model.start`) for the node alone, with a fresh election deadline and heartbeat
@@ -20,10 +20,10 @@ import hashlib
 from heapq import heapify, heappop, heappush
 from typing import Any, Callable, NamedTuple
 
-from zabmc.errors import UsageError
-from zabmc.explore.events import Crash, Deliver, Drop, Heartbeat, Propose, Restart, Start, Timeout
+from zabmc.core.errors import UsageError
+from zabmc.core.events import Crash, Deliver, Drop, Heartbeat, Propose, Restart, Start, Timeout
 from zabmc.invariants import Checker, Violation
-from zabmc.model import Model, Step, TIMER, crashed, payload
+from zabmc.core.model import Model, Step, TIMER, crashed, payload
 
 from .rng import delivery_delay, election_deadline
 
@@ -95,7 +95,7 @@ class SimResult(NamedTuple):
 
 class SimObserver:
     """Receives every step the simulator takes, as the explorer's event values
-    (`zabmc.explore.events`): `on_event(t, ev, before, step, lost)`, `ev` one of `Start`,
+    (`zabmc.core.events`): `on_event(t, ev, before, step, lost)`, `ev` one of `Start`,
     `Deliver`, `Drop`, `Timeout`, `Heartbeat`, `Propose`, `Crash`, `Restart`. A `Drop` is a send
     dropped at send time, over a cut link or to a node that is down (its `before` and `step` are
     None); a `Propose`'s `k` is the proposal's number (payload `zab-<k>`). A crash's `step` has the

@@ -40,7 +40,7 @@ import uuid
 import numpy as np
 from xxhash import xxh3_128
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 from zabmc.explore import checkpoint as ck
 
 from .worker.batch import I32, pack_states, unpack_states

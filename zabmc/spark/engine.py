@@ -46,7 +46,7 @@ import time
 from functools import partial
 from typing import NamedTuple
 
-from zabmc.errors import ZabmcError
+from zabmc.core.errors import ZabmcError
 from zabmc.explore.env import Env
 from zabmc.explore.outcome import DEPTH_BOUND, EXHAUSTED, TIME_LIMIT, Outcome, StopReason
 from zabmc.explore.search import Search

@@ -30,7 +30,7 @@ import time
 import uuid
 import warnings
 
-from zabmc.errors import UsageError, ZabmcError
+from zabmc.core.errors import UsageError, ZabmcError
 
 DEFAULT_MASTER = "local[*]"
 JVM_FLAGS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"

@@ -26,7 +26,7 @@ import tempfile
 import time
 import urllib.request
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 
 def spark_home() -> str:

@@ -18,7 +18,7 @@ import re
 import time
 from typing import NamedTuple
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 MAX_SEED = (1 << 63) - 1  # Parquet/Spark LongType
 COLUMNS = ("config", "nodes", "rounds", "proposals", "partition", "seed", "digest", "violation",
@@ -139,7 +139,7 @@ _SIM: dict = {}
 def run_piece(model_name: str, invariants: tuple, configs: list, piece):
     """Executor side: one row per seed of `piece`, each run exactly as `zabmc simulate --check`."""
     from zabmc.invariants import Checker
-    from zabmc.model import get_model
+    from zabmc.core.model import get_model
     from zabmc.sim import SimConfig, Simulator
 
     key = (model_name, invariants)

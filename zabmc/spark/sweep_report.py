@@ -17,7 +17,7 @@ import os
 import re
 from typing import NamedTuple
 
-from zabmc.errors import UsageError
+from zabmc.core.errors import UsageError
 
 ARROW_MAX_ROWS = 20_000_000
 CONFIG_COLUMNS = ("config", "nodes", "rounds", "proposals", "partition")

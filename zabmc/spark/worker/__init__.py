@@ -2,7 +2,7 @@
 level.
 
 Executors never receive an `Env`: they receive an `EnvSpec` (model name, `ExploreConfig`, property
-names, state codec) and rebuild the very same `Env` with `zabmc.model.get_model`, `Env` and
+names, state codec) and rebuild the very same `Env` with `zabmc.core.model.get_model`, `Env` and
 `zabmc.invariants.Checker`, once per Python worker process (`context`). So every successor,
 fingerprint and property verdict comes from the code the in-process engine runs.
 

@@ -1,6 +1,6 @@
 """The executor-side environment: executors never receive an `Env`, they receive an `EnvSpec`
 (model name, `ExploreConfig`, property names, state codec) taken from the driver's `Env` (which
-the check's `CheckSpec.env()` built) and rebuild the very same `Env` with `zabmc.model.get_model`,
+the check's `CheckSpec.env()` built) and rebuild the very same `Env` with `zabmc.core.model.get_model`,
 `Env` and `zabmc.invariants.Checker`, once per Python worker process.
 
 Deliberately not through `CheckSpec`: the worker sits below the engines a `CheckSpec` runs
@@ -38,7 +38,7 @@ def context(spec: EnvSpec) -> Context:
     if ctx is None:
         from zabmc.explore.env import Env, ExploreConfig
         from zabmc.invariants import Checker
-        from zabmc.model import get_model
+        from zabmc.core.model import get_model
 
         env = Env(get_model(spec.model), ExploreConfig(*spec.config), Checker(spec.invariants))
         ctx = _CONTEXTS[spec] = Context(env, make_codec(spec.codec, env))

@@ -103,7 +103,7 @@ REGISTRY: dict[str, Property] = {
         always("sane-history", "history zxids strictly increase and last_committed <= "
                "last_zxid()", "db-19 model"),
         # failures of the implementation a model follows: a step that reports a FAILED effect
-        # naming one of these breaks it (zabmc/model.py); models that follow no implementation
+        # naming one of these breaks it (zabmc/core/model.py); models that follow no implementation
         # report none. Off by default: a failure is a finding of its own, asked for by name.
         always("sync-exception", "a follower's synchronisation with its leader never throws",
                "ZooKeeper 3.7.0-3.9.2 Learner.syncWithLeader (ZOOKEEPER-4394)", default=False,

@@ -78,7 +78,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, NamedTuple, Protocol, Sequence
 
-from zabmc.errors import UsageError
+from .errors import UsageError
 
 # Effect tags: the first element of every effect tuple a step reports.
 TIMER = "timer"  # ("timer",): reset_election_deadline(); only the seeded simulator gives it meaning
@@ -86,7 +86,7 @@ LEADING = "leading"  # ("leading", e): the node became a prospective leader of e
 SYNCED = "synced"  # ("synced", e): the node became the established leader of epoch e
 PROPOSED = "proposed"  # ("proposed", txn): the node broadcast a new transaction
 #: ("failed", property, what): the step is one where the implementation the model follows fails
-#: (throws, exits, gives up); `property` names the `always` property it breaks (zabmc.properties)
+#: (throws, exits, gives up); `property` names the `always` property it breaks (zabmc.core.properties)
 FAILED = "failed"
 EFFECT_TAGS = (TIMER, LEADING, SYNCED, PROPOSED, FAILED)
 EFF_TIMER = (TIMER,)

@@ -41,8 +41,8 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import NamedTuple
 
-from zabmc.errors import UsageError
-from zabmc.model import Step, crashed, payload
+from .errors import UsageError
+from .model import Step, crashed, payload
 
 _new = tuple.__new__
 

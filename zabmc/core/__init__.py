@@ -1,0 +1,12 @@
+"""The core layer: what every other part of zabmc stands on, and which stands on none of them.
+
+- `zabmc.core.errors`: the one root of the errors a user sees (bad input, exit 2) and their texts;
+- `zabmc.core.model`: the contract a protocol model implements, and the registry models add
+  themselves to;
+- `zabmc.core.events`: the events of a run (deliveries, drops, timers, crashes, a model's own
+  actions): their behaviour, their JSON and their names for people;
+- `zabmc.core.properties`: the registry of properties, the papers' own and those models add.
+
+The simulator, the explorer, Spark, export, real servers, reports and the command line import it;
+it imports none of them (tests/test_imports.py checks, from docs/architecture.md).
+"""
