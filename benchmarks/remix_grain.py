@@ -44,9 +44,10 @@ BOUNDS = "--network fifo --nodes 3 --proposals 1 --max-timeouts 1 --max-crashes 
 
 def child(argv: list[str]) -> None:
     """`zabmc ARGV` with the variant registered under NAME."""
-    import zabmc.core.model
+    import models.zk.mspec2
+    from zabmc.core.model import register_model
 
-    zabmc.core.model.MODELS[NAME] = "models.zk.mspec2:MODEL"
+    register_model(models.zk.mspec2, "MODEL")
     from zabmc.cli import main
 
     main(argv)

@@ -51,12 +51,12 @@ def test_a_node_check_finds_what_it_states(monkeypatch):
     from zabmc.core import properties
     from zabmc.spec import CheckSpec
 
-    mod = types.ModuleType("node_check_example")
-    mod.epoch_zero = lambda node: (None if node.accepted_epoch == 0
-                                   else f"node {node.id} accepted epoch {node.accepted_epoch}")
-    monkeypatch.setitem(sys.modules, "node_check_example", mod)
+    def epoch_zero(node):
+        return (None if node.accepted_epoch == 0
+                else f"node {node.id} accepted epoch {node.accepted_epoch}")
+
     prop = properties.always("epoch-zero", "no node leaves epoch 0", "a test", default=False,
-                             check="node_check_example:epoch_zero")
+                             check=epoch_zero)
     monkeypatch.setitem(properties.REGISTRY, prop.name, prop)
     monkeypatch.setitem(properties.of_kind(properties.ALWAYS), prop.name, prop)
     out = CheckSpec(model="zab", nodes=2, proposals=0, depth=20,

@@ -11,7 +11,6 @@ from zabmc.invariants import Checker
 from zabmc.core.model import (
     EFFECT_TAGS,
     MEMBERS,
-    MODELS,
     NODE_FIELDS,
     OPTIONAL_MEMBERS,
     OPTIONAL_NODE_FIELDS,
@@ -20,7 +19,9 @@ from zabmc.core.model import (
     crashed,
     get_model,
     initial_steps,
+    model_names,
     payload,
+    registered,
 )
 
 
@@ -41,7 +42,7 @@ def _steps_of(model, n=3, limit=400):
     return states
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", sorted(model_names()))
 def test_model_has_every_member_of_the_contract(name):
     model = get_model(name)
     for member in MEMBERS:
@@ -50,7 +51,7 @@ def test_model_has_every_member_of_the_contract(name):
     assert model.network_assumption in ("fifo", "any")
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", sorted(model_names()))
 def test_nodes_are_named_tuples_of_marshalable_values_with_the_read_fields(name):
     model = get_model(name)
     node = model.fresh(1, 3)
@@ -95,7 +96,7 @@ def _start_up(name: str, i: int, n: int = 3):
                 last_committed=(0, 0), **fields), outs
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", sorted(model_names()))
 def test_start_up_is_each_models_written_start_and_steps_report_known_effects(name):
     model = get_model(name)
     steps = initial_steps(model, 3)
@@ -118,7 +119,7 @@ def test_start_up_is_each_models_written_start_and_steps_report_known_effects(na
                     assert all(0 <= dst < 3 and dst != i for dst, _ in st.outs)
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", sorted(model_names()))
 def test_a_crash_keeps_exactly_the_durable_fields(name):
     model = get_model(name)
     for s in _steps_of(model):
@@ -135,7 +136,7 @@ def test_payload_is_spelled_once():
     assert payload(0) == b"zab-0" and payload(12) == b"zab-12"
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", sorted(model_names()))
 def test_the_fields_reports_read_have_the_contracts_types(name):
     """`role` indexes ROLE_NAMES, epochs are ints, `history` holds `(zxid, payload)` and the
     optional fields, where a model has them, are what the reports print; `node_json` names the
@@ -157,7 +158,7 @@ def test_the_fields_reports_read_have_the_contracts_types(name):
     assert set(OPTIONAL_NODE_FIELDS).isdisjoint(NODE_FIELDS)
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", sorted(model_names()))
 def test_optional_members_come_in_their_groups(name):
     """A model has all of a group of optional members or none: actions with act and
     describe_action, and both liveness hooks; `progress_delivered` only beside `progress`; each
@@ -167,7 +168,7 @@ def test_optional_members_come_in_their_groups(name):
     for group in (("actions", "act", "describe_action"), ("leader_of", "established")):
         assert set(group) <= have or not set(group) & have, (name, group)
     assert "progress" in have or "progress_delivered" not in have, name  # its fast path
-    for m in have:
+    for m in have - {"properties"}:
         assert callable(getattr(model, m))
     if {"leader_of", "established"} <= have:
         for s in _steps_of(model, limit=100):
@@ -179,7 +180,7 @@ def test_optional_members_come_in_their_groups(name):
             assert all(type(model.busy(x)) is bool for x in s.nodes)
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", sorted(model_names()))
 def test_mutation_finds_the_kernel_and_adapter_where_the_contract_says(name):
     """`zabmc mutate` reads models/<pkg>/handlers.py and re-runs models/<pkg>/model.py against a
     mutant of it: the registered attribute is made by that adapter from that kernel."""
@@ -187,11 +188,71 @@ def test_mutation_finds_the_kernel_and_adapter_where_the_contract_says(name):
 
     from zabmc.mutate import build
 
-    module, attr = MODELS[name].split(":")
-    pkg = module.split(".")[1]
-    assert importlib.util.find_spec(f"models.{pkg}.handlers") is not None
-    assert importlib.util.find_spec(f"models.{pkg}.model") is not None
+    entry = registered(name)
+    pkg = entry.module.rpartition(".")[0]
+    assert importlib.util.find_spec(f"{pkg}.handlers") is not None
+    assert entry.module == f"{pkg}.model"
     control = build(name, None)
     model = get_model(name)
     assert control.name == name and type(control).__name__ == type(model).__name__
     assert [control.start(control.fresh(i, 3), 3) for i in range(3)] == initial_steps(model, 3)
+
+
+def _corpus():
+    import json
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parent / "corpus"
+    for path in sorted(root.glob("*/*.trace.json")):
+        data = json.loads(path.read_text())
+        yield path.name, data["model"], (data.get("violation") or {}).get("property")
+
+
+@pytest.mark.parametrize("name", sorted(model_names()))
+def test_a_model_names_only_registered_properties_as_its_own(name):
+    """`properties` (the contract's) names properties its package registered, none of the
+    core's, and none that another package owns alone."""
+    from zabmc.core.properties import ALWAYS, CORE, load_all, of_kind
+
+    load_all()
+    own = tuple(getattr(get_model(name), "properties", ()))
+    assert len(set(own)) == len(own)
+    assert all(p in of_kind(ALWAYS) and p not in CORE for p in own), own
+
+
+@pytest.mark.parametrize("trace,model,prop", [x for x in _corpus() if x[2]])
+def test_every_corpus_violation_is_one_its_model_says_it_can_break(trace, model, prop):
+    from zabmc.core.properties import can_break
+
+    assert prop in can_break(get_model(model)), (trace, model, prop)
+
+
+def test_can_break_on_models_with_and_without_their_own():
+    """A model without its own properties can break the papers' alone; zk-3.7.0 (the threads'
+    grain, models/zk/fine.py) adds ZooKeeper's NEWLEADER failures and windows, not the storage
+    grain's (hand-written from models/zk/properties.py)."""
+    from zabmc.core.properties import ALWAYS, CORE, REGISTRY, can_break
+
+    papers = tuple(p for p in CORE if REGISTRY[p].kind == ALWAYS)
+    assert can_break(get_model("db19")) == papers == can_break(get_model("zab"))
+    assert set(can_break(get_model("zk-3.7.0"))) - set(CORE) == {
+        "sync-exception", "leader-gives-up", "ack-before-logging", "ack-before-disk",
+        "epoch-before-disk", "leader-unexpected-ack"}
+    assert "leader-unexpected-ack" not in can_break(get_model("zk-3.8.0"))  # the coarse `zk`
+
+
+def test_the_core_alone_registers_only_the_papers_properties():
+    """Issue #61: the core owns the papers' properties; ZooKeeper's are the zk package's and
+    appear only once the models are loaded (a fresh interpreter, nothing else imported)."""
+    import subprocess
+    import sys
+
+    code = ("from zabmc.core import properties as p; a = list(p.REGISTRY); p.load_all(); "
+            "print(a); print([x for x in p.REGISTRY if x not in a])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert eval(out[0]) == [
+        "integrity", "total-order", "agreement", "prefix", "local-primary-order",
+        "global-primary-order", "primary-integrity", "leadership", "single-prospective-leader",
+        "sane-history", "leader-log-completeness", "eventually-leader", "eventually-commit"]
+    assert "ack-before-disk" in eval(out[1]) and len(eval(out[1])) == 11

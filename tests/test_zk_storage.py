@@ -251,7 +251,9 @@ def test_zookeeper_4925_is_fixed_in_3_9_4():
 def test_zookeeper_4925_window_opens_at_the_diffs_newleader():
     """`committed-log-hole` (4925's window, a node check): node 1 applies 1.2 outside its
     committed log at its NEWLEADER of epoch 2, seven events before the loss; never on 3.9.4."""
-    from zabmc.core.properties import REGISTRY
+    from zabmc.core.properties import REGISTRY, load_all
+
+    load_all()
 
     p = REGISTRY["committed-log-hole"]
     assert (p.kind, p.default, p.needs) == ("always", False, frozenset())

@@ -13,7 +13,7 @@ import pytest
 
 from zabmc.explore.trace import rebuild
 from zabmc.core.model import get_model
-from zabmc.core.properties import REGISTRY
+from zabmc.core.properties import REGISTRY, load_all
 from zabmc.spec import CheckSpec
 
 from models.zk import windows
@@ -28,6 +28,7 @@ FOLLOWER = FineNode(2, role=FOLLOWING, phase=F_SYNC, leader=1, accepted_epoch=2,
 
 
 def broken(node) -> set:
+    load_all()
     return {name for name in WINDOWS if REGISTRY[name].check(node) is not None}
 
 
@@ -45,6 +46,8 @@ def windows_coarse(node):
 
 
 def test_the_windows_are_registered_off_by_default_as_node_checks():
+    """The zk package registers them (models/zk/properties.py) when zabmc loads its models."""
+    load_all()
     for name in WINDOWS:
         p = REGISTRY[name]
         assert (p.kind, p.default, p.needs) == ("always", False, frozenset())

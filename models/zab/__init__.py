@@ -9,3 +9,14 @@ from .handlers import OmegaRules, Rules
 from .model import MODEL, OMEGA, VOTE_CYCLE, VoteCycleRules, ZabModel
 
 __all__ = ["MODEL", "OMEGA", "OmegaRules", "Rules", "VOTE_CYCLE", "VoteCycleRules", "ZabModel"]
+
+
+def register() -> None:
+    """Add the zab models to zabmc's registry (the entry point `zab` of the group
+    `zabmc.models`, pyproject.toml)."""
+    from zabmc.core.model import register_model
+
+    from . import model
+
+    for attr in ("MODEL", "OMEGA", "VOTE_CYCLE"):
+        register_model(model, attr)

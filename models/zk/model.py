@@ -7,6 +7,7 @@ from __future__ import annotations
 from models.common.model import RulesModel
 
 from . import codec, footprint, handlers
+from . import properties as _props
 from .handlers import Committed393Rules, FixedFleRules, FixedRules, FleRules, Pre3911Rules, Rules
 from .state import ELECTION, FOLLOWING, L_BROADCAST, LEADING, Node
 
@@ -18,6 +19,8 @@ def fresh_node(node_id: int, n: int) -> Node:
 class ZkModel(RulesModel):
     handlers = handlers
     codec = codec
+    #: the zk package's own properties this kernel can break (models/zk/properties.py)
+    properties = _props.BASE
     fresh = staticmethod(fresh_node)
 
     def __init__(self, rules: Rules | None = None, description: str = ""):
@@ -154,6 +157,7 @@ class FineZkModel(KernelZkModel):
     """A `ZkModel` whose kernel is `fine` over the bound `handlers`."""
 
     kernel = fine
+    properties = _props.FINE
 
     @staticmethod
     def busy(node) -> bool:
@@ -196,6 +200,7 @@ class StoreZkModel(KernelZkModel):
     """A `ZkModel` whose kernel is `storage` over the bound `handlers`."""
 
     kernel = storage
+    properties = _props.STORE
 
 
 R393 = StoreZkModel(Store393Rules(), description="ZooKeeper 3.9.3 with its in-memory committed log: "
@@ -259,6 +264,7 @@ class ShutdownZkModel(FineZkModel):
     """A `ZkModel` whose kernel is `shutdown` (over fine.py over the bound `handlers`)."""
 
     kernel = shutdown
+    properties = _props.SHUTDOWN
 
 
 R370S = ShutdownZkModel(Sd370Rules(), description="zk-3.7.0 with a follower's shutdown as 3.7.0 "
@@ -291,6 +297,7 @@ class EpochZkModel(FineZkModel):
     """A `ZkModel` whose kernel is `epoch.FINE` (over fine.py over the bound `handlers`)."""
 
     kernel = epoch.FINE
+    properties = _props.EPOCH
 
     @staticmethod
     def busy(node) -> bool:
@@ -325,6 +332,7 @@ class StoreEpochZkModel(StoreZkModel):
     """A `ZkModel` whose kernel is `epoch.STORE` (over storage.py over the bound `handlers`)."""
 
     kernel = epoch.STORE
+    properties = _props.STORE_EPOCH
 
     @staticmethod
     def busy(node) -> bool:

@@ -19,14 +19,15 @@ NETWORK_MEANING = {
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def models(as_json):
     """List the protocol models that --model accepts."""
-    from zabmc.core.model import ALIASES, MODELS, get_model
+    from zabmc.core.model import aliases, get_model, model_names
 
     rows = []
-    for name in MODELS:  # registration order: the default model first
+    others = aliases()
+    for name in model_names():  # registration order: the default model first
         m = get_model(name)
         rows.append({"name": m.name, "description": m.description,
                      "network_assumption": m.network_assumption,
-                     "releases": [v for v, target in ALIASES.items() if target == name]})
+                     "releases": [v for v, target in others.items() if target == name]})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return EXIT_OK

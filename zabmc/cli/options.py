@@ -11,26 +11,6 @@ from zabmc.core.errors import UsageError
 from zabmc.spec import ENGINES, REDUCTIONS, STRATEGY_NAMES, CheckSpec
 
 
-def parse_partition(text: str | None) -> frozenset:
-    """`s,d[,s,d...]` -> a set of directed links (C11). Ids are range-checked by the config."""
-    if not text:
-        return frozenset()
-    parts = [p.strip() for p in text.split(",")]
-    try:
-        ids = [int(p) for p in parts]
-    except ValueError:
-        raise UsageError(f"--partition takes comma-separated node ids, got {text!r}") from None
-    if len(ids) % 2:
-        raise UsageError(f"--partition needs pairs src,dst; got an odd number of ids ({len(ids)})")
-    if any(i < 0 for i in ids):
-        raise UsageError(f"--partition ids must not be negative, got {text!r}")
-    links = list(zip(ids[0::2], ids[1::2]))
-    for s, d in links:
-        if s == d:  # as a partition script's `cut S S` is refused
-            raise UsageError(f"--partition: a node has no link to itself: {s},{d}")
-    return frozenset(links)
-
-
 class FiniteFloat(click.FloatRange):
     """A float option's value: a finite number, within the range if one is given (`nan` and `inf`
     are refused: nan compares false with every bound, so it would slip past each range check and
@@ -98,10 +78,10 @@ def section(title: str, *decorators):
 
 
 def _models_help() -> str:
-    from zabmc.core.model import ALIASES, MODELS
+    from zabmc.core.model import aliases, model_names
 
-    return (f"Protocol model: {', '.join(MODELS)}; ZooKeeper releases by version: "
-            f"{', '.join(ALIASES)} (`zabmc models` says what each is).")
+    return (f"Protocol model: {', '.join(model_names())}; ZooKeeper releases by version: "
+            f"{', '.join(aliases())} (`zabmc models` says what each is).")
 
 
 def model_option(default: str = _D.model, help: str | None = None):

@@ -62,6 +62,10 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   has finished synchronizing a quorum (docs/liveness.md); and, optionally, `busy(node)`, whether
   the node has a step of its own that a real thread takes at once, so that no timer fires before
   it (the liveness check's quiescence).
+- **Properties** (optional): `properties`, the names of the properties its package registers
+  (`zabmc.core.properties.register`, from the package's `register()`) that the model's runs can
+  break: a FAILED effect it may report, a node check its nodes may fail. The papers' properties
+  (the core's) apply to every model (`zabmc.core.properties.can_break`).
 - **Views**: `dump(nodes)` (the canonical `DSEZAB01` dump), `msg_json`, `node_json` (with a
   `role` and a `current_epoch` entry: the state graph reads them), `describe_msg`.
 - **Mutation** (`zabmc mutate`): a model registered as `models.<pkg>:<attr>` has its kernel in
@@ -75,7 +79,6 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, NamedTuple, Protocol, Sequence
 
 from .errors import UsageError
@@ -102,7 +105,7 @@ MEMBERS = ("name", "description", "network_assumption", "durable", "fresh", "sta
 #: reduced search reads
 OPTIONAL_MEMBERS = ("actions", "act", "describe_action", "on_drop", "leader_of", "established",
                     "busy", "footprint", "couplings", "may_send", "progress",
-                    "progress_delivered")
+                    "progress_delivered", "properties")
 #: the node fields the engines, invariants and reports read
 NODE_FIELDS = ("id", "role", "current_epoch", "accepted_epoch", "history", "last_committed")
 #: node fields the reports print when a model's nodes have them
@@ -187,47 +190,71 @@ def crashed(model: Model, node: Any, n: int) -> Any:
     return model.fresh(node.id, n)._replace(**{f: getattr(node, f) for f in model.durable})
 
 
-# Registered protocol models: name -> "module:attribute". Loaded lazily.
-MODELS = {
-    "db19": "models.db19:MODEL",
-    "zab": "models.zab:MODEL",
-    "zab-omega": "models.zab:OMEGA",
-    "zab-1419": "models.zab:VOTE_CYCLE",
-    "zk": "models.zk:MODEL",
-    "zk-pre3911": "models.zk:PRE3911",
-    "zk-fixed": "models.zk:FIXED",
-    "zk-fle": "models.zk:FLE",
-    "zk-fixed-fle": "models.zk:FIXED_FLE",
-    "zk-3.9.3": "models.zk:R393",
-    "zk-3.7.0": "models.zk:R370",
-    "zk-3.9.2": "models.zk:R392",
-    "zk-3.9.3-coarse": "models.zk:R393C",
-    "zk-3.9.4": "models.zk:R394",
-    "zk-3.7.0-fwd": "models.zk:R370F",
-    "zk-3.7.0-shutdown": "models.zk:R370S",
-    "zk-3.9.2-shutdown": "models.zk:R392S",
-    "zk-3.7.0-epoch": "models.zk:R370E",
-    "zk-3.9.2-epoch": "models.zk:R392E",
-    "zk-3.9.3-epoch": "models.zk:R393E",
-    "zk-3.9.4-epoch": "models.zk:R394E",
-}
-#: ZooKeeper releases by version, each the registered model whose rules it ships (models/zk)
-ALIASES = {
-    "zk-3.6.2": "zk-pre3911",  # before ZOOKEEPER-3911's fix (PR #1445, in 3.6.3 and 3.7.0)
-    "zk-3.8.0": "zk",  # Debian's zookeeper package; `zabmc real` runs it (at zk's grain)
-    "zk-3.8.5": "zk-3.9.2",  # ZOOKEEPER-4785's fix (PR #2132; #2133 in 3.9.2)
-    # 3.8.0's follower shutdown (ZOOKEEPER-4712): from release-3.7.0 to 3.8.0, Learner, Follower,
-    # ZKDatabase, FileTxnLog, FileTxnSnapLog and LearnerHandler change only in property names,
-    # metrics and log text; `zabmc real` runs this variant's traces on Debian's 3.8.0
-    "zk-3.8.0-shutdown": "zk-3.7.0-shutdown",
-}
+class Registered(NamedTuple):
+    """A registered model: the object, and where its adapter binds it (`zabmc mutate` executes
+    that module afresh against a mutant kernel, docs/mutation.md)."""
+
+    model: Any
+    module: str  # the adapter module's name
+    attribute: str  # the name the adapter binds the model to
+
+
+#: the registered models by name, in registration order (the default model first); models add
+#: themselves (`register_model`) when `zabmc.core.registry` loads them
+MODELS: dict[str, Registered] = {}
+#: other names of registered models (a ZooKeeper release by version, say): alias -> model name
+ALIASES: dict[str, str] = {}
+
+
+def register_model(module, attribute: str) -> Any:
+    """Register the model bound to `attribute` of the adapter module `module` (a module object)
+    under its own `name`; a model package's `register()` calls it for each of its models."""
+    model = getattr(module, attribute)
+    if model.name in MODELS and MODELS[model.name].model is not model:
+        raise ValueError(f"a model named {model.name!r} is registered already")
+    MODELS[model.name] = Registered(model, module.__name__, attribute)
+    return model
+
+
+def register_alias(alias: str, name: str) -> None:
+    """Let `alias` name the registered model `name` (`zabmc models` lists it beside it)."""
+    if alias in MODELS or ALIASES.get(alias, name) != name:
+        raise ValueError(f"the name {alias!r} is taken")
+    ALIASES[alias] = name
+
+
+def registered(name: str) -> Registered:
+    """The registration of the model named `name` (or an alias of it); a `UsageError` naming the
+    choices otherwise."""
+    from .registry import load
+
+    load()
+    entry = MODELS.get(ALIASES.get(name, name))
+    if entry is None:
+        if not MODELS:
+            raise UsageError(f"unknown model {name!r}: no model is registered (zabmc finds its "
+                             "models through its installed entry points: pip install -e .)")
+        raise UsageError(f"unknown model {name!r}; choose one of: "
+                         f"{', '.join(sorted([*MODELS, *ALIASES]))}")
+    return entry
 
 
 def get_model(name: str) -> Model:
     """The model registered under `name`; a `UsageError` naming the choices otherwise."""
-    target = MODELS.get(ALIASES.get(name, name))
-    if target is None:
-        raise UsageError(f"unknown model {name!r}; choose one of: "
-                         f"{', '.join(sorted([*MODELS, *ALIASES]))}")
-    module, attr = target.split(":")
-    return getattr(importlib.import_module(module), attr)
+    return registered(name).model
+
+
+def model_names() -> tuple:
+    """The registered models' names, in registration order."""
+    from .registry import load
+
+    load()
+    return tuple(MODELS)
+
+
+def aliases() -> dict:
+    """alias -> model name, for every registered alias."""
+    from .registry import load
+
+    load()
+    return dict(ALIASES)

@@ -5,19 +5,22 @@ Stateright's `Property::always` and `Property::eventually`:
   `zabmc.invariants.Checker`, which keeps only the ghost state (`needs`) the enabled ones read;
   a counterexample is a path (`zabmc check`);
 - `eventually` (liveness): once faults stop, every fair run reaches the property's goal, a
-  predicate on states (`goal`, "module:function", loaded when first used, as models and
-  strategies are); a counterexample is a lasso (`zabmc check --liveness`).
+  predicate on states (`goal`); a counterexample is a lasso (`zabmc check --liveness`).
 
+The registry holds the papers' properties (this module) and those each model package adds when
+it registers (`zabmc.core.registry`): ZooKeeper's failures and the windows of its bugs are
+`models/zk`'s. A model says which properties its runs can break (`can_break`).
 `zabmc invariants` lists the `always` properties; `--invariant NAME` picks among those of the
-run's kind. This module is a leaf: it imports nothing of zabmc, so the checker and the explorer
-can both read it.
+run's kind. This module imports only the core.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Callable
+
+from . import goals
 
 
 class Kind(StrEnum):
@@ -33,8 +36,9 @@ class Property:
     """One property: its name, kind, statement and source; `default`: checked when no
     `--invariant` is given; `needs`: the ghost parts an `always` property reads ("logs",
     "broadcast", "established", "prospective"; "failures" for one that a model's FAILED effect
-    breaks, which reads none); `goal`: where an `eventually` property's
-    goal(env, state) -> bool is."""
+    breaks, which reads none); `goal`: an `eventually` property's goal(env, state) -> bool;
+    `check`: an `always` property's check of one node, `check(node) -> message or None`, when it
+    is one (None for those that `zabmc.invariants.Checker` evaluates on the ghost itself)."""
 
     name: str
     kind: Kind
@@ -42,40 +46,27 @@ class Property:
     source: str
     default: bool = True
     needs: frozenset = frozenset()
-    goal_ref: str | None = None
-    check_ref: str | None = None
-
-    @property
-    def goal(self):
-        """The goal predicate of an `eventually` property (None for `always`)."""
-        return _load(self.goal_ref)
-
-    @property
-    def check(self):
-        """An `always` property's check of one node, `check(node) -> message or None`, when it
-        is one (None for the built-in ones, which `zabmc.invariants.Checker` evaluates itself)."""
-        return _load(self.check_ref)
-
-
-def _load(ref: str | None):
-    if ref is None:
-        return None
-    module, attr = ref.split(":")
-    return getattr(importlib.import_module(module), attr)
+    goal: Callable | None = None
+    check: Callable | None = None
 
 
 def always(name: str, statement: str, source: str, default: bool = True,
-           needs=(), check: str | None = None) -> Property:
+           needs=(), check: Callable | None = None) -> Property:
     """A safety property. The built-in ones read ghost state (`needs`) and are evaluated by the
-    checker's own code; `check` ("module:function") makes one a predicate on each node instead,
-    evaluated on every node a step changes: `function(node)` returns None when the node is fine,
-    otherwise what is wrong, in words."""
+    checker's own code; `check` makes one a predicate on each node instead, evaluated on every
+    node a step changes: `check(node)` returns None when the node is fine, otherwise what is
+    wrong, in words."""
     if check is not None and needs:
         raise ValueError("a node check reads the node only: it needs no ghost state")
+    if check is not None and not callable(check):
+        raise ValueError("a node check is a function of the node")
     return Property(name, ALWAYS, statement, source, default, frozenset(needs), None, check)
 
 
-def eventually(name: str, statement: str, source: str, goal: str) -> Property:
+def eventually(name: str, statement: str, source: str, goal: Callable) -> Property:
+    """A liveness property: `goal(env, state)` says whether a state reaches it."""
+    if not callable(goal):
+        raise ValueError("a goal is a function of the environment and a state")
     return Property(name, EVENTUALLY, statement, source, True, frozenset(), goal)
 
 
@@ -102,51 +93,6 @@ REGISTRY: dict[str, Property] = {
                "of any epoch", "DSN 2011 §V-A", default=False, needs={"prospective"}),
         always("sane-history", "history zxids strictly increase and last_committed <= "
                "last_zxid()", "db-19 model"),
-        # failures of the implementation a model follows: a step that reports a FAILED effect
-        # naming one of these breaks it (zabmc/core/model.py); models that follow no implementation
-        # report none. Off by default: a failure is a finding of its own, asked for by name.
-        always("sync-exception", "a follower's synchronisation with its leader never throws",
-               "ZooKeeper 3.7.0-3.9.2 Learner.syncWithLeader (ZOOKEEPER-4394)", default=False,
-               needs={"failures"}),
-        always("leader-gives-up", "a leader never abandons its epoch because a follower is "
-               "ahead of it", "ZooKeeper 3.7.0 Leader.waitForEpochAck (\"Follower is ahead of "
-               "the leader\")", default=False, needs={"failures"}),
-        always("load-exception", "a restarted server loads its disk: the epoch of its last "
-               "zxid is never beyond its currentEpoch", "ZooKeeper 3.7.0-3.9.4 "
-               "QuorumPeer.loadDataBase (ZOOKEEPER-2354)", default=False, needs={"failures"}),
-        always("leader-unexpected-ack", "a leader never takes a proposal's ACK for a follower's "
-               "NEWLEADER ack", "ZooKeeper 3.7.0 LearnerHandler.run and Leader.waitForNewLeaderAck "
-               "(ZOOKEEPER-4685)", default=False, needs={"failures"}),
-        # the windows of ZooKeeper's synchronisation bugs (models/zk/README.md, D18): states a
-        # JIRA issue names as its cause, each a check of one node; off by default, as failures
-        always("ack-before-logging", "a follower acknowledges NEWLEADER only once the committed "
-               "transactions of its synchronisation are written or queued for its log",
-               "ZooKeeper Learner.syncWithLeader before PR #1445 (ZOOKEEPER-3911)",
-               default=False, check="models.zk.windows:ack_before_logging"),
-        always("ack-before-disk", "a follower acknowledges NEWLEADER only once the committed "
-               "transactions of its synchronisation are on disk",
-               "ZooKeeper 3.7.0-3.8.4 Learner.syncWithLeader (ZOOKEEPER-4646)",
-               default=False, check="models.zk.windows:ack_before_disk"),
-        always("epoch-before-disk", "a follower writes the new currentEpoch only once the "
-               "committed transactions of its synchronisation are on disk",
-               "ZooKeeper 3.7.0-3.8.4 Learner.syncWithLeader (ZOOKEEPER-4643)",
-               default=False, check="models.zk.windows:epoch_before_disk"),
-        always("sync-loses-committed", "a leader never synchronises a follower without a "
-               "transaction the leader has applied", "ZooKeeper 3.9.3 LearnerHandler.syncFollower "
-               "over ZKDatabase.committedLog (ZOOKEEPER-4925)", default=False, needs={"failures"}),
-        always("committed-log-hole", "a node's in-memory committed log holds every transaction "
-               "it has applied beyond the log's first entry", "ZooKeeper 3.9.3 "
-               "Learner.syncWithLeader's processTxn(TxnHeader, Record) (ZOOKEEPER-4925)",
-               default=False, check="models.zk.storage:committed_log_hole"),
-        always("ack-from-memory", "a follower acknowledges NEWLEADER only once the committed "
-               "transactions its data tree holds are on disk", "ZooKeeper 3.7.0-3.9.2 "
-               "Learner.shutdown's zk.shutdown(boolean), which leaves the SyncRequestProcessor "
-               "running (ZOOKEEPER-4712); a TRUNC synchronisation's memory kept (ZOOKEEPER-5094)",
-               default=False, check="models.zk.shutdown:ack_from_memory"),
-        always("stale-log-write", "no node's log gets a transaction that its data tree lacks "
-               "and has moved past", "ZooKeeper 3.7.0-3.9.2 Learner.shutdown, whose "
-               "SyncRequestProcessor keeps writing the queue of the role left "
-               "(ZOOKEEPER-4712)", default=False, check="models.zk.shutdown:stale_log_write"),
         always("leader-log-completeness", "a node that becomes leader holds every transaction "
                "any node has delivered: the election picks the latest history, as ZooKeeper's "
                "FastLeaderElection does (`zab-omega`'s election is blind to the data: its "
@@ -160,16 +106,19 @@ REGISTRY: dict[str, Property] = {
             "once faults stop (no drop, timeout budget or crash; every message delivered, every "
             "down node restarted), some node becomes an established leader followed by a quorum",
             "DSN 2011 §III (liveness, under a quorum up and eventually reliable links); "
-            "ZOOKEEPER-1419", "zabmc.explore.liveness:goal_leader"),
+            "ZOOKEEPER-1419", goals.goal_leader),
         eventually(
             "eventually-commit",
             "once faults stop, whenever a leader is established, every transaction of its "
             "history is eventually delivered by every up node that follows it",
             "DSN 2011 §III (liveness: a proposal of an established leader is delivered)",
-            "zabmc.explore.liveness:goal_commit"),
+            goals.goal_commit),
     )
 }
 
+
+#: the properties of the papers, which the core registers itself and every model can break
+CORE: tuple = tuple(REGISTRY)
 
 _BY_KIND: dict[Kind, dict[str, Property]] = {
     k: {name: p for name, p in REGISTRY.items() if p.kind == k} for k in Kind}
@@ -177,17 +126,34 @@ _BY_KIND: dict[Kind, dict[str, Property]] = {
 
 def of_kind(kind: Kind) -> dict[str, Property]:
     """The registered properties of one kind, in registration order: one dict per kind, the same
-    object every time, which `register` keeps up to date."""
+    object every time, which `register` keeps up to date. The models' own properties are in it
+    once `load_all` (or any model look-up) has run."""
     return _BY_KIND[kind]
+
+
+def load_all() -> None:
+    """Let every model package register its properties (`zabmc.core.registry`)."""
+    from .registry import load
+
+    load()
 
 
 def register(prop: Property) -> Property:
     """Add a property to the registry (docs/extending.md): `check --invariant NAME` (with
     `--liveness` for an `eventually` one) then checks it; an `always` one given as a node check
     needs nothing else, one that reads ghost state also needs its code in zabmc.invariants'
-    Checker. Names are unique."""
+    Checker. Names are unique (registering the same property again changes nothing)."""
+    if REGISTRY.get(prop.name) is prop:
+        return prop
     if prop.name in REGISTRY:
         raise ValueError(f"a property named {prop.name!r} is registered already")
     REGISTRY[prop.name] = prop
     _BY_KIND[prop.kind][prop.name] = prop
     return prop
+
+
+def can_break(model) -> tuple:
+    """The `always` properties that runs of `model` can break: the papers' (the core's), and the
+    model's own among its package's (`model.properties`, absent for a model that has none)."""
+    own = tuple(getattr(model, "properties", ()))
+    return tuple(name for name in of_kind(ALWAYS) if name in CORE or name in own)

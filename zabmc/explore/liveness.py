@@ -28,7 +28,8 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from zabmc.core.errors import UsageError
-from zabmc.core.properties import EVENTUALLY, of_kind
+from zabmc.core.goals import leader
+from zabmc.core.properties import EVENTUALLY, load_all, of_kind
 
 from zabmc.core import events as E
 from .env import Env, State
@@ -40,46 +41,12 @@ SWITCH = -1  # the parent "event" of a phase-1 copy: faults stop here
 DEFAULT_MAX_STATES = 1_000_000
 
 
-def quorum(n: int) -> int:
-    return n // 2 + 1
-
-
-def leader(env: Env, s: State):
-    """The established leader followed by a quorum of up nodes (itself included), or None."""
-    model, n, nodes, down = env.model, env.n, s.nodes, s.budgets[E.DOWN]
-    for L in range(n):
-        if down >> L & 1 or not model.established(nodes[L]):
-            continue
-        if sum(1 for i in range(n) if not down >> i & 1 and model.leader_of(nodes[i]) == L) \
-                >= quorum(n):
-            return L
-    return None
-
-
-def goal_leader(env: Env, s: State) -> bool:
-    return leader(env, s) is not None
-
-
-def goal_commit(env: Env, s: State) -> bool:
-    L = leader(env, s)
-    if L is None:
-        return True  # nothing to deliver for: eventually-leader covers the election
-    nodes, down = s.nodes, s.budgets[E.DOWN]
-    history = nodes[L].history
-    if not history:
-        return True
-    last = history[-1][0]
-    leader_of = env.model.leader_of
-    return all(nodes[i].last_committed >= last for i in range(env.n)
-               if not down >> i & 1 and leader_of(nodes[i]) == L)
-
-
-#: the liveness properties: the `eventually` ones of the one registry (`zabmc.core.properties`), whose
-#: goals are `goal_leader` and `goal_commit`
+#: the liveness properties: the `eventually` ones of the one registry (`zabmc.core.properties`)
 PROPERTIES = of_kind(EVENTUALLY)
 
 
 def resolve(names) -> tuple:
+    load_all()
     names = tuple(names) or tuple(PROPERTIES)
     for x in names:
         if x not in PROPERTIES:

@@ -23,7 +23,7 @@ from typing import NamedTuple, Sequence
 from zabmc.core.errors import UsageError
 from zabmc.core.model import (FAILED, LEADING, PROPOSED, ROLE_NAMES, SYNCED, TIMER, txn_json,
                           txn_str)
-from zabmc.core.properties import ALWAYS, Property, of_kind
+from zabmc.core.properties import ALWAYS, Property, load_all, of_kind
 
 
 #: the safety properties: the `always` ones of the one registry (`zabmc.core.properties`)
@@ -75,6 +75,7 @@ def resolve(names: Sequence[str] | None, no_invariants: bool = False) -> tuple[s
     """The enabled property names: the defaults, the given ones, or none."""
     if no_invariants:
         return ()
+    load_all()  # the models' own properties too
     if not names:
         return DEFAULT_PROPERTIES
     out = []
@@ -114,6 +115,8 @@ class Checker:
 
     def __init__(self, names: Sequence[str] = DEFAULT_PROPERTIES):
         self.names = tuple(names)
+        if any(name not in PROPERTIES for name in self.names):
+            load_all()  # a model's own property, named before any model was looked up
         need = set()
         for name in self.names:
             need |= PROPERTIES[name].needs
@@ -125,7 +128,7 @@ class Checker:
         self.active = bool(self.names)
         # the enabled properties given as a check of one node (`always(..., check=...)`)
         self.node_checks = tuple((name, PROPERTIES[name].check) for name in self.names
-                                 if PROPERTIES[name].check_ref is not None)
+                                 if PROPERTIES[name].check is not None)
 
     # --- ghost ---------------------------------------------------------------------------------------
     def initial_ghost(self, n: int) -> tuple:
@@ -196,21 +199,8 @@ class Checker:
         logs, bc, est, pro = ghost
         en = self.enabled
         found = []
-        for eff in effects:
-            tag = eff[0]
-            if tag == PROPOSED:
-                if bc is not None:
-                    bc = bc + ((eff[1], i),)
-            elif tag == SYNCED and est is not None:
-                entry = (eff[1], i)
-                if entry not in est:
-                    est = tuple(sorted(est + (entry,)))
-            elif tag == LEADING and pro is not None:
-                entry = (eff[1], i)
-                if entry not in pro:
-                    pro = tuple(sorted(pro + (entry,)))
-            elif tag == FAILED and eff[1] in en:  # rare: last, off the common tags' path
-                found.append(Violation(eff[1], eff[2], (i,), ()))
+        if effects:
+            bc, est, pro = self._fold_effects(i, effects, bc, est, pro, found)
         log_changed = False
         dseq = None
         # History and commit point are all the log and history checks read.
@@ -258,6 +248,27 @@ class Checker:
             found.append(_one_per_epoch(
                 "single-prospective-leader", "prospective leaders", effects, LEADING, pro))
         return ghost, _combine(found)
+
+    def _fold_effects(self, i, effects, bc, est, pro, found):
+        """The ghost's broadcast order and leaders after node i's `effects`; a FAILED effect of
+        an enabled property goes to `found`."""
+        en = self.enabled
+        for eff in effects:
+            tag = eff[0]
+            if tag == PROPOSED:
+                if bc is not None:
+                    bc = bc + ((eff[1], i),)
+            elif tag == SYNCED and est is not None:
+                entry = (eff[1], i)
+                if entry not in est:
+                    est = tuple(sorted(est + (entry,)))
+            elif tag == LEADING and pro is not None:
+                entry = (eff[1], i)
+                if entry not in pro:
+                    pro = tuple(sorted(pro + (entry,)))
+            elif tag == FAILED and eff[1] in en:  # rare: last, off the common tags' path
+                found.append(Violation(eff[1], eff[2], (i,), ()))
+        return bc, est, pro
 
     def _check_logs(self, i, logs, bc):
         """Every log property violated by node i's changed log (at most one per property)."""

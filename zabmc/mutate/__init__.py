@@ -123,20 +123,25 @@ def _changes(node):
 
 
 def _source(pkg: str):
-    spec = importlib.util.find_spec(f"models.{pkg}.handlers")
+    spec = importlib.util.find_spec(f"{pkg}.handlers")
     if spec is None or spec.origin is None:
-        raise LookupError(f"model package models.{pkg} has no handlers module")
+        raise LookupError(f"model package {pkg} has no handlers module")
     with open(spec.origin, encoding="utf-8") as f:
         return spec.origin, f.read()
 
 
 def _package(model_name: str) -> str:
-    from zabmc.core.model import MODELS
+    """The package of the model's adapter (the module that binds it), whose `handlers` module
+    is the kernel mutated."""
+    from zabmc.core.model import MODELS, registered
 
-    target = MODELS.get(model_name)
-    if target is None:
+    try:
+        entry = registered(model_name)
+    except UsageError:
+        raise UsageError(f"unknown model {model_name!r} (zabmc models lists them)") from None
+    if model_name not in MODELS:  # an alias: mutants are named after the model itself
         raise UsageError(f"unknown model {model_name!r} (zabmc models lists them)")
-    return target.split(":")[0].split(".")[1]
+    return entry.module.rpartition(".")[0]
 
 
 #: package -> (path, source, its mutants): `build` asks for them once per mutant, and
@@ -158,7 +163,7 @@ def mutants(model_name: str) -> list:
 def _enumerate(pkg: str, src: str) -> list:
     tree = ast.parse(src)
     skipped = _skipped(tree)
-    rel = f"models/{pkg}/handlers.py"
+    rel = f"{pkg.replace('.', '/')}/handlers.py"
     out = []
     stack_skip: list = []
     for node, npath in _walk(tree):
@@ -208,7 +213,7 @@ def build(model_name: str, mutant: Mutant | None, *, tree=None, extra=None):
         ast.fix_missing_locations(tree)
     _COUNTER[0] += 1
     tag = f"mut{_COUNTER[0]}"
-    base = f"models.{pkg}"
+    base = pkg
     handlers = types.ModuleType(f"{base}._{tag}_handlers")
     handlers.__package__ = base
     handlers.__file__ = path
@@ -217,7 +222,10 @@ def build(model_name: str, mutant: Mutant | None, *, tree=None, extra=None):
     # the adapter, executed afresh with `handlers` resolving to the mutant
     package = importlib.import_module(base)
     real = sys.modules[f"{base}.handlers"]
-    model_spec = importlib.util.find_spec(f"{base}.model")
+    from zabmc.core.model import registered
+
+    entry = registered(model_name)
+    model_spec = importlib.util.find_spec(entry.module)
     adapter = types.ModuleType(f"{base}._{tag}_model")
     adapter.__package__ = base
     adapter.__file__ = model_spec.origin
@@ -230,10 +238,7 @@ def build(model_name: str, mutant: Mutant | None, *, tree=None, extra=None):
     finally:
         sys.modules[f"{base}.handlers"] = real
         package.handlers = real
-    from zabmc.core.model import MODELS
-
-    attr = MODELS[model_name].split(":")[1]
-    return getattr(adapter, attr)
+    return getattr(adapter, entry.attribute)
 
 
 _PROBE = "__zabmc_probe__"
