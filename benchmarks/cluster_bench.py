@@ -8,7 +8,7 @@
 Both engines run `zabmc check --nodes 3 --depth D --all` (db-19, FIFO, 2 proposals, every default
 property) as users run them, one process per job:
 
-- the cluster: a standalone master and two workers of one core each (`zabmc.spark.standalone`,
+- the cluster: a standalone master and two workers of one core each (`tests/support/spark_standalone.py`,
   127.0.0.1), `--engine spark --master spark://... --partitions P`, executors of
   `spark.executor.memory` 1 GiB, Spark's event log on (for the shuffle and spill figures: the sum
   of every finished task's metrics);
@@ -36,6 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # support.spark_standalone, the tests' launcher
 
 from benchmarks.common import (commit, cpu_model, exit_on_sigterm, logical_cpus,  # noqa: E402
                                memory_gb, update_section)
@@ -210,7 +211,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
     exit_on_sigterm()
-    from zabmc.spark.standalone import standalone_cluster
+    from support.spark_standalone import standalone_cluster
 
     args = args_for(a.depth)
     env = dict(os.environ)

@@ -4,7 +4,7 @@
     python benchmarks/executor_loss_bench.py              # rounds 2, writes reports/spark.md's section
     python benchmarks/executor_loss_bench.py --no-write   # print only
 
-A master and two one-core workers (`zabmc.spark.standalone`, 127.0.0.1) run `zabmc check --engine
+A master and two one-core workers (`tests/support/spark_standalone.py`, 127.0.0.1) run `zabmc check --engine
 spark` on db-19 (3 nodes, FIFO, no invariants, depth 23) as users run it: one process per job.
 Each round runs the job undisturbed, then with one executor JVM killed by SIGKILL early (a third
 of the way into the search) and late (four fifths of the way), at times taken from the undisturbed
@@ -31,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # support.spark_standalone, the tests' launcher
 
 from benchmarks.common import commit, exit_on_sigterm, update_section  # noqa: E402
 
@@ -47,7 +48,7 @@ def job(url: str, kill_at: float | None, extra=()):
     """One `zabmc check` on the cluster; with `kill_at`, SIGKILL one of its executors that many
     seconds after the job's executors came up. (wall seconds from launch, JSON summary, seconds
     from launch to the executors, the killed PID)."""
-    from zabmc.spark.standalone import executor_pids
+    from support.spark_standalone import executor_pids
 
     before = set(executor_pids())
     t0 = time.monotonic()
@@ -91,7 +92,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
     exit_on_sigterm()
-    from zabmc.spark.standalone import standalone_cluster
+    from support.spark_standalone import standalone_cluster
     from zabmc.spec import CheckSpec
 
     want = CheckSpec(model="db19", nodes=3, network="fifo", depth=23, no_invariants=True,

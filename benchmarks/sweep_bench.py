@@ -29,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # support.spark_standalone, the tests' launcher
 
 from benchmarks.common import (commit, cpu_model, exit_on_sigterm, logical_cpus,  # noqa: E402
                                memory_gb, update_section)
@@ -137,7 +138,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
     exit_on_sigterm()
-    from zabmc.spark.standalone import standalone_cluster
+    from support.spark_standalone import standalone_cluster
 
     env = dict(os.environ)
     print(f"baseline: {a.baseline_seeds} simulator runs in one process", flush=True)

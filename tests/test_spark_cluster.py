@@ -1,5 +1,5 @@
 """The Spark engine on a real standalone cluster (issue #21): a master and two one-core workers
-started from pyspark's own distribution by `zabmc.spark.standalone`, on 127.0.0.1, stopped at the
+started from pyspark's own distribution by `tests/support/spark_standalone.py`, on 127.0.0.1, stopped at the
 end. Driver and executors are separate JVMs here, as on any cluster; every job runs as its own
 process (`zabmc check` or `spark-submit`), as users run it, and must give the in-process engine's
 exact numbers, violations and trace, also when an executor is killed with SIGKILL mid-run.
@@ -31,7 +31,7 @@ LONGER = ["--nodes", "3", "--depth", "20", "--no-invariants"]
 @pytest.fixture(scope="module")
 def cluster():
     need_pyspark()  # and java: the standalone cluster's JVMs
-    from zabmc.spark.standalone import standalone_cluster
+    from support.spark_standalone import standalone_cluster
 
     with standalone_cluster(workers=2, cores=1, memory="1g") as url:
         yield url
@@ -75,14 +75,16 @@ def test_check_on_the_cluster_equals_in_process(cluster, tmp_path):
 
 
 def test_spark_submit_to_the_cluster_equals_in_process(cluster, tmp_path):
-    from zabmc.spark.standalone import spark_home
+    from support.spark_standalone import spark_home
 
-    import zabmc.spark.submit as entry
+    import zabmc
+
+    entry = os.path.join(os.path.dirname(zabmc.__file__), "__main__.py")  # python -m zabmc's file
 
     rc, out, _ = zabmc(["check", *BAG_BUG, "--json", "-q", "--trace-out", "mem.json"], tmp_path)
     submit = os.path.join(spark_home(), "bin", "spark-submit")
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
-    r = subprocess.run([submit, "--master", cluster, entry.__file__, "check", *BAG_BUG,
+    r = subprocess.run([submit, "--master", cluster, entry, "check", *BAG_BUG,
                         "--engine", "spark", "--json", "-q", "--trace-out", "sub.json"],
                        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert r.returncode == 10, r.stderr[-2000:]
@@ -98,7 +100,7 @@ def _executor_that_ran_a_task(proc, before, failsafe=600):
     """The first executor of the job `proc` (not in `before`) whose log (its work directory's
     stderr) shows a finished task. Fails if the job ends first; the wall-time failsafe only
     keeps a hung job from hanging the suite."""
-    from zabmc.spark.standalone import executor_pids
+    from support.spark_standalone import executor_pids
 
     end = time.monotonic() + failsafe
     while True:
@@ -118,7 +120,7 @@ def _executor_that_ran_a_task(proc, before, failsafe=600):
 
 
 def test_an_executor_killed_mid_run_changes_nothing(cluster, longer, tmp_path):
-    from zabmc.spark.standalone import executor_pids
+    from support.spark_standalone import executor_pids
 
     rc, want = longer
     before = set(executor_pids())
@@ -145,7 +147,7 @@ def test_an_executor_killed_after_a_reliable_checkpoint_changes_nothing(cluster,
     (shared storage on a real cluster), not held by an executor: an executor killed after the cut
     loses nothing the job cannot rebuild. (A `localCheckpoint` cut, the local masters' default,
     failed here: CHECKPOINT_RDD_BLOCK_ID_NOT_FOUND.)"""
-    from zabmc.spark.standalone import executor_pids
+    from support.spark_standalone import executor_pids
 
     rc, want = longer
     ck = tmp_path / "ck"

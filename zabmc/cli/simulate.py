@@ -8,7 +8,7 @@ import sys
 import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
-from zabmc.cli.options import parse_partition
+from zabmc.sim.script import parse_partition
 from zabmc.core.errors import UsageError, check_outputs
 
 

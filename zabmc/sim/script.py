@@ -470,3 +470,23 @@ def from_link_decisions(decisions: dict, header: dict, node_events=()) -> Script
                         key=lambda e: (e[1].tick, e[1].action in NODE_ACTIONS, e[0]))
         directives = [d for _, d in merged]
     return Script(header, directives, "<export>")
+
+
+def parse_partition(text: str | None) -> frozenset:
+    """`s,d[,s,d...]` -> a set of directed links (C11). Ids are range-checked by the config."""
+    if not text:
+        return frozenset()
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        ids = [int(p) for p in parts]
+    except ValueError:
+        raise UsageError(f"--partition takes comma-separated node ids, got {text!r}") from None
+    if len(ids) % 2:
+        raise UsageError(f"--partition needs pairs src,dst; got an odd number of ids ({len(ids)})")
+    if any(i < 0 for i in ids):
+        raise UsageError(f"--partition ids must not be negative, got {text!r}")
+    links = list(zip(ids[0::2], ids[1::2]))
+    for s, d in links:
+        if s == d:  # as a partition script's `cut S S` is refused
+            raise UsageError(f"--partition: a node has no link to itself: {s},{d}")
+    return frozenset(links)

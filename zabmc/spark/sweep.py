@@ -94,7 +94,7 @@ def parse_seeds(text: str) -> list[tuple[int, int]]:
 
 def parse_partitions(texts) -> list[tuple]:
     """Each `--partition` value is one partition set (`S,D[,S,D...]`, or `none`)."""
-    from zabmc.cli.options import parse_partition
+    from zabmc.sim.script import parse_partition
 
     out = []
     for text in texts or ("none",):

@@ -2,7 +2,7 @@
 distribution, bound to 127.0.0.1, with their logs and work directories in a temporary directory,
 stopped (and the directory removed) at the end whatever happens.
 
-    python -m zabmc.spark.standalone [--workers 2] [--cores 1] [--memory 1g]
+    python tests/support/spark_standalone.py [--workers 2] [--cores 1] [--memory 1g]
         # prints the master URL, runs until Ctrl-C or SIGTERM, then stops the cluster
 
     with standalone_cluster(workers=2) as url:      # in Python (the tests' fixture)
