@@ -113,6 +113,27 @@ def render(trace, others=()) -> str:
            f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>']
     lasso = getattr(trace, "lasso", None)
     loop_from = lasso["loop_start"] if lasso and lasso["loop_start"] is not None else None
+    _rows_and_lanes(svg, trace, marks, loop_from, width)
+    _downs_and_roles(svg, trace)
+    _messages(svg, trace)
+    _row_texts(svg, trace, marks, text_x)
+    if lasso is not None:
+        _lasso_marks(svg, trace, lasso, loop_from, width, text_x)
+    # delivered transactions under each lane
+    last = trace.states[-1]
+    for i, x in enumerate(last.nodes):
+        svg.append(f'<text x="{_lane_x(i)}" y="{footer_y + 14}" text-anchor="middle" '
+                   f'font-size="11">delivered: {html.escape(_delivered(x))}</text>')
+    svg.append("</svg>")
+    notes, names = _notes(trace, marks, lasso, loop_from)
+    states = [env.state_json(s) for s in trace.states]
+    title = f"zabmc: {names} ({steps} steps, model {model.name}, network {env.config.network})"
+    return _page(title, notes, svg, states)
+
+
+def _rows_and_lanes(svg, trace, marks, loop_from, width) -> None:
+    """Hover targets, the violating row highlighted, a lasso's loop tinted; the lanes."""
+    L, n, steps = LAYOUT, trace.env.n, len(trace.events)
     # rows: hover targets, the violating one highlighted, a lasso's loop tinted
     for k in range(steps + 1):
         y = _row_y(k) - L["ROW_H"] / 2
@@ -128,6 +149,11 @@ def render(trace, others=()) -> str:
                    f'font-weight="bold">node {i}</text>')
         svg.append(f'<line class="lane" x1="{x}" y1="{L["TOP"] - 20}" x2="{x}" '
                    f'y2="{_row_y(steps + 1)}" stroke="#24292f" stroke-width="2"/>')
+
+
+def _downs_and_roles(svg, trace) -> None:
+    """Grey bars while a node is down; role and epoch changes on the lanes."""
+    n, steps = trace.env.n, len(trace.events)
     # down bars
     for i in range(n):
         start = None
@@ -148,6 +174,10 @@ def render(trace, others=()) -> str:
             if before is None or (before.role, before.current_epoch) != (x.role, x.current_epoch):
                 svg.append(f'<text x="{_lane_x(i) + 8}" y="{_row_y(k) - 2}" font-size="10" '
                            f'fill="#6e7781">{ROLE[x.role]} e{x.current_epoch}</text>')
+
+
+def _messages(svg, trace) -> None:
+    """An arrow from each message's send to its delivery (a cross where it was lost)."""
     # messages
     for src, dst, a, b, how in _arrows(trace):
         x1, y1, x2, y2 = _lane_x(src), _row_y(a), _lane_x(dst), _row_y(b)
@@ -164,6 +194,11 @@ def render(trace, others=()) -> str:
             svg.append(f'<path class="cross" d="M{mx - 5},{my - 5} L{mx + 5},{my + 5} '
                        f'M{mx - 5},{my + 5} L{mx + 5},{my - 5}" stroke="{LOST}" '
                        f'stroke-width="2.5"/>')
+
+
+def _row_texts(svg, trace, marks, text_x) -> None:
+    """The actor's dot and each row's text."""
+    model = trace.env.model
     # the actor's dot and the row's text
     svg.append(f'<text x="8" y="{_row_y(0) + 4}" fill="#6e7781">0</text>')
     svg.append(f'<text x="{text_x}" y="{_row_y(0) + 4}">initial state</text>')
@@ -179,30 +214,32 @@ def render(trace, others=()) -> str:
         svg.append(f'<text x="8" y="{y + 4}" fill="#6e7781">{k}</text>')
         svg.append(f'<text x="{text_x}" y="{y + 4}"{bold}>{html.escape(short)}'
                    f'<title>{html.escape(d)}</title></text>')
-    if lasso is not None:  # where faults stop, and the loop's way back
-        y = _row_y(lasso["faults_stop"]) + L["ROW_H"] / 2
-        svg.append(f'<line class="faults-stop" x1="0" y1="{y}" x2="{width}" y2="{y}" '
-                   f'stroke="{ARROW}" stroke-width="1" stroke-dasharray="8 4"/>')
-        svg.append(f'<text x="{_lane_x(n - 1) + 12}" y="{y + 10}" font-size="10" '
-                   f'fill="{ARROW}">faults stop here</text>')
-        if loop_from is not None:
-            y1, y2 = _row_y(loop_from), _row_y(steps)
-            svg.append(f'<path class="loop" d="M44,{y2} L36,{y2} L36,{y1} L44,{y1}" '
-                       f'fill="none" stroke="{LOST}" stroke-width="2" '
-                       'marker-end="url(#head)"/>')
-            svg.append(f'<text x="{text_x}" y="{_row_y(steps + 1) + 4}" font-weight="bold" '
-                       f'fill="{LOST}">back to the state after step {loop_from}: the loop '
-                       'repeats forever</text>')
-        else:
-            svg.append(f'<text x="{text_x}" y="{_row_y(steps + 1) + 4}" font-weight="bold" '
-                       f'fill="{LOST}">dead end: nothing can happen any more</text>')
-    # delivered transactions under each lane
-    last = trace.states[-1]
-    for i, x in enumerate(last.nodes):
-        svg.append(f'<text x="{_lane_x(i)}" y="{footer_y + 14}" text-anchor="middle" '
-                   f'font-size="11">delivered: {html.escape(_delivered(x))}</text>')
-    svg.append("</svg>")
 
+
+def _lasso_marks(svg, trace, lasso, loop_from, width, text_x) -> None:
+    """Where faults stop, and the loop's way back (or the dead end)."""
+    L, n, steps = LAYOUT, trace.env.n, len(trace.events)
+    y = _row_y(lasso["faults_stop"]) + L["ROW_H"] / 2
+    svg.append(f'<line class="faults-stop" x1="0" y1="{y}" x2="{width}" y2="{y}" '
+               f'stroke="{ARROW}" stroke-width="1" stroke-dasharray="8 4"/>')
+    svg.append(f'<text x="{_lane_x(n - 1) + 12}" y="{y + 10}" font-size="10" '
+               f'fill="{ARROW}">faults stop here</text>')
+    if loop_from is not None:
+        y1, y2 = _row_y(loop_from), _row_y(steps)
+        svg.append(f'<path class="loop" d="M44,{y2} L36,{y2} L36,{y1} L44,{y1}" '
+                   f'fill="none" stroke="{LOST}" stroke-width="2" '
+                   'marker-end="url(#head)"/>')
+        svg.append(f'<text x="{text_x}" y="{_row_y(steps + 1) + 4}" font-weight="bold" '
+                   f'fill="{LOST}">back to the state after step {loop_from}: the loop '
+                   'repeats forever</text>')
+    else:
+        svg.append(f'<text x="{text_x}" y="{_row_y(steps + 1) + 4}" font-weight="bold" '
+                   f'fill="{LOST}">dead end: nothing can happen any more</text>')
+
+
+def _notes(trace, marks, lasso, loop_from) -> tuple:
+    """The list under the headline (each violation with its statement and witnesses, a lasso's
+    shape) and the names the title gives."""
     notes = []
     for k in sorted(marks):
         for v in marks[k]:
@@ -214,7 +251,6 @@ def render(trace, others=()) -> str:
             notes.append(f"<li><b>step {k}: {html.escape(v.property)}</b>{statement}: "
                          f"{html.escape(v.message)}. Witnesses: node(s) {witnesses}"
                          + (f"; transaction(s) {html.escape(txns)}" if txns else "") + "</li>")
-    states = [env.state_json(s) for s in trace.states]
     names = ", ".join(v.property for k in sorted(marks) for v in marks[k]) or "no violation"
     if lasso is not None:
         from zabmc.explore.liveness import PROPERTIES as LIVE
@@ -226,7 +262,11 @@ def render(trace, others=()) -> str:
                      f"after step {lasso['faults_stop']}"
                      + (f"; the tinted rows after step {loop_from} are the loop"
                         if loop_from is not None else "") + ".</li>")
-    title = f"zabmc: {names} ({steps} steps, model {model.name}, network {env.config.network})"
+    return notes, names
+
+
+def _page(title, notes, svg, states) -> str:
+    """The self-contained page: headline, notes, chart, and the states the hover shows."""
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

@@ -281,7 +281,8 @@ class Simulator:
                 self._restart(t, i)
 
     # --- the run -------------------------------------------------------------------------------------
-    def run(self) -> SimResult:
+    def _start_up(self) -> None:
+        """Tick 0: its directives, then every node's start-up (C6), folded into the ghost."""
         cfg, model, n = self.cfg, self.model, self.n
         events = self.node_events
         # Directives of tick 0 apply before the start-up (C6): a node down after them does not
@@ -316,6 +317,11 @@ class Simulator:
                     )
                     if v is not None:
                         self.violation, self.violation_tick = v, 0
+
+    def run(self) -> SimResult:
+        cfg, model, n = self.cfg, self.model, self.n
+        events = self.node_events
+        self._start_up()
         self._started = True
         schedule = proposal_schedule(cfg.rounds, cfg.proposals)
         pending: list[int] = []  # the numbers of the proposals not yet taken
