@@ -199,6 +199,16 @@ def test_replay_missing_file(tmp_path, capsys):
     (["--strategy", "random", "--require-complete"], "--require-complete needs an exhaustive"),
     (["--strategy", "random", "--max-states", "5"], "works with --liveness or --strategy dfs"),
     (["--strategy", "dfs", "--max-states", "0"], "--max-states must be at least 1"),
+    # issue #65: a property no run of the model can break makes a check that cannot fail
+    (["--nodes", "2", "--proposals", "1", "--depth", "12", "--invariant", "sync-exception"],
+     "property 'sync-exception' cannot break on model db19"),
+    (["--model", "zk-3.8.0", "--proposals", "1", "--max-timeouts", "1", "--depth", "30",
+      "--invariant", "leader-unexpected-ack"],
+     "cannot break on model zk: no run of it reports that failure or reaches that state; it can "
+     "on zk-3.7.0, zk-3.9.2, zk-3.7.0-fwd, zk-3.7.0-shutdown, zk-3.9.2-shutdown, zk-3.7.0-epoch, "
+     "zk-3.9.2-epoch"),
+    (["--model", "zab", "--network", "fifo", "--invariant", "agreement", "--invariant",
+      "committed-log-hole"], "'committed-log-hole' cannot break on model zab"),
 ])
 def test_check_bad_usage(capsys, args, needle):
     code, out, err = run(["check", *args], capsys)

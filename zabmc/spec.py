@@ -160,7 +160,10 @@ class CheckSpec:
             return resolve(self.invariants)
         from zabmc.invariants import resolve
 
-        return resolve(self.invariants, self.no_invariants)
+        names = resolve(self.invariants, self.no_invariants)
+        if self.invariants:  # named by the user: each must be one this model can break
+            _refuse_unbreakable(self.model_obj, names)
+        return names
 
     def env(self):
         """The `Env` the search runs in. Liveness keeps no safety ghost state."""
@@ -367,3 +370,18 @@ _FIELD_TYPES = _field_types()
 _FLAG_FIELDS = {"--all": "find_all", "--invariant": "invariants", "--json": "as_json",
                 "--html": "html_out", "--checkpoint": "checkpoint_dir", "--resume": "resume_dir",
                 "-q": "quiet"}
+
+
+def _refuse_unbreakable(model, names) -> None:
+    """A property no run of `model` can break would make a check that cannot fail: refuse it,
+    naming the models where it can (`zabmc.core.properties.can_break`)."""
+    from zabmc.core.model import get_model, model_names
+    from zabmc.core.properties import can_break
+
+    ok = can_break(model)
+    for name in names:
+        if name not in ok:
+            where = [m for m in model_names() if name in can_break(get_model(m))]
+            raise UsageError(f"property {name!r} cannot break on model {model.name}: no run of it "
+                             "reports that failure or reaches that state; it can on "
+                             f"{', '.join(where)}")

@@ -117,7 +117,9 @@ def property_options():
     """--invariant and --no-invariants."""
     return _stack(
         click.option("--invariant", "invariants", multiple=True, metavar="NAME",
-                     help="Check only this property (repeatable); see `zabmc invariants`."),
+                     help="Check only this property (repeatable); see `zabmc invariants`. A "
+                          "property the model's runs cannot break is refused (exit 2), with "
+                          "the models where it can."),
         click.option("--no-invariants", is_flag=True,
                      help="Check nothing and keep no ghost state: the distinct-state count is "
                           "then the protocol's own (docs/semantics.md, E6)."),
