@@ -169,7 +169,7 @@ def test_each_finding_replays_and_the_fix_survives_its_run(name):
 
     model, prop, step, fixed = FINDINGS[name]
     data = load(str(CORPUS / f"{name}.trace.json"))
-    assert data["model"] == model
+    assert data.model == model
     result = replay(data)
     assert result.confirmed
     assert (result.trace.violation.property, result.trace.violation_step) == (prop, step)
@@ -230,9 +230,9 @@ def test_every_trace_of_the_wide_searches_replays(path):
     its violation on today's model (a model change that breaks one says the report is stale)."""
     import json
 
-    from zabmc.explore.trace import replay
+    from zabmc.explore.trace import load, replay
 
-    rr = replay(json.loads(path.read_text()))
+    rr = replay(load(str(path)))
     assert rr.confirmed, rr.reason
 
 
