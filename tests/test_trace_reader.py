@@ -1,7 +1,8 @@
-"""One reader of trace files (#61): `zabmc.core.trace` reads and checks a `zabmc-trace` file
-once into a frozen `TraceFile`; a bad file is one line and exit 2 for every command. The
-translation of a trace to a real schedule takes its grain from the model (`real_translation`),
-not from the states' keys."""
+"""One reader of trace files (#61) and `zabmc replay`'s exit codes (#65): `zabmc.core.trace`
+reads and checks a `zabmc-trace` file once into a frozen `TraceFile`; a bad file is one line and
+exit 2 for every command; a file its replay disagrees with (violation, lasso, final digest) is
+`replay`'s exit 1, with a line on stderr saying what disagreed. The translation of a trace to a
+real schedule takes its grain from the model (`real_translation`), not from the states' keys."""
 
 from __future__ import annotations
 
@@ -98,6 +99,44 @@ def test_a_lasso_records_no_violation(tmp_path, capsys):
                                                                   "step": 0}))
     code, _, err = run(["replay", bad], capsys)
     assert code == 2 and "a liveness lasso records no 'violation'" in err
+
+
+def test_a_forged_final_sha256_is_a_disagreement(tmp_path, capsys):
+    want = json.loads(ZK.read_text())["final_sha256"]
+    forged = _edited(tmp_path, ZK, lambda d: d.update(final_sha256="0" * 64))
+    code, out, err = run(["replay", "-q", forged], capsys)
+    assert code == 1
+    assert f"NOT confirmed: recorded final_sha256 {'0' * 64}, replay found {want}" in out
+    assert f"final sha256 {want}" in out
+    assert err.count("\n") == 1 and "disagrees with its replay: recorded final_sha256" in err
+    code, _, err = run(["show", forged, "-o", tmp_path / "p.html"], capsys)
+    assert code == 2 and "recorded final_sha256" in err and err.count("\n") == 1
+    assert not (tmp_path / "p.html").exists()
+    forged = _edited(tmp_path, DB19, lambda d: d.update(final_sha256="0" * 64))
+    code, _, err = run(["export", forged, "-q", "--max-runs", "1"], capsys)
+    assert code == 2 and "does not replay to its recorded final state" in err
+
+
+def test_a_lasso_with_a_forged_digest_is_not_confirmed(tmp_path, capsys):
+    forged = _edited(tmp_path, LASSO, lambda d: d.update(final_sha256="f" * 64))
+    code, out, err = run(["replay", "-q", forged], capsys)
+    assert code == 1 and "NOT confirmed: recorded final_sha256" in out and err.count("\n") == 1
+
+
+def test_a_violation_at_another_step_is_a_disagreement_on_stderr_too(tmp_path, capsys):
+    moved = _edited(tmp_path, DB19, _violation(step=5))
+    code, out, err = run(["replay", "-q", moved], capsys)
+    assert code == 1 and "NOT confirmed: recorded violation sane-history at step 5" in out
+    assert "disagrees with its replay: recorded violation sane-history at step 5" in err
+    assert err.count("\n") == 1
+    code, out, err = run(["replay", "-q", DB19], capsys)
+    assert code == 10 and err == ""
+
+
+def test_replay_help_lists_exit_code_2(capsys):
+    code, out, _ = run(["replay", "--help"], capsys)
+    assert code == 0
+    assert "2 bad usage or a bad trace file" in " ".join(out.split())
 
 
 def test_the_core_reader_imports_only_the_core_and_real_never_the_explorer():

@@ -4,8 +4,9 @@ re-executed (`zabmc replay`) through the same kernel.
 The file format (`zabmc-trace`, versions 1 to 3) is docs/traces.md's; `zabmc.core.trace` reads
 and checks it (`load` here is its `read`), and `replay` re-executes what it read. Replay matches
 each recorded event against the enabled events by value, so a trace does not depend on successor
-order, only on the kernel; it then checks that the states it reached are the ones recorded and
-that the recorded violation (or lasso) is the one it finds.
+order, only on the kernel; it then checks that the states it reached are the ones recorded, that
+the recorded violation (or lasso) is the one it finds, and that the last state's digest is the
+recorded `final_sha256`.
 """
 
 from __future__ import annotations
@@ -144,6 +145,8 @@ class ReplayResult:
     expected: dict | None  # the recorded violation
     confirmed: bool  # the same property fired at the same step (or none was recorded, none fired)
     reason: str | None = None  # why a lasso is not confirmed
+    #: the file's final_sha256 when the replayed last state's differs from it (else None)
+    sha256_differs: str | None = None
 
     def replayed(self) -> Replayed:
         """The replayed run as JSON, for what translates it without replaying (zabmc.real)."""
@@ -195,10 +198,12 @@ def _check_states(env: Env, walk: _Walk, recorded: tuple | None) -> None:
 
 
 def _verdict(env: Env, trace: Trace, tf: TraceFile) -> ReplayResult:
-    """Whether the replayed `trace` is what the file says: its violation (or lasso)."""
+    """Whether the replayed `trace` is what the file says: its violation (or lasso) and its
+    final state's digest."""
+    differs = tf.final_sha256 if tf.final_sha256 not in (None, trace.final_sha256) else None
     if trace.lasso is not None:
         why = confirm_lasso(env, trace)
-        return ReplayResult(trace, None, why is None, why)
+        return ReplayResult(trace, None, why is None, why, differs)
     expected = tf.violation
     if expected is None:
         confirmed = trace.violation is None
@@ -206,7 +211,7 @@ def _verdict(env: Env, trace: Trace, tf: TraceFile) -> ReplayResult:
         confirmed = (trace.violation is not None
                      and trace.violation.property == expected["property"]
                      and trace.violation_step == expected["step"])
-    return ReplayResult(trace, expected, confirmed)
+    return ReplayResult(trace, expected, confirmed, None, differs)
 
 
 def _with_message(lasso: dict | None) -> dict | None:

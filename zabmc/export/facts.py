@@ -97,6 +97,9 @@ def read_trace(path: str) -> TraceFacts:
     if not result.confirmed:
         raise UsageError(f"{path} does not replay to its recorded violation "
                          f"({result.expected['property']} at step {result.expected['step']})")
+    if result.sha256_differs is not None:
+        raise UsageError(f"{path} does not replay to its recorded final state (final_sha256 "
+                         f"{result.sha256_differs}, replay found {trace.final_sha256})")
     return analyse(trace, path)
 
 
