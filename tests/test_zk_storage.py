@@ -7,7 +7,6 @@ The expected syncs below are worked out by hand from release-3.9.3's
 
 from __future__ import annotations
 
-import json
 import pathlib
 
 import pytest
@@ -178,7 +177,7 @@ T11_, T12_ = ((1, 1), b"zab-0"), ((1, 2), b"zab-1")  # the corpus's transactions
 
 
 def _corpus(name: str = "zookeeper-4925"):
-    return json.loads((CORPUS / f"{name}.trace.json").read_text())
+    return load(str(CORPUS / f"{name}.trace.json"))
 
 
 def _run(model: str, invariants, name: str = "zookeeper-4925"):
@@ -241,7 +240,7 @@ def test_zookeeper_4925_breaks_agreement_once_the_learner_commits():
 
 def test_zookeeper_4925_is_fixed_in_3_9_4():
     """The same 50 events on zk-3.9.4: node 1's committed log holds 1.2, the DIFF carries it."""
-    invariants = tuple(_corpus()["invariants"])
+    invariants = _corpus().invariants
     found, states = _run("zk-3.9.4", invariants)
     assert found == []
     assert states[LOSS].nodes[1].clog == ((1, 1), (1, 2))

@@ -228,8 +228,6 @@ WIDE = sorted(__import__("pathlib").Path(__file__).resolve().parent.parent.glob(
 def test_every_trace_of_the_wide_searches_replays(path):
     """reports/zookeeper.md "Wider searches" links each finding's trace: each still replays to
     its violation on today's model (a model change that breaks one says the report is stale)."""
-    import json
-
     from zabmc.explore.trace import load, replay
 
     rr = replay(load(str(path)))
