@@ -18,6 +18,7 @@ from zabmc.cli import main
 from zabmc.core import model as M
 from zabmc.core.errors import UsageError
 from zabmc.core.trace import TraceFile, read
+from zabmc.explore.trace import replay
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
@@ -69,20 +70,21 @@ def _violation(**kw):
     (lambda d: d["violation"].pop("step"), "missing 'step'"),
     (_violation(property="nope"), "property 'nope' is not a known safety property"),
     (_violation(property=7), "property 7 is not a known safety property"),
-    (lambda d: d.update(invariants=["agreement"]),
+    (lambda d: d.update(invariants=["agreement"], states=None),  # (they would differ first)
      "property 'sane-history' is not one of the trace's 'invariants'"),
+    (lambda d: d.update(invariants=["nope"]), "unknown property 'nope'"),
     (_violation(nodes=[True]), "'nodes' must be a list of node ids"),
     (_violation(message=5), "'message' must be str"),
     (lambda d: d.update(final_sha256="forged"), "'final_sha256' must be 64 lowercase hex"),
     (lambda d: d.update(final_sha256=5), "'final_sha256' must be 64 lowercase hex"),
     (lambda d: d["states"].pop(), "20 'states' for 20 events"),
-    (lambda d: d["states"].__setitem__(3, [1]), "state 3 is not an object"),
+    (lambda d: d["states"].__setitem__(3, [1]), "the state after step 3 (deliver"),
     (lambda d: d.update(states={}), "'states' must be list"),
 ])
 def test_bad_files_are_one_line_and_exit_2_for_every_command(tmp_path, capsys, edit, words):
     bad = _edited(tmp_path, DB19, edit)
-    with pytest.raises(UsageError, match="."):
-        read(str(bad))
+    with pytest.raises(UsageError, match="."):  # on reading, or (what only replay can tell) on
+        replay(read(str(bad)))  # replaying
     for args in (["replay", bad], ["replay", "-q", bad], ["show", bad, "-o", tmp_path / "p.html"],
                  ["export", bad, "-q", "--max-runs", "1"],
                  ["export", "--format", "zookeeper", bad]):

@@ -43,10 +43,10 @@ class TraceFile:
     config: dict  # the explorer's bounds and semantics, as in the file
     invariants: tuple  # property names
     events: tuple  # each a JSON object with a "kind"
-    #: JSON objects, len(events) + 1: the state before the first event, then after each;
-    #: None when the file records none
+    #: len(events) + 1 JSON values: the state before the first event, then after each (replay
+    #: compares them with its own); None when the file records none
     states: tuple | None
-    #: {"property", "step", ...}: a property of `invariants`, at a step in 0..len(events)
+    #: {"property", "step", ...}: a known safety property, at a step in 0..len(events)
     violation: dict | None
     lasso: dict | None  # {"property", "kind", "faults_stop", "loop_start"} of a liveness lasso
     final_sha256: str | None  # 64 lowercase hex digits, or None when the file has none
@@ -99,7 +99,7 @@ def parse(data, path: str) -> TraceFile:
         if not isinstance(ev, dict) or "kind" not in ev:
             raise UsageError(f"malformed trace file: event {k} is not an event object")
     if violation is not None:
-        violation = _violation(violation, names, len(events), lasso)
+        violation = _violation(violation, len(events), lasso)
     return TraceFile(version, model, dict(config), tuple(names), tuple(events),
                      _states(data, len(events)), violation, lasso, _sha256(data), path)
 
@@ -130,17 +130,16 @@ def need(obj, key: str, kind: type, where: str = "trace file"):
     return val
 
 
-def _violation(v: dict, names: list, n_events: int, lasso) -> dict:
-    """The recorded violation, checked: a property the trace checks, at a step of its events."""
+def _violation(v: dict, n_events: int, lasso) -> dict:
+    """The recorded violation, checked: a known safety property, at a step of the events
+    (whether the trace checks that property, replay says once it has resolved the trace's
+    invariants)."""
     if lasso is not None:
         raise UsageError("malformed trace file: a liveness lasso records no 'violation' (null)")
     prop = v.get("property")
     if not isinstance(prop, str) or prop not in of_kind(ALWAYS):
         raise UsageError(f"malformed trace file: the violation's property {prop!r} is not a "
                          "known safety property")
-    if prop not in names:
-        raise UsageError(f"malformed trace file: the violation's property {prop!r} is not one of "
-                         "the trace's 'invariants'")
     step = need(v, "step", int, "violation")
     if not 0 <= step <= n_events:
         raise UsageError(f"malformed trace file: the violation's step {step} is outside the "
@@ -194,9 +193,7 @@ def _states(data: dict, n_events: int) -> tuple | None:
     if len(states) != n_events + 1:
         raise UsageError(f"malformed trace file: {len(states)} 'states' for {n_events} events "
                          f"(one before the first event and one after each: {n_events + 1})")
-    for k, s in enumerate(states):
-        if not isinstance(s, dict):
-            raise UsageError(f"malformed trace file: state {k} is not an object")
+    # each is compared with the state replay reaches (which says which one differs)
     return tuple(states)
 
 

@@ -181,6 +181,9 @@ def replay(tf: TraceFile) -> ReplayResult:
     if lasso is not None and lasso["faults_stop"] == len(tf.events):
         states[-1] = suffix_start(s)
     _check_states(env, walk, tf.states)
+    if expected is not None and expected["property"] not in env.checker.names:
+        raise UsageError(f"malformed trace file: the violation's property "
+                         f"{expected['property']!r} is not one of the trace's 'invariants'")
     return _verdict(env, walk.trace(lasso), tf)
 
 
