@@ -96,13 +96,10 @@ def windows_on(trace: str) -> list[tuple[str, int]]:
     """The bugs' windows the trace's run passes through before its violation: (property, the
     first step at which a node is in it), by replaying the trace through the model."""
     import importlib
-    import json
 
-    from zabmc.explore.trace import replay
+    from zabmc.explore.trace import load, replay
 
-    with open(os.path.join(ROOT, trace)) as f:
-        data = json.load(f)
-    rr = replay(data)
+    rr = replay(load(os.path.join(ROOT, trace)))
     out = []
     for name, where in WINDOWS:
         mod, fn = where.split(":")

@@ -39,4 +39,4 @@ def test_corpus_trace_replays_to_its_violation(name):
     assert result.confirmed
     prop, step = EXPECTED[name]
     assert (result.trace.violation.property, result.trace.violation_step) == (prop, step)
-    assert result.trace.final_sha256 == data["final_sha256"]
+    assert result.trace.final_sha256 == data.final_sha256

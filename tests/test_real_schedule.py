@@ -19,6 +19,8 @@ import pytest
 
 from conftest import need
 from zabmc.core.errors import UsageError
+from zabmc.core.trace import read
+from zabmc.explore.trace import replay
 from zabmc.real import campaign, hooks, schedule, verdict
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,8 +34,10 @@ def _zabmc(*args, **kw):
 
 
 def _sched(name: str) -> dict:
+    """A corpus trace's schedule, as `zabmc real` makes it: read, replayed, translated."""
     path = CORPUS / f"{name}.trace.json"
-    return schedule.from_trace(json.loads(path.read_text()), path.name)
+    trace = read(str(path))
+    return schedule.from_trace(trace, replay(trace).replayed(), path.name)
 
 
 def _ops(s: dict) -> list:

@@ -65,7 +65,7 @@ def run_shapes(env, shapes):
 @pytest.mark.parametrize("name", sorted(BUG))
 def test_the_bug_replays_to_its_violation(name):
     data = load(str(CORPUS / f"{name}.trace.json"))
-    assert data["model"] == BUG[name]
+    assert data.model == BUG[name]
     result = replay(data)
     assert result.confirmed
     assert (result.trace.violation.property, result.trace.violation_step) == (
@@ -340,7 +340,7 @@ NEWLEADER_4643, CRASH_4643 = 19, 20
 
 def test_zookeeper_4643_replays_to_a_truncated_commit():
     data = load(str(CORPUS / "zookeeper-4643.trace.json"))
-    assert data["model"] == "zk"
+    assert data.model == "zk"
     result = replay(data)
     assert result.confirmed
     assert (result.trace.violation.property, result.trace.violation_step) == ("sane-history", 27)

@@ -163,7 +163,7 @@ def _events_on(model: str, trace: str, upto: int | None = None, **bounds):
     env = CheckSpec(model=model, nodes=3, **bounds).validate().env()
     s, _ = env.initial()
     found = []
-    for want in data["events"][:upto]:
+    for want in data.events[:upto]:
         [ev] = [ev for ev in env.events(s) if ev.to_json(env.model) == want]
         _, s, v = env.successor(s, ev)
         found.append(v)
@@ -174,13 +174,13 @@ def test_zookeeper_4712_replays_to_an_uncommitted_write_applied_at_the_load():
     from zabmc.explore.trace import load, replay
 
     data = load(str(CORPUS / "zookeeper-4712.trace.json"))
-    assert data["model"] == "zk-3.9.2-shutdown"
+    assert data.model == "zk-3.9.2-shutdown"
     result = replay(data)
     assert result.confirmed
     assert (result.trace.violation.property, result.trace.violation_step) == ("prefix", 26)
-    kinds = [e["kind"] for e in data["events"]]
+    kinds = [e["kind"] for e in data.events]
     assert kinds[TIMEOUT_4712 - 1] == "timeout" and kinds[-2:] == ["crash", "restart"]
-    assert data["events"][FLUSH_4712 - 1] == {"kind": "action", "action": ["flush", 0]}
+    assert data.events[FLUSH_4712 - 1] == {"kind": "action", "action": ["flush", 0]}
     s = result.trace.states[-1]
     assert [t[0] for t in s.nodes[0].history] == [(1, 1), (2, 1)]
     assert [t[0] for t in s.nodes[2].history] == [(2, 1)]  # node 2 never had 1.1
@@ -222,7 +222,7 @@ def test_zookeeper_5094_replays_to_a_gap_in_the_log():
     from zabmc.explore.trace import load, replay
 
     data = load(str(CORPUS / "zookeeper-5094.trace.json"))
-    assert data["model"] == "zk-3.9.2-shutdown"
+    assert data.model == "zk-3.9.2-shutdown"
     result = replay(data)
     assert result.confirmed
     assert (result.trace.violation.property, result.trace.violation_step) == ("ack-from-memory",

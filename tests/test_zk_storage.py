@@ -7,7 +7,6 @@ The expected syncs below are worked out by hand from release-3.9.3's
 
 from __future__ import annotations
 
-import json
 import pathlib
 
 import pytest
@@ -178,7 +177,7 @@ T11_, T12_ = ((1, 1), b"zab-0"), ((1, 2), b"zab-1")  # the corpus's transactions
 
 
 def _corpus(name: str = "zookeeper-4925"):
-    return json.loads((CORPUS / f"{name}.trace.json").read_text())
+    return load(str(CORPUS / f"{name}.trace.json"))
 
 
 def _run(model: str, invariants, name: str = "zookeeper-4925"):
@@ -186,10 +185,10 @@ def _run(model: str, invariants, name: str = "zookeeper-4925"):
     nodes and message type (models/zk/refine.py's `shape`: 3.9.4's DIFFs carry more):
     (violations by step, states)."""
     data = _corpus(name)
-    env = Env(get_model(model), ExploreConfig(**data["config"]), Checker(invariants))
+    env = Env(get_model(model), ExploreConfig(**data.config), Checker(invariants))
     s, _ = env.initial()
     found, states = [], [s]
-    for k, want in enumerate(data["events"], 1):
+    for k, want in enumerate(data.events, 1):
         nxt = [x for x in env.successors(s) if shape(x[0].to_json(env.model)) == shape(want)]
         assert len(nxt) == 1, (k, want)
         _, s, v = nxt[0]
@@ -201,7 +200,7 @@ def _run(model: str, invariants, name: str = "zookeeper-4925"):
 
 def test_zookeeper_4925_replays_to_the_lost_commit():
     data = load(str(CORPUS / "zookeeper-4925.trace.json"))
-    assert data["model"] == "zk-3.9.3" and len(data["events"]) == LOST
+    assert data.model == "zk-3.9.3" and len(data.events) == LOST
     result = replay(data)
     assert result.confirmed
     assert (result.trace.violation.property, result.trace.violation_step) == (
@@ -213,7 +212,7 @@ def test_zookeeper_4925_is_the_committed_logs_hole():
     log, keeps that log across its timeout, and as leader of epoch 3 sends node 0 (at 1.1) a DIFF
     from it that lacks 1.2."""
     data = _corpus()
-    ev = data["events"]
+    ev = data.events
     assert ev[NEWLEADER_2 - 1]["msg"]["type"] == "NEWLEADER" and ev[NEWLEADER_2 - 1]["dst"] == 1
     assert ev[NEWLEADER_2 - 2]["msg"]["txns"][0]["zxid"] == [1, 2]  # the DIFF carries 1.2
     assert ev[NEWLEADER_2 - 2]["msg"]["committed"] == 1
@@ -241,7 +240,7 @@ def test_zookeeper_4925_breaks_agreement_once_the_learner_commits():
 
 def test_zookeeper_4925_is_fixed_in_3_9_4():
     """The same 50 events on zk-3.9.4: node 1's committed log holds 1.2, the DIFF carries it."""
-    invariants = tuple(_corpus()["invariants"])
+    invariants = _corpus().invariants
     found, states = _run("zk-3.9.4", invariants)
     assert found == []
     assert states[LOSS].nodes[1].clog == ((1, 1), (1, 2))
@@ -291,15 +290,15 @@ def test_the_depth_first_loss_replays_and_is_4925s():
     DIFF, committed (the hole); node 0 leads node 2 in epoch 3 with an empty DIFF."""
     data = load(str(CORPUS / "zookeeper-4925-dfs.trace.json"))
     result = replay(data)
-    assert result.confirmed and data["model"] == "zk-3.9.3" and len(data["events"]) == 35
+    assert result.confirmed and data.model == "zk-3.9.3" and len(data.events) == 35
     assert result.trace.violation.property == "sync-loses-committed"
-    ev = data["events"]
+    ev = data.events
     assert ev[17]["msg"]["type"] == "SYNC" and ev[17]["msg"]["mode"] == "SNAP"
     assert ev[27]["msg"]["mode"] == "DIFF" and ev[27]["msg"]["txns"][0]["zxid"] == [1, 2]
     assert ev[-1]["msg"]["type"] == "ACKEPOCH" and ev[-1]["msg"]["last_zxid"] == [1, 1]
     lead = result.trace.states[-1].nodes[0]
     assert (lead.clog, lead.dt) == (((1, 1),), (1, 2))
     # the same events on 3.9.4: node 0's committed log holds 1.2, and its DIFF carries it
-    every = tuple(data["invariants"]) + ("committed-log-hole",)
+    every = tuple(data.invariants) + ("committed-log-hole",)
     found, states = _run("zk-3.9.4", every, "zookeeper-4925-dfs")
     assert found == [] and states[-1].nodes[0].clog == ((1, 1), (1, 2))

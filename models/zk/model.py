@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from models.common.model import RulesModel
+from zabmc.core.model import EPOCH_STEP, LEAKED_SYNC_THREAD, NEWLEADER_ACK_STEP
 
 from . import codec, footprint, handlers
 from . import properties as _props
@@ -22,12 +23,17 @@ class ZkModel(RulesModel):
     #: the zk package's own properties this kernel can break (models/zk/properties.py)
     properties = _props.BASE
     fresh = staticmethod(fresh_node)
+    #: the features of this grain that a real schedule follows (zabmc.core.model, "zabmc real")
+    real_grain = frozenset()
 
-    def __init__(self, rules: Rules | None = None, description: str = ""):
+    def __init__(self, rules: Rules | None = None, description: str = "", real: bool = False):
+        """`real`: the release this variant models is the one `zabmc real` runs (Debian's 3.8.0,
+        docs/real-zookeeper.md), so its traces translate to schedules at `real_grain`."""
         super().__init__(rules if rules is not None else Rules())
         tag = self.rules.tag
         self.name = "zk" if not tag else f"zk-{tag}"
         self.description = description
+        self.real_translation = self.real_grain if real else None
 
     def __repr__(self) -> str:
         return f"ZkModel({type(self.rules).__name__}())"
@@ -74,15 +80,16 @@ class ZkModel(RulesModel):
 
 
 MODEL = ZkModel(description="ZooKeeper 3.7.0's ZAB 1.0 (FLE outcome, DIFF/TRUNC sync, "
-                            "asynchronous transaction log)")
+                            "asynchronous transaction log)", real=True)
 PRE3911 = ZkModel(Pre3911Rules(), description="zk before ZOOKEEPER-3911: DIFF proposals logged "
-                                              "only at UPTODATE")
+                                              "only at UPTODATE", real=True)
 FIXED = ZkModel(FixedRules(), description="zk with ZOOKEEPER-4785's fix (PR #2111): proposals "
-                                          "written, then currentEpoch, then ACK of NEWLEADER")
+                                          "written, then currentEpoch, then ACK of NEWLEADER",
+                  real=True)
 FLE = ZkModel(FleRules(), description="zk with the election at Fast Leader Election's grain "
-                                     "(notifications, logical clocks)")
+                                     "(notifications, logical clocks)", real=True)
 FIXED_FLE = ZkModel(FixedFleRules(), description="zk-fixed with the election at Fast Leader "
-                                                 "Election's grain")
+                                                 "Election's grain", real=True)
 class Coarse393Rules(Committed393Rules):
     """3.9.3's NEWLEADER at the coarse grain (one history for memory and disk, D4, D8): what
     `zk-3.9.3` was before the storage grain; `zk-3.9.3` is now models/zk/storage.py's."""
@@ -158,6 +165,7 @@ class FineZkModel(KernelZkModel):
 
     kernel = fine
     properties = _props.FINE
+    real_grain = frozenset({NEWLEADER_ACK_STEP})
 
     @staticmethod
     def busy(node) -> bool:
@@ -169,7 +177,8 @@ class FineZkModel(KernelZkModel):
 R370 = FineZkModel(Fine370Rules(), description="ZooKeeper 3.7.0 at its threads' grain: NEWLEADER's "
                                                 "ACK a step after the queueing, the SyncThread "
                                                 "acknowledging all it writes, the leader's first "
-                                                "ACK read as NEWLEADER's (ZOOKEEPER-4685)")
+                                                "ACK read as NEWLEADER's (ZOOKEEPER-4685)",
+                   real=True)
 R392 = FineZkModel(Fine392Rules(), description="ZooKeeper 3.9.2 and 3.8.5 at the same grain: "
                                                 "proposals written before the NEWLEADER ACK, "
                                                 "acknowledged after UPTODATE's (PR #2111)")
@@ -265,12 +274,13 @@ class ShutdownZkModel(FineZkModel):
 
     kernel = shutdown
     properties = _props.SHUTDOWN
+    real_grain = FineZkModel.real_grain | {LEAKED_SYNC_THREAD}
 
 
 R370S = ShutdownZkModel(Sd370Rules(), description="zk-3.7.0 with a follower's shutdown as 3.7.0 "
                                                    "does it: the SyncThread's queue leaks, memory "
                                                    "is kept and read by votes and ACKEPOCH "
-                                                   "(ZOOKEEPER-4712, 5094)")
+                                                   "(ZOOKEEPER-4712, 5094)", real=True)
 R392S = ShutdownZkModel(Sd392Rules(), description="zk-3.9.2 with the same shutdown (ZOOKEEPER-4712 "
                                                    "until 3.9.3; 5094)")
 
@@ -298,6 +308,7 @@ class EpochZkModel(FineZkModel):
 
     kernel = epoch.FINE
     properties = _props.EPOCH
+    real_grain = FineZkModel.real_grain | {EPOCH_STEP}
 
     @staticmethod
     def busy(node) -> bool:
@@ -308,7 +319,7 @@ class EpochZkModel(FineZkModel):
 
 R370E = EpochZkModel(Epoch370Rules(), description="zk-3.7.0 with currentEpoch written a step "
                                                    "after NEWLEADER's snapshot, and the start-up's "
-                                                   "epoch check (ZOOKEEPER-2354)")
+                                                   "epoch check (ZOOKEEPER-2354)", real=True)
 #: what each -epoch variant adds to its release's
 _EPOCH = ("with currentEpoch written a step after NEWLEADER's writes to disk, and the start-up's "
           "epoch check (ZOOKEEPER-2354)")
@@ -333,6 +344,7 @@ class StoreEpochZkModel(StoreZkModel):
 
     kernel = epoch.STORE
     properties = _props.STORE_EPOCH
+    real_grain = frozenset({EPOCH_STEP})
 
     @staticmethod
     def busy(node) -> bool:

@@ -73,8 +73,11 @@ def run_check(spec) -> int:
 def replay(trace_file, quiet, html_out):
     """Re-execute a counterexample trace through the kernel and confirm its violation.
 
-    Prints the final state's canonical-dump SHA-256. Exit 10 when the recorded violation is
-    confirmed, 0 when the trace records none and none occurs, 1 when the replay disagrees.
+    Prints the final state's canonical-dump SHA-256. Exit codes: 10 the recorded violation (or
+    lasso) is confirmed, 0 the trace records none and none occurs, 1 the replay disagrees with
+    the file (its violation, its lasso or its final_sha256; one line on stderr says what),
+    2 bad usage or a bad trace file (one line: not a trace, a field of the wrong type, a step or
+    property the file cannot have, events that do not apply, states not the model's).
     """
     from rich.console import Console
     from rich.markup import escape
@@ -91,30 +94,31 @@ def replay(trace_file, quiet, html_out):
         write_html(html_out, t)
     if not quiet:
         print_trace(console, t)
-    exp = result.expected
-    if t.lasso is not None:
-        lasso = t.lasso
-        if result.confirmed:
-            how = (f"the loop from the state after step {lasso['loop_start']} returns to it "
-                   f"(fingerprint {t.env.fingerprint(t.states[-1]).hex()}), fair, never reaching "
-                   "the goal" if lasso["kind"] == "cycle" else
-                   "nothing can happen in the last state, and the goal is not reached")
-            console.print(f"confirmed: {lasso['property']} fails: {how}")
-        else:
-            console.print(f"[bold red]NOT confirmed[/]: {escape(disagreement(result))}")
-        console.print(f"final sha256 {t.final_sha256}")
-        return EXIT_VIOLATION if result.confirmed else 1
-    if result.confirmed:
-        if exp is not None:
-            console.print(f"confirmed: {exp['property']} violated at step {t.violation_step}")
-        else:
-            console.print("confirmed: no property violated along the trace")
+    if agrees(result):
+        console.print(f"confirmed: {_confirmation(result)}")
     else:
         console.print(f"[bold red]NOT confirmed[/]: {escape(disagreement(result))}")
     console.print(f"final sha256 {t.final_sha256}")
-    if not result.confirmed:
+    if not agrees(result):
+        click.echo(f"zabmc: {trace_file} disagrees with its replay: {disagreement(result)}",
+                   err=True)
         return 1
-    return EXIT_VIOLATION if exp is not None else EXIT_OK
+    return EXIT_VIOLATION if t.lasso is not None or result.expected is not None else EXIT_OK
+
+
+def _confirmation(result) -> str:
+    """What `zabmc replay` confirmed, after "confirmed: "."""
+    t, exp = result.trace, result.expected
+    if t.lasso is not None:
+        lasso = t.lasso
+        how = (f"the loop from the state after step {lasso['loop_start']} returns to it "
+               f"(fingerprint {t.env.fingerprint(t.states[-1]).hex()}), fair, never reaching "
+               "the goal" if lasso["kind"] == "cycle" else
+               "nothing can happen in the last state, and the goal is not reached")
+        return f"{lasso['property']} fails: {how}"
+    if exp is not None:
+        return f"{exp['property']} violated at step {t.violation_step}"
+    return "no property violated along the trace"
 
 
 @cli.command()
@@ -128,14 +132,15 @@ def show(trace_file, output):
 
     The trace is replayed through the kernel first, as `zabmc replay` does, and only what the
     replay confirms is drawn: a trace or lasso that replay does not confirm (its violation, its
-    loop or its dead end is not what the file says) is refused with one line and exit 2, and
-    nothing is written. Exit codes: 0 drawn, 2 bad usage or input, 1 internal error."""
+    loop, its dead end or its final digest is not what the file says) is refused with one line
+    and exit 2, and nothing is written. Exit codes: 0 drawn, 2 bad usage or input, 1 internal
+    error."""
     from zabmc.explore.trace import load
     from zabmc.explore.trace import replay as do_replay
 
     check_outputs({"-o": output}, {"trace file": trace_file})
     result = do_replay(load(trace_file))
-    if not result.confirmed:
+    if not agrees(result):
         raise UsageError(f"{trace_file} is not confirmed by replay ({disagreement(result)}): "
                          f"nothing drawn; `zabmc replay {trace_file}` shows the replayed run")
     write_html(output, result.trace)
@@ -147,15 +152,28 @@ def show(trace_file, output):
     return EXIT_OK
 
 
+def agrees(result) -> bool:
+    """Whether a replayed trace (`ReplayResult`) is what its file says: its violation or lasso
+    confirmed, and its final digest the one recorded."""
+    return result.confirmed and result.sha256_differs is None
+
+
 def disagreement(result) -> str:
     """Why `zabmc replay` does not confirm a replayed trace (`ReplayResult`), in one line."""
     t = result.trace
-    if t.lasso is not None:
-        return f"the {t.lasso['property']} lasso: {result.reason}"
-    exp = result.expected
-    got = f"{t.violation.property} at step {t.violation_step}" if t.violation else "none"
-    want = f"{exp.get('property')} at step {exp.get('step')}" if exp else "none"
-    return f"recorded violation {want}, replay found {got}"
+    why = []
+    if not result.confirmed:
+        if t.lasso is not None:
+            why.append(f"the {t.lasso['property']} lasso: {result.reason}")
+        else:
+            exp = result.expected
+            got = f"{t.violation.property} at step {t.violation_step}" if t.violation else "none"
+            want = f"{exp.get('property')} at step {exp.get('step')}" if exp else "none"
+            why.append(f"recorded violation {want}, replay found {got}")
+    if result.sha256_differs is not None:
+        why.append(f"recorded final_sha256 {result.sha256_differs}, replay found "
+                   f"{t.final_sha256}")
+    return "; ".join(why)
 
 
 def article(word: str) -> str:

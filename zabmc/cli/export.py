@@ -141,10 +141,11 @@ def _write(text: str, output: str | None) -> None:
 
 
 def _export_zookeeper(trace_file: str, output: str | None) -> int:
-    from zabmc.explore.trace import load
-    from zabmc.real.schedule import from_trace, save
+    from zabmc.cli.real import trace_schedule
+    from zabmc.core.trace import read_document
+    from zabmc.real.schedule import save
 
-    schedule = from_trace(load(trace_file), os.path.basename(trace_file))
+    schedule = trace_schedule(read_document(trace_file), trace_file)
     if output is None:
         sys.stdout.write(json.dumps(schedule, indent=1) + "\n")
     else:

@@ -17,16 +17,29 @@ EXIT_NOT_REALISED = 3
 
 
 def _load_source(path: str) -> tuple[dict, str]:
-    """A schedule, or a trace translated to one; and what it was."""
-    from zabmc.real.schedule import FORMAT, from_trace, read_json, validate
+    """A schedule, or a trace translated to one; and what it was (the file read once)."""
+    from zabmc.core.trace import is_trace
+    from zabmc.real.schedule import FORMAT, read_json, validate
     data = read_json(path)
     if isinstance(data, dict) and data.get("format") == FORMAT:
         return validate(data), "schedule"
-    from zabmc.explore.trace import TRACE_FORMAT
-    if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:
+    if not is_trace(data):
         raise UsageError(f"{path} is neither a zabmc trace nor a zabmc schedule")
-    from zabmc.explore.trace import load
-    return validate(from_trace(load(path), os.path.basename(path))), "trace"
+    return validate(trace_schedule(data, path)), "trace"
+
+
+def trace_schedule(data, path: str) -> dict:
+    """The schedule of the trace whose JSON document `data` was read from `path`: checked,
+    replayed once through the explorer, and translated by zabmc.real from the replayed run."""
+    from zabmc.core.trace import check_header, parse
+    from zabmc.explore.trace import replay
+    from zabmc.real.schedule import from_trace, translation
+
+    check_header(data, path)
+    # which traces have a real schedule at all, before the rest of the file is read
+    translation(data.get("model"), data.get("liveness") is not None)
+    trace = parse(data, path)
+    return from_trace(trace, replay(trace).replayed(), os.path.basename(path))
 
 
 class _Printer:

@@ -5,7 +5,9 @@
   themselves to;
 - `zabmc.core.events`: the events of a run (deliveries, drops, timers, crashes, a model's own
   actions): their behaviour, their JSON and their names for people;
-- `zabmc.core.properties`: the registry of properties, the papers' own and those models add.
+- `zabmc.core.properties`: the registry of properties, the papers' own and those models add;
+- `zabmc.core.trace`: the counterexample trace file (`zabmc-trace`, docs/traces.md), read and
+  checked once into a frozen `TraceFile`, and the replayed run (`Replayed`) as JSON.
 
 The simulator, the explorer, Spark, export, real servers, reports and the command line import it;
 it imports none of them (tests/test_imports.py checks, from docs/architecture.md).

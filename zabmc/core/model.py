@@ -178,6 +178,26 @@ class Model(Protocol):
     def describe_msg(self, msg: Any) -> str: ...
 
 
+# --- `zabmc real`: what the translation of a model's traces follows (optional) -------------------
+# A model whose traces have a counterpart on real ZooKeeper servers (`zabmc real`, `export
+# --format zookeeper`) says so with `real_translation`: the frozenset of the features of its grain
+# that the translation to a schedule follows (zabmc/real/schedule.py); a model without the
+# attribute, or with None, has no real counterpart.
+#: NEWLEADER's ACK is a step of its own (`ack-newleader i`): the threads' grain (models/zk/fine.py)
+NEWLEADER_ACK_STEP = "newleader-ack-step"
+#: currentEpoch is written a step after NEWLEADER's writes (`epoch i`; models/zk/epoch.py)
+EPOCH_STEP = "epoch-step"
+#: a follower's shutdown leaves its SyncThread's queue to be written late (`flush i`;
+#: models/zk/shutdown.py)
+LEAKED_SYNC_THREAD = "leaked-sync-thread"
+REAL_FEATURES = (NEWLEADER_ACK_STEP, EPOCH_STEP, LEAKED_SYNC_THREAD)
+
+
+def real_translation(model: Model) -> frozenset | None:
+    """The features of `model`'s grain its real schedule follows, or None: no real counterpart."""
+    return getattr(model, "real_translation", None)
+
+
 def initial_steps(model: Model, n: int) -> list[Step]:
     """The cluster's start-up (C6): every node fresh, then started, in ascending id."""
     return [model.start(model.fresh(i, n), n) for i in range(n)]

@@ -1,24 +1,12 @@
 """Counterexample traces: rebuilt from event indices by replay, saved as versioned JSON, and
 re-executed (`zabmc replay`) through the same kernel.
 
-Trace file format `zabmc-trace` version 2 (a JSON object; version 1, from before crashes, still
-loads):
-- `format`: "zabmc-trace", `version`: 2, `model`: model name;
-- `config`: the explorer bounds and semantics (`ExploreConfig` fields); `invariants`: property names;
-- `events`: list of events, each `{"kind": ..., ...}` as `zabmc.core.events` writes them;
-- `states`: the state after each step (`states[0]` is the initial state, so len = len(events) + 1);
-  with a crash budget, each also lists the `down` nodes and the `crashes_left`;
-- `violation`: `{"property", "message", "nodes", "txns", "step"}` or null;
-- `final_sha256`: SHA-256 of the canonical `DSEZAB01` dump of the last state's nodes.
-Replay matches each recorded event against the enabled events by value, so a trace does not depend
-on successor order, only on the kernel.
-
-Version 3 is version 2 plus, for a liveness counterexample (a lasso, `check --liveness`), the
-object `liveness`: `{"property", "kind": "cycle"|"dead-end", "faults_stop", "loop_start",
-"message"}`. The first `faults_stop` events are the faulty prefix; the others are replayed under
-the fault-free suffix's rules (docs/liveness.md), from the state whose fault budgets are gone;
-`loop_start` is the index into `states` that the last state returns to (null for a dead end).
-`violation` is null. Safety traces are still written as version 2.
+The file format (`zabmc-trace`, versions 1 to 3) is docs/traces.md's; `zabmc.core.trace` reads
+and checks it (`load` here is its `read`), and `replay` re-executes what it read. Replay matches
+each recorded event against the enabled events by value, so a trace does not depend on successor
+order, only on the kernel; it then checks that the states it reached are the ones recorded, that
+the recorded violation (or lasso) is the one it finds, and that the last state's digest is the
+recorded `final_sha256`.
 """
 
 from __future__ import annotations
@@ -27,20 +15,20 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from zabmc.core.errors import UsageError, parse_json, read_text
-from zabmc.invariants import Checker, Violation, resolve
-from zabmc.core.model import get_model
-
 from zabmc.core import events as E
+from zabmc.core.errors import UsageError
+from zabmc.core.model import get_model
+from zabmc.core.trace import FORMAT as TRACE_FORMAT
+from zabmc.core.trace import LASSO_VERSION, READABLE_VERSIONS, Replayed, TraceFile, need
+from zabmc.core.trace import VERSION as TRACE_VERSION
+from zabmc.core.trace import read as load
+from zabmc.invariants import Checker, Violation, resolve
+
 from .env import Env, ExploreConfig, State
 from .liveness import suffix_start, suffix_successors
 
-TRACE_FORMAT = "zabmc-trace"
-TRACE_VERSION = 2
-LASSO_VERSION = 3
-#: versions this zabmc reads: 1 (before crashes: no `max_crashes` in the config, no crash or
-#: restart events) reads as version 2 with `max_crashes` 0; 3 adds lassos
-READABLE_VERSIONS = (1, 2, 3)
+__all__ = ["LASSO_VERSION", "READABLE_VERSIONS", "TRACE_FORMAT", "TRACE_VERSION", "Trace",
+           "ReplayResult", "env_of", "load", "rebuild", "replay", "shorten", "to_trace"]
 
 
 @dataclass
@@ -131,46 +119,22 @@ def rebuild(env: Env, path: tuple, prop: str | None = None) -> Trace:
     return walk.trace()
 
 
-def _need(obj, key, kind, where="trace file"):
-    if not isinstance(obj, dict) or key not in obj:
-        raise UsageError(f"malformed {where}: missing {key!r}")
-    val = obj[key]
-    if not isinstance(val, kind) or (kind is int and isinstance(val, bool)):
-        raise UsageError(f"malformed {where}: {key!r} must be {kind.__name__}")
-    return val
-
-
-def load(path: str) -> dict:
-    try:
-        data = parse_json(read_text(path, "trace file"), f"trace file {path}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UsageError(f"trace file {path} is not valid JSON: {e}") from None
-    if not isinstance(data, dict) or data.get("format") != TRACE_FORMAT:
-        raise UsageError(f"{path} is not a zabmc trace (no \"format\": \"{TRACE_FORMAT}\")")
-    version = data.get("version")
-    if version not in READABLE_VERSIONS:
-        raise UsageError(f"{path}: unsupported trace version {version!r} (this zabmc reads "
-                         f"versions {', '.join(map(str, READABLE_VERSIONS))})")
-    return data
-
-
-def env_from_json(data: dict) -> Env:
-    model = get_model(_need(data, "model", str))
-    cfg_json = _need(data, "config", dict)
+def env_of(model: str, config: dict, invariants) -> Env:
+    """The explorer that wrote a trace: its model, its config (whose fields and values are the
+    explorer's to check) and its invariants."""
+    model = get_model(model)
     fields = ExploreConfig._fields
-    unknown = set(cfg_json) - set(fields)
+    unknown = set(config) - set(fields)
     if unknown:
         raise UsageError(f"malformed trace file: unknown config key {sorted(unknown)[0]!r}")
     for k in fields:
-        if k in cfg_json and k != "network":
-            _need(cfg_json, k, int, "trace config")
+        if k in config and k != "network":
+            need(config, k, int, "trace config")
     try:
-        cfg = ExploreConfig(**cfg_json).validate()
+        cfg = ExploreConfig(**config).validate()
     except TypeError as e:
         raise UsageError(f"malformed trace config: {e}") from None
-    names = _need(data, "invariants", list)
-    if not all(isinstance(x, str) for x in names):
-        raise UsageError("malformed trace file: 'invariants' must be a list of names")
+    names = list(invariants)
     checker = Checker(resolve(names, no_invariants=not names))
     return Env(model, cfg, checker)
 
@@ -181,23 +145,26 @@ class ReplayResult:
     expected: dict | None  # the recorded violation
     confirmed: bool  # the same property fired at the same step (or none was recorded, none fired)
     reason: str | None = None  # why a lasso is not confirmed
+    #: the file's final_sha256 when the replayed last state's differs from it (else None)
+    sha256_differs: str | None = None
+
+    def replayed(self) -> Replayed:
+        """The replayed run as JSON, for what translates it without replaying (zabmc.real)."""
+        env, t = self.trace.env, self.trace
+        return Replayed(tuple(env.state_json(s) for s in t.states),
+                        tuple(e.to_json(env.model) for e in t.events),
+                        tuple(e.describe(env.model) for e in t.events), t.final_sha256)
 
 
-def replay(data: dict) -> ReplayResult:
-    """Re-execute a loaded trace through the kernel; events are matched by their JSON value."""
-    env = env_from_json(data)
-    events_json = _need(data, "events", list)
-    expected = data.get("violation")
-    if expected is not None and not isinstance(expected, dict):
-        raise UsageError("malformed trace file: 'violation' must be an object or null")
-    want_prop = expected.get("property") if expected else None
-    lasso = _lasso_json(data, len(events_json))
-    walk = _Walk(env, want_prop)
-    states, events = walk.states, walk.events
+def replay(tf: TraceFile) -> ReplayResult:
+    """Re-execute a read trace file through the kernel; events are matched by their JSON value."""
+    env = env_of(tf.model, tf.config, tf.invariants)
+    expected = tf.violation
+    lasso = _with_message(tf.lasso)
+    walk = _Walk(env, expected["property"] if expected else None)
+    states = walk.states
     s = states[0]
-    for k, want in enumerate(events_json, start=1):
-        if not isinstance(want, dict) or "kind" not in want:
-            raise UsageError(f"malformed trace file: event {k} is not an event object")
+    for k, want in enumerate(tf.events, start=1):
         if lasso is not None and k - 1 == lasso["faults_stop"]:
             s = states[-1] = suffix_start(s)
         if lasso is not None and k > lasso["faults_stop"]:
@@ -211,61 +178,53 @@ def replay(data: dict) -> ReplayResult:
                              "in the replayed state")
         ev, s, v2 = item
         walk.add(ev, s, v2)
-    if lasso is not None and lasso["faults_stop"] == len(events_json):
+    if lasso is not None and lasso["faults_stop"] == len(tf.events):
         states[-1] = suffix_start(s)
-    recorded_states = data.get("states")
-    if isinstance(recorded_states, list) and len(recorded_states) == len(states):
-        for k, (got, want) in enumerate(zip(states, recorded_states)):
-            if env.state_json(got) != want:
-                # bad input, not an internal error: an edited file, or one another version of
-                # the model wrote (the kernel's determinism is tested on its own)
-                what = "the initial state" if k == 0 else (
-                    f"the state after step {k} ({events[k - 1].describe(env.model)})")
-                raise UsageError(f"trace does not match the model: {what} differs from the one "
-                                 "recorded in the file (edited by hand, or written by another "
-                                 "version of the model)")
-    trace = walk.trace(lasso)
-    first, first_step = walk.first, walk.first_step
-    if lasso is not None:
+    _check_states(env, walk, tf.states)
+    if expected is not None and expected["property"] not in env.checker.names:
+        raise UsageError(f"malformed trace file: the violation's property "
+                         f"{expected['property']!r} is not one of the trace's 'invariants'")
+    return _verdict(env, walk.trace(lasso), tf)
+
+
+def _check_states(env: Env, walk: _Walk, recorded: tuple | None) -> None:
+    """The replayed states are the ones recorded in the file (when it records them)."""
+    for k, (got, want) in enumerate(zip(walk.states, recorded or ())):
+        if env.state_json(got) != want:
+            # bad input, not an internal error: an edited file, or one another version of
+            # the model wrote (the kernel's determinism is tested on its own)
+            what = "the initial state" if k == 0 else (
+                f"the state after step {k} ({walk.events[k - 1].describe(env.model)})")
+            raise UsageError(f"trace does not match the model: {what} differs from the one "
+                             "recorded in the file (edited by hand, or written by another "
+                             "version of the model)")
+
+
+def _verdict(env: Env, trace: Trace, tf: TraceFile) -> ReplayResult:
+    """Whether the replayed `trace` is what the file says: its violation (or lasso) and its
+    final state's digest."""
+    differs = tf.final_sha256 if tf.final_sha256 not in (None, trace.final_sha256) else None
+    if trace.lasso is not None:
         why = confirm_lasso(env, trace)
-        return ReplayResult(trace, None, why is None, why)
+        return ReplayResult(trace, None, why is None, why, differs)
+    expected = tf.violation
     if expected is None:
-        confirmed = first is None
+        confirmed = trace.violation is None
     else:
-        confirmed = (first is not None and first.property == expected.get("property")
-                     and first_step == expected.get("step"))
-    return ReplayResult(trace, expected, confirmed)
+        confirmed = (trace.violation is not None
+                     and trace.violation.property == expected["property"]
+                     and trace.violation_step == expected["step"])
+    return ReplayResult(trace, expected, confirmed, None, differs)
 
 
-def _lasso_json(data: dict, n_events: int):
-    """The `liveness` object of a lasso trace, checked, or None for a safety trace."""
-    lasso = data.get("liveness")
+def _with_message(lasso: dict | None) -> dict | None:
+    """A lasso's shape as read, with its message (derived from it, never read from the file)."""
     if lasso is None:
         return None
-    from .liveness import PROPERTIES, lasso_message
+    from .liveness import lasso_message
 
-    if not isinstance(lasso, dict):
-        raise UsageError("malformed trace file: 'liveness' must be an object")
-    if not isinstance(lasso.get("property"), str) or lasso["property"] not in PROPERTIES:
-        raise UsageError(f"malformed trace file: unknown liveness property "
-                         f"{lasso.get('property')!r}")
-    if lasso.get("kind") not in ("cycle", "dead-end"):
-        raise UsageError("malformed trace file: liveness 'kind' must be cycle or dead-end")
-    stop = _need(lasso, "faults_stop", int, "liveness object")
-    if not 0 <= stop <= n_events:
-        raise UsageError(f"malformed trace file: faults_stop {stop} is outside the "
-                         f"{n_events} events")
-    loop = lasso.get("loop_start")
-    if lasso["kind"] == "cycle":
-        loop = _need(lasso, "loop_start", int, "liveness object")
-        if not stop <= loop < n_events:
-            raise UsageError(f"malformed trace file: loop_start {loop} must name a state of the "
-                             "fault-free suffix before the last")
-    elif loop is not None:
-        raise UsageError("malformed trace file: a dead end has no loop_start")
-    # the shape is what replay confirms; the message is derived from it, never read from the file
-    return {"property": lasso["property"], "kind": lasso["kind"], "faults_stop": stop,
-            "loop_start": loop, "message": lasso_message(lasso["property"], lasso["kind"], loop)}
+    return dict(lasso, message=lasso_message(lasso["property"], lasso["kind"],
+                                             lasso["loop_start"]))
 
 
 def confirm_lasso(env: Env, trace: Trace) -> str | None:

@@ -84,9 +84,8 @@ class TraceFacts:
 
 
 def read_trace(path: str) -> TraceFacts:
-    """Load, replay (confirming the recorded violation) and analyse a `zabmc-trace` file."""
-    data = load(path)
-    result = replay(data)
+    """Read, replay (confirming the recorded violation) and analyse a `zabmc-trace` file."""
+    result = replay(load(path))
     if hasattr(result.trace.env.model, "actions"):
         raise UsageError(f"{path} is a trace of model {result.trace.env.model.name}, which the "
                          "seeded simulator cannot run (it has actions of its own): there is no "
@@ -97,7 +96,10 @@ def read_trace(path: str) -> TraceFacts:
         raise UsageError(f"{path} records no property violation: there is nothing to reproduce")
     if not result.confirmed:
         raise UsageError(f"{path} does not replay to its recorded violation "
-                         f"({result.expected.get('property')} at step {result.expected.get('step')})")
+                         f"({result.expected['property']} at step {result.expected['step']})")
+    if result.sha256_differs is not None:
+        raise UsageError(f"{path} does not replay to its recorded final state (final_sha256 "
+                         f"{result.sha256_differs}, replay found {trace.final_sha256})")
     return analyse(trace, path)
 
 

@@ -20,16 +20,25 @@ The translation (docs/real-zookeeper.md has the table):
 - a crash that loses transactions the model had queued for the SyncThread (or, before the fix
   of ZOOKEEPER-3911, held until UPTODATE) needs them kept inside the JVM: the `sync-commit` hook
   is armed from the step that queued them to the crash (zabmc.real.hooks);
-- in a trace of `zk-3.7.0-shutdown` (3.8.0's code: a follower's shutdown leaves its SyncThread
-  running, ZOOKEEPER-4712), the SyncThread whose queue leaks is held by the `sync-append` hook
-  instead, before it appends, from the step that queued it; `flush i` releases it, a crash
-  loses what it held. The hook holds that one thread: the server's next role writes freely;
-- in a trace of `zk-3.7.0` or `zk-3.7.0-shutdown` (3.8.0's follower threads: NEWLEADER's ACK is
-  a step of its own, `ack-newleader i`), a follower whose trace takes other steps between its
-  NEWLEADER and that ACK has its QuorumPeer thread held by the `newleader-ack` hook, from the
-  entry that delivers NEWLEADER to `ack-newleader i` (or to the end), so that its SyncThread's
-  ACKs go first as they do in the trace;
+- in a trace of a model with `leaked-sync-thread` (`zk-3.7.0-shutdown`, 3.8.0's code: a
+  follower's shutdown leaves its SyncThread running, ZOOKEEPER-4712), the SyncThread whose queue
+  leaks is held by the `sync-append` hook instead, before it appends, from the step that queued
+  it; `flush i` releases it, a crash loses what it held. The hook holds that one thread: the
+  server's next role writes freely;
+- in a trace of a model with `newleader-ack-step` (`zk-3.7.0` and its variants, 3.8.0's
+  follower threads: NEWLEADER's ACK is a step of its own, `ack-newleader i`), a follower whose
+  trace takes other steps between its NEWLEADER and that ACK has its QuorumPeer thread held by
+  the `newleader-ack` hook, from the entry that delivers NEWLEADER to `ack-newleader i` (or to
+  the end), so that its SyncThread's ACKs go first as they do in the trace;
+- in a trace of a model with `epoch-step` (`zk-3.7.0-epoch`: currentEpoch written a step after
+  NEWLEADER's snapshot, `epoch i`), the `set-epoch` hook holds the QuorumPeer thread there;
 - everything else (deliveries, elections, the SyncThread's writes) the servers do themselves.
+
+Which of these a trace needs is the model's to say, not the states' keys': its
+`real_translation` (zabmc.core.model), read through `get_model` of the model the trace names; a
+model without one has no real schedule. This package does not replay (it imports the core, not
+the explorer): `from_trace` takes the trace as read (`zabmc.core.trace.TraceFile`) and the run
+its replay confirmed (`zabmc.core.trace.Replayed`); zabmc.cli.real.trace_schedule does both.
 """
 
 from __future__ import annotations
@@ -38,6 +47,9 @@ import json
 from dataclasses import dataclass
 
 from zabmc.core.errors import UsageError
+from zabmc.core.model import (EPOCH_STEP, LEAKED_SYNC_THREAD, MODELS, NEWLEADER_ACK_STEP,
+                              get_model, real_translation)
+from zabmc.core.trace import Replayed, TraceFile
 
 from .verdict import FAILURES as _VERDICT_FAILURES
 
@@ -51,9 +63,8 @@ SLOW_LIMIT = 75
 #: the failure properties (states where the implementation throws, exits or gives up) whose
 #: real counterparts the verdict reads off the servers' logs
 FAILURES = tuple(name for name, _ in _VERDICT_FAILURES)
-#: the models whose traces have a real counterpart: ZooKeeper's own implementation of ZAB 1.0
-REAL_MODELS = ("zk", "zk-pre3911", "zk-fixed", "zk-fle", "zk-fixed-fle", "zk-3.7.0",
-               "zk-3.7.0-shutdown", "zk-3.7.0-epoch")
+#: the models whose traces have a real counterpart, ZooKeeper's own implementation of ZAB 1.0,
+#: are those with a `real_translation` (zabmc.core.model): `real_models()`, or REAL_MODELS
 
 
 def server_id(node: int) -> int:
@@ -323,10 +334,10 @@ def _owed_epochs(views: list, events: list) -> dict:
             if views[k].nodes[i].get("current_epoch_owed")}
 
 
-def _sync_point(views: list) -> str:
+def _sync_point(features: frozenset) -> str:
     """The hook that holds a SyncThread: at the shutdown grain before it appends, and one thread
     only, since the leaked SyncThread must be held while the node's next role writes (H2)."""
-    return "sync-append" if "leaked_queue" in views[0].nodes[0] else "sync-commit"
+    return "sync-append" if LEAKED_SYNC_THREAD in features else "sync-commit"
 
 
 def _queued_since(views: list, i: int, k: int) -> int:
@@ -338,7 +349,8 @@ def _queued_since(views: list, i: int, k: int) -> int:
     return t
 
 
-def _late_steps(views: list, events: list, n: int, caused: set, fine: bool) -> tuple:
+def _late_steps(views: list, events: list, n: int, caused: set,
+                features: frozenset) -> tuple:
     """The threads a trace's timing needs held, beyond a crash's: (arms, releases, spans).
 
     A real SyncThread writes at once, and a real follower's NEWLEADER ACK leaves at once on an
@@ -354,7 +366,7 @@ def _late_steps(views: list, events: list, n: int, caused: set, fine: bool) -> t
       i's crash or the end. The threads' grain has its own step for it (`_late_acks`).
     arms: {step: [(node, point)]}; releases: {step: [(node, point)]}; spans: [(node, first
     state, state after the last)] for the SyncThread holds (conformance expects them held)."""
-    point = _sync_point(views)
+    point = _sync_point(features)
     arms, rel, spans = {}, {}, []
     last = len(views) - 1
 
@@ -376,7 +388,7 @@ def _late_steps(views: list, events: list, n: int, caused: set, fine: bool) -> t
             if any_caused(t + 1, last):
                 arms.setdefault(t, []).append((i, point))
                 spans.append((i, t, last + 1))
-    if fine:
+    if NEWLEADER_ACK_STEP in features:  # the threads' grain: `_late_acks`
         return arms, rel, spans
     for k, ev in enumerate(events, start=1):
         if not (ev["kind"] == "deliver" and ev["msg"]["type"] == "NEWLEADER"):
@@ -407,45 +419,106 @@ def _caused(ev: dict) -> bool:
                                           and ev["action"][0] in CAUSED_ACTIONS)
 
 
-def from_trace(data: dict, source: str | None = None) -> dict:
-    """The schedule that realises a replayed trace of the zk family."""
-    from zabmc.explore.trace import replay
+def real_models() -> tuple:
+    """The registered models whose traces have a real counterpart, in the registry's order."""
+    return tuple(name for name in MODELS if real_translation(get_model(name)) is not None)
 
-    model = data.get("model")
-    if model not in REAL_MODELS:
+
+def __getattr__(name: str):
+    if name == "REAL_MODELS":  # computed when asked: it loads every registered model
+        return real_models()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def translation(model, lasso: bool) -> frozenset:
+    """The features of the grain of trace's model (its name as the file gives it) that its schedule
+    follows; a one-line UsageError when the trace has no real schedule: its model has no real
+    counterpart, or it is a liveness lasso."""
+    features = None
+    if isinstance(model, str) and model in MODELS:  # a registered name, not an alias
+        features = real_translation(get_model(model))
+    if features is None:
         raise UsageError(f"model {model!r} has no real counterpart: `zabmc real` and "
-                         f"`export --format zookeeper` take traces of {', '.join(REAL_MODELS)} "
+                         f"`export --format zookeeper` take traces of {', '.join(real_models())} "
                          "(ZooKeeper's own implementation of ZAB)")
-    if data.get("liveness") is not None:
+    if lasso:
         raise UsageError("a liveness lasso has no finite real schedule: give a safety trace")
-    rr = replay(data)
-    env = rr.trace.env
-    views = [_View.of(env.state_json(s)) for s in rr.trace.states]
-    events = [e.to_json(env.model) for e in rr.trace.events]
-    texts = [e.describe(env.model) for e in rr.trace.events]
-    n = len(views[0].nodes)
-    groups = _groups(views, n, events)
-    entries = []
-    cuts = [_cuts(v, groups[k], n) for k, v in enumerate(views)]
-    fine = "newleader_ack_owed" in views[0].nodes[0]
-    late = _late_acks(events) if fine else {}
-    syncs = _syncs(views, events, n)
-    releases: dict = {}  # step -> [(node, point)]: the held threads the trace lets go there
+    return features
+
+
+@dataclass
+class _Plan:
+    """The threads a trace's timing needs held and let go, and the steps zabmc brings about."""
+    arms: dict  # step -> [(node, point)]: holds armed as the entry that takes the step begins
+    releases: dict  # step -> [(node, point)]: the held threads the trace lets go there
+    spans: list  # [(node, first state, state after the last)]: SyncThread holds expected held
+    caused: set  # the steps zabmc's ops bring about
+
+
+def _plan(views: list, events: list, n: int, features: frozenset) -> _Plan:
+    late = _late_acks(events) if NEWLEADER_ACK_STEP in features else {}
+    releases: dict = {}
     for i, ack in late.values():
         if ack is not None:
             releases.setdefault(ack, []).append((i, "newleader-ack"))
-    owed = _owed_epochs(views, events) if "current_epoch_owed" in views[0].nodes[0] else {}
+    owed = _owed_epochs(views, events) if EPOCH_STEP in features else {}
     for i, at in owed.values():
         if at is not None:
             releases.setdefault(at, []).append((i, "set-epoch"))
     caused = {k for k, ev in enumerate(events, start=1) if _caused(ev)} | set(releases)
     while True:  # a release is an op, so a step zabmc brings about: holds beget holds
-        arms, rel, spans = _late_steps(views, events, n, caused, fine)
+        arms, rel, spans = _late_steps(views, events, n, caused, features)
         if caused >= set(rel):
             break
         caused |= set(rel)
     for k, lst in rel.items():
         releases.setdefault(k, []).extend(lst)
+    # NEWLEADER's ACK held from the entry that delivers NEWLEADER (the hook holds the first
+    # such ACK the server writes from then on)
+    for t, (i, _) in sorted(late.items()):
+        arms.setdefault(t, []).append((i, "newleader-ack"))
+    for t, (i, _) in sorted(owed.items()):
+        arms.setdefault(t, []).append((i, "set-epoch"))
+    return _Plan(arms, releases, spans, caused)
+
+
+def from_trace(trace: TraceFile, run: Replayed, source: str | None = None) -> dict:
+    """The schedule that realises a trace of the zk family, from the run its replay confirmed
+    (`run`: this package does not replay; `zabmc.explore.trace.replay(trace).replayed()`)."""
+    features = translation(trace.model, trace.lasso is not None)
+    views = [_View.of(s) for s in run.states]
+    events = list(run.events)
+    n = len(views[0].nodes)
+    groups = _groups(views, n, events)
+    cuts = [_cuts(v, groups[k], n) for k, v in enumerate(views)]
+    syncs = _syncs(views, events, n)
+    plan = _plan(views, events, n, features)
+    entries = _entries(views, events, list(run.texts), cuts, plan.releases, trace.violation)
+    held_at = _arm(entries, views, events, n, plan.arms, features)
+    _newleader_acks_together(entries, events, n)
+    for i, t, end in plan.spans:  # conformance expects these SyncThreads held
+        e = next(e for e in entries if e["step"] <= t <= e["upto"])
+        for k in range(e["step"], end):
+            held_at[k].add(server_id(i))
+    for e in entries:
+        k = e["upto"]
+        e["expect"] = _expect(views[k], cuts[k], held_at[k], n, syncs[k])
+        k = e["step"]
+        if k and k not in plan.caused:
+            # a step the servers take by themselves (a leader noticing a lost follower, ...)
+            # must have happened before the links of the entry change
+            e["before"] = _expect(views[k], cuts[k - 1], held_at[k - 1], n, syncs[k])
+    entries = _eager_writes(entries)
+    _unchecked(entries, trace.violation)
+    return _document(entries, n, trace, run, source, plan.arms)
+
+
+def _entries(views: list, events: list, texts: list, cuts: list, releases: dict,
+             violation: dict | None) -> list:
+    """The schedule's entries, one for each step zabmc brings about (the steps the servers take
+    by themselves join the entry before them), with their ops but for the holds."""
+    n = len(views[0].nodes)
+    entries: list = []
     for k, v in enumerate(views):
         ops = []
         ev = events[k - 1] if k else None
@@ -458,7 +531,7 @@ def from_trace(data: dict, source: str | None = None) -> dict:
                 ops.append({"op": "kill", "server": server_id(ev["node"])})
             if kind == "restart":
                 op = {"op": "start", "server": server_id(ev["node"])}
-                v_ = data.get("violation") or {}
+                v_ = violation or {}
                 if (v_.get("property") == "load-exception" and v_.get("step") == k
                         and ev["node"] in v_.get("nodes", ())):
                     op["fails"] = "load-exception"  # the server refuses to start (K4)
@@ -480,9 +553,15 @@ def from_trace(data: dict, source: str | None = None) -> dict:
         else:
             entries[-1]["upto"] = k
             entries[-1]["events"].append(texts[k - 1])
-    # holds: armed when the entry that queues the transactions a later crash loses begins
+    return entries
+
+
+def _arm(entries: list, views: list, events: list, n: int, arms: dict,
+         features: frozenset) -> list:
+    """Insert the holds: a crash's (armed when the entry that queues the transactions a later
+    crash loses begins), then the plan's `arms`. Per state, the servers held."""
     held_at = [set() for _ in views]
-    point = _sync_point(views)
+    point = _sync_point(features)
     for t, crashing in sorted(_holds(views, events, n).items()):
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
         for s in crashing:
@@ -492,17 +571,17 @@ def from_trace(data: dict, source: str | None = None) -> dict:
                                           and server_id(_ends_hold(events[k - 1])) == s):
                 held_at[k].add(s)
                 k += 1
-    # NEWLEADER's ACK held from the entry that delivers NEWLEADER (the hook holds the first
-    # such ACK the server writes from then on)
-    for t, (i, _) in sorted(late.items()):
-        arms.setdefault(t, []).append((i, "newleader-ack"))
-    for t, (i, _) in sorted(owed.items()):
-        arms.setdefault(t, []).append((i, "set-epoch"))
     for t, lst in sorted(arms.items()):  # armed as the entry that takes step t begins
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
         for i, pt in reversed(lst):
             e["ops"].insert(0, {"op": "hold", "server": server_id(i), "point": pt})
-    for e in entries:  # several followers synchronise with a leader not yet established
+    return held_at
+
+
+def _newleader_acks_together(entries: list, events: list, n: int) -> None:
+    """Several followers synchronising with a leader not yet established: their NEWLEADER
+    ACKs wait until every one of them has handled NEWLEADER, and then go together."""
+    for e in entries:
         k = e["step"]
         ev = events[k - 1] if k else None
         if not (ev and ev["kind"] == "action" and ev["action"][0] == "elect"):
@@ -532,34 +611,27 @@ def from_trace(data: dict, source: str | None = None) -> dict:
         e["ops"][:0] = [{"op": "hold", "server": s_, "point": "newleader-ack"} for s_ in ids]
         e["ops"] += [{"op": "release", "server": s_, "point": "newleader-ack",
                       "after_held": ids} for s_ in ids]
-    for i, t, end in spans:  # conformance expects these SyncThreads held
-        e = next(e for e in entries if e["step"] <= t <= e["upto"])
-        for k in range(e["step"], end):
-            held_at[k].add(server_id(i))
-    for e in entries:
-        k = e["upto"]
-        e["expect"] = _expect(views[k], cuts[k], held_at[k], n, syncs[k])
-        k = e["step"]
-        if k and k not in caused:
-            # a step the servers take by themselves (a leader noticing a lost follower, ...)
-            # must have happened before the links of the entry change
-            e["before"] = _expect(views[k], cuts[k - 1], held_at[k - 1], n, syncs[k])
-    entries = _eager_writes(entries)
-    viol = data.get("violation")
-    if viol and viol.get("property") in FAILURES and isinstance(viol.get("step"), int):
-        # from the failure on, the failing servers do what the implementation does then (throw
-        # and drop the leader, give up leading), which the model does not follow: not compared
-        # (the links still follow the model's roles)
+
+
+def _unchecked(entries: list, viol: dict | None) -> None:
+    """From a failure on, the failing servers do what the implementation does then (throw and
+    drop the leader, give up leading), which the model does not follow: not compared (the links
+    still follow the model's roles)."""
+    if viol and viol["property"] in FAILURES:
         for e in entries:
             if e["upto"] >= viol["step"]:
                 for i in viol.get("nodes", ()):
                     x = e["expect"].get(str(server_id(i)))
                     if x is not None:
                         x["unchecked"] = f"{viol['property']} at step {viol['step']}"
+
+
+def _document(entries: list, n: int, trace: TraceFile, run: Replayed, source: str | None,
+              arms: dict) -> dict:
     out = {
         "format": FORMAT, "version": VERSION, "servers": n,
-        "source": {"trace": source, "model": model, "steps": len(events),
-                   "violation": viol, "final_sha256": rr.trace.final_sha256},
+        "source": {"trace": source, "model": trace.model, "steps": len(run.events),
+                   "violation": trace.violation, "final_sha256": run.final_sha256},
         "entries": entries,
     }
     limits = {}

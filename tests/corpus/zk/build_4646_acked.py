@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 
-from zabmc.explore.trace import Trace, env_from_json
+from zabmc.explore.trace import Trace, env_of
 
 CONFIG = {"nodes": 3, "network": "fifo", "max_drops": 0, "max_timeouts": 1,
           "max_heartbeats": 0, "proposals": 3, "depth": 60, "max_crashes": 3}
@@ -32,7 +32,7 @@ ESTABLISH = ("FOLLOWERINFO", "LEADERINFO", "ACKEPOCH", "SYNC", "NEWLEADER", "ACK
 
 class Builder:
     def __init__(self, model: str, config: dict = CONFIG, invariants: list = INVARIANTS):
-        self.env = env_from_json({"model": model, "config": config, "invariants": invariants})
+        self.env = env_of(model, config, invariants)
         self.s, v = self.env.initial()
         self.states, self.events = [self.s], []
         self.first, self.first_step = v, (0 if v is not None else None)
