@@ -49,7 +49,7 @@ from models.zab.state import (
 from zabmc.explore.bfs import bfs
 from zabmc.explore.env import Env, ExploreConfig
 from zabmc.invariants import DEFAULT_PROPERTIES, Checker
-from zabmc.core.model import EFF_TIMER, MODELS, crashed, get_model, initial_steps
+from zabmc.core.model import EFF_TIMER, crashed, get_model, initial_steps, registered
 from zabmc.sim import SimConfig, Simulator
 
 TIMER = (EFF_TIMER,)
@@ -530,7 +530,8 @@ def test_a_restarted_follower_that_missed_a_proposal_gets_and_acknowledges_it():
 
 
 def test_registered_models():
-    assert MODELS["zab"] == "models.zab:MODEL" and MODELS["zab-omega"] == "models.zab:OMEGA"
+    assert registered("zab")[1:] == ("models.zab.model", "MODEL")  # the adapter binds them
+    assert registered("zab-omega")[1:] == ("models.zab.model", "OMEGA")
     assert get_model("zab") is MODEL and get_model("zab-omega") is OMEGA
     assert (MODEL.name, MODEL.network_assumption) == ("zab", "fifo")
     assert (OMEGA.name, OMEGA.network_assumption) == ("zab-omega", "fifo")
