@@ -86,10 +86,10 @@ bench: install-test
 
 # The gate's mutation score: every single-point mutant of models/zab/handlers.py run against the
 # gate's searches and wider ones, classified, and written to reports/verification.md ("Mutation
-# score"); results are cached in reports/mutants.json, so a rerun does only what changed (a fresh
+# score"); results are cached in reports/data/mutants.json, so a rerun does only what changed (a fresh
 # campaign takes about 110 minutes on two cores). A benchmark, not part of CI.
 # `make mutate MODEL=zk-fixed`: the same for the 309 mutants of models/zk/handlers.py against
-# zk-fixed's gate runs (cache reports/mutants-zk-fixed.json, section "Mutation score: zk-fixed";
+# zk-fixed's gate runs (cache reports/data/mutants-zk-fixed.json, section "Mutation score: zk-fixed";
 # a fresh campaign takes about two and a half hours on two cores).
 MODEL ?= zab
 mutate: install

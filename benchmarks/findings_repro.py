@@ -2,7 +2,7 @@
 
 For every finding of the db-19 regression corpus (`zabmc.report.findings.FINDINGS`, traces in
 `tests/corpus/db19/`) this runs the exporter with its default budget, writes the verified partition
-script to `reports/repro/<id>.zps`, re-runs the printed `zabmc simulate` command line in a fresh
+script to `reports/data/repro/<id>.zps`, re-runs the printed `zabmc simulate` command line in a fresh
 process to check that it reports the property at the promised tick, and replaces (or appends) the
 section "## Reproducing in the simulator" of reports/db19-findings.md.
 
@@ -69,7 +69,7 @@ def _trace_path(root: str, fid: str) -> str:
 def reproduce_all(root: str, budget: Budget | None = None, log=print) -> list[Row]:
     budget = budget or Budget()
     rows = []
-    os.makedirs(os.path.join(root, "reports", "repro"), exist_ok=True)
+    os.makedirs(os.path.join(root, "reports", "data", "repro"), exist_ok=True)
     for f in FINDINGS:
         trace_path = _trace_path(root, f.id)
         rel_trace = os.path.relpath(trace_path, root)
@@ -83,12 +83,12 @@ def reproduce_all(root: str, budget: Budget | None = None, log=print) -> list[Ro
                     "script")
             if f.id in WHY_NOT:
                 note += f"; {WHY_NOT[f.id]}"
-            stale = os.path.join(root, "reports", "repro", f"{f.id}.zps")
+            stale = os.path.join(root, "reports", "data", "repro", f"{f.id}.zps")
             if os.path.exists(stale):
                 os.unlink(stale)  # never leave an unverified script behind
             rows.append(Row(f.id, f.title, f.prop, None, None, [], None, None, note))
             continue
-        rel = f"reports/repro/{f.id}.zps"
+        rel = f"reports/data/repro/{f.id}.zps"
         command = simulate_command(result.invariants, result.script.header, rel)
         text = result.script.to_text(script_comments(facts, result, command))
         with open(os.path.join(root, rel), "w") as out:
@@ -121,7 +121,7 @@ def render(rows: list[Row]) -> str:
         "",
         "Produced by `python benchmarks/findings_repro.py`. It runs `zabmc export` (with its default "
         "budget) on each regression trace in `tests/corpus/db19/` and writes the verified partition "
-        "script to `reports/repro/`. It then runs each command line below in a fresh process and "
+        "script to `reports/data/repro/`. It then runs each command line below in a fresh process and "
         "checks that `zabmc simulate --check` reports the finding's property at the tick shown. "
         "Run the commands from the repository root. The script format and the exporter's search "
         "are described in [docs/partition-scripts.md](../docs/partition-scripts.md); for a "

@@ -367,11 +367,11 @@ def test_the_reports_command_lines_reproduce_their_findings(fid, capsys, monkeyp
     assert prop == FINDING_PROPS[fid]
     if fid in UNREPRODUCIBLE:
         assert violation.startswith("not reproduced: `zabmc export` found no run within its budget")
-        assert command == "none" and not (REPO / "reports" / "repro" / f"{fid}.zps").exists()
+        assert command == "none" and not (REPO / "reports" / "data" / "repro" / f"{fid}.zps").exists()
         return
     tick = int(violation.split(" at tick ")[1].split()[0])
     argv = shlex.split(command)
-    assert argv[:2] == ["zabmc", "simulate"] and f"reports/repro/{fid}.zps" in argv
+    assert argv[:2] == ["zabmc", "simulate"] and f"reports/data/repro/{fid}.zps" in argv
     monkeypatch.chdir(REPO)  # the report's paths are relative to the repository root
     code, _, err = run(capsys, *argv[1:])
     assert code == EXIT_VIOLATION

@@ -31,7 +31,7 @@ from zabmc.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TRACES = sorted((ROOT / "tests" / "corpus").glob("*/*.trace.json"))
-LASSOS = sorted((ROOT / "reports" / "liveness").glob("*.json"))
+LASSOS = sorted((ROOT / "reports" / "data" / "liveness").glob("*.json"))
 SCRIPT = """# a partition script with every directive
 model db19
 seed 42
