@@ -2,7 +2,7 @@
 PY ?= python3
 PIP_FLAGS ?= -q --disable-pip-version-check --root-user-action=ignore
 
-.PHONY: check gate test test-fast install install-test bench mutate
+.PHONY: check gate test test-fast install install-test bench mutate reports
 
 install:
 	$(PY) -m pip install $(PIP_FLAGS) -e .
@@ -94,3 +94,9 @@ bench: install-test
 MODEL ?= zab
 mutate: install
 	$(PY) benchmarks/mutation_report.py --model $(MODEL) --jobs 2 --write
+
+# Every generator of reports/ (reports/README.md says which writes what), in an order that works:
+# many hours, some with Java, Spark, TLC or real ZooKeeper; `python benchmarks/reports.py --list`
+# lists them, `--quick` runs those of a few minutes, `--only NAME` one of them.
+reports: install-test
+	$(PY) benchmarks/reports.py
