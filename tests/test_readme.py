@@ -58,10 +58,11 @@ def test_the_table_of_models_is_the_registry():
 
 
 def test_every_relative_link_of_the_readme_and_docs_resolves():
-    """README.md and docs/*.md link files that exist, and none points outside the repository
-    (no `../shared/`)."""
+    """README.md, docs/*.md, the models' READMEs and reports/README.md link files that exist, and
+    none points outside the repository (no `../shared/`)."""
     bad = []
-    for page in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+    for page in [README, *sorted((ROOT / "docs").glob("*.md")),
+                 *sorted((ROOT / "models").glob("*/README.md")), ROOT / "reports" / "README.md"]:
         for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
             if target.startswith(("http://", "https://", "mailto:", "#")):
                 continue
