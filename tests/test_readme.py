@@ -21,9 +21,9 @@ def models_table() -> str:
     from zabmc.core.model import ALIASES, MODELS, get_model
 
     out = []
-    for name, target in MODELS.items():  # registration order: the default model first
+    for name in MODELS:  # registration order: the default model first
         m = get_model(name)
-        pkg = target.split(":")[0].split(".")[1]
+        pkg = type(m).__module__.split(".")[1]  # models.<package>.model
         also = [v for v, t in ALIASES.items() if t == name]
         links = "any links" if m.network_assumption == "any" else f"{m.network_assumption} links"
         head = f"- [`{name}`](models/{pkg}/README.md) ({links}"
