@@ -2,7 +2,7 @@
 PY ?= python3
 PIP_FLAGS ?= -q --disable-pip-version-check --root-user-action=ignore
 
-.PHONY: check gate test test-fast install install-test bench mutate
+.PHONY: check gate test test-fast install install-test bench mutate reports
 
 install:
 	$(PY) -m pip install $(PIP_FLAGS) -e .
@@ -86,11 +86,17 @@ bench: install-test
 
 # The gate's mutation score: every single-point mutant of models/zab/handlers.py run against the
 # gate's searches and wider ones, classified, and written to reports/verification.md ("Mutation
-# score"); results are cached in reports/mutants.json, so a rerun does only what changed (a fresh
+# score"); results are cached in reports/data/mutants.json, so a rerun does only what changed (a fresh
 # campaign takes about 110 minutes on two cores). A benchmark, not part of CI.
 # `make mutate MODEL=zk-fixed`: the same for the 309 mutants of models/zk/handlers.py against
-# zk-fixed's gate runs (cache reports/mutants-zk-fixed.json, section "Mutation score: zk-fixed";
+# zk-fixed's gate runs (cache reports/data/mutants-zk-fixed.json, section "Mutation score: zk-fixed";
 # a fresh campaign takes about two and a half hours on two cores).
 MODEL ?= zab
 mutate: install
 	$(PY) benchmarks/mutation_report.py --model $(MODEL) --jobs 2 --write
+
+# Every generator of reports/ (reports/README.md says which writes what), in an order that works:
+# many hours, some with Java, Spark, TLC or real ZooKeeper; `python benchmarks/reports.py --list`
+# lists them, `--quick` runs those of a few minutes, `--only NAME` one of them.
+reports: install-test
+	$(PY) benchmarks/reports.py

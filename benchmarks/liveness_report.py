@@ -5,7 +5,7 @@ reports/liveness.md.
 
 Each row is one `zabmc check --liveness ... --json` run in its own process, so the figures are the
 command's own (states of both phases, fair components, the lasso's shape, CPU seconds, peak RSS).
-The lassos are saved under reports/liveness/, and reports/pictures gets a chart of each
+The lassos are saved under reports/data/liveness/, and reports/pictures gets a chart of each
 (benchmarks/pictures.py draws them).
 """
 
@@ -21,7 +21,7 @@ sys.path.insert(0, ROOT)
 from benchmarks.common import check_json  # noqa: E402
 
 OUT = os.path.join(ROOT, "reports", "liveness.md")
-LASSOS = os.path.join(ROOT, "reports", "liveness")
+LASSOS = os.path.join(ROOT, "reports", "data", "liveness")
 
 RUNS = [
     # (model, flags, what the row shows)
@@ -130,7 +130,7 @@ def main() -> None:
         "report real livelocks only are in [docs/liveness.md](../docs/liveness.md). "
         "\"prefix\" counts the states reachable with faults, \"suffix\" their fault-free "
         "continuations; \"fair\" the fair non-goal cycles and dead ends found, per property "
-        "(eventually-leader / eventually-commit). Lassos are in [liveness/](liveness/) and "
+        "(eventually-leader / eventually-commit). Lassos are in [data/liveness/](data/liveness/) and "
         "replay with `zabmc replay`; their pictures are in [pictures/](pictures/README.md).",
         "",
         "| model | flags | what | verdict | prefix | suffix | fair (leader / commit) | "
@@ -144,7 +144,7 @@ def main() -> None:
         ce = "; ".join(f"{v['property']}: {v['kind']}, {v['steps']} steps, faults stop after "
                        f"{v['faults_stop']}" + (f", loop from {v['loop_start']}"
                                                 if v["loop_start"] is not None else "")
-                       + f" ([lasso](liveness/{os.path.basename(v['trace'])}))"
+                       + f" ([lasso](data/liveness/{os.path.basename(v['trace'])}))"
                        for v in d["violations"]) or "-"
         lines.append(f"| {model} | `{flags}` | {what} | {verdict} | {d['prefix_states']:,} | "
                      f"{d['suffix_states']:,} | {fc['eventually-leader']} / "

@@ -6,7 +6,7 @@
 - caught only by a wider search: which search, which property, at which depth;
 - surviving every search: "equivalent within bounds B", B being the union of the searches' bounds.
 
-Results are cached per (mutant, search) in reports/mutants.json, keyed by the handler module's
+Results are cached per (mutant, search) in reports/data/mutants.json, keyed by the handler module's
 SHA-256 and each search's flags, so an interrupted campaign resumes where it stopped and a changed
 search or model reruns only what it changes. `--write` renders the score into
 reports/verification.md (section "## Mutation score") from the cache.
@@ -18,7 +18,7 @@ reports/verification.md (section "## Mutation score") from the cache.
 
 `--model zk-fixed` does the same for the ZooKeeper model's fixed variant (models/zk/handlers.py,
 shared with `zk` and `zk-pre3911`) against its own gate (`zabmc.mutate.ZK_FIXED_GATE`) and wider
-searches, cached in reports/mutants-zk-fixed.json and written to the section
+searches, cached in reports/data/mutants-zk-fixed.json and written to the section
 "## Mutation score: zk-fixed":
 
     python benchmarks/mutation_report.py --model zk-fixed --jobs 2 --write
@@ -44,7 +44,7 @@ from zabmc.mutate import (GATES, WIDE, Escape, Probe, _exhaustive, mutants, reac
                           run_model, run_search)
 
 GATE = GATES["zab"]  # zab's runs and the zab-omega run: the Makefile's gate of models/zab
-CACHE = ROOT / "reports" / "mutants.json"
+CACHE = ROOT / "reports" / "data" / "mutants.json"
 REPORT = ROOT / "reports" / "verification.md"
 SECTION = "## Mutation score"
 MODEL = "zab"
@@ -433,7 +433,7 @@ ZK_FIXED_REASONS: dict[str, tuple[str, str]] = {
 #: model -> (cache, section, gate, wider searches, reasons)
 CAMPAIGNS = {
     "zab": (CACHE, SECTION, GATE, WIDE, REASONS),
-    "zk-fixed": (ROOT / "reports" / "mutants-zk-fixed.json", "## Mutation score: zk-fixed",
+    "zk-fixed": (ROOT / "reports" / "data" / "mutants-zk-fixed.json", "## Mutation score: zk-fixed",
                  GATES["zk-fixed"], ZK_FIXED_WIDE, ZK_FIXED_REASONS),
 }
 

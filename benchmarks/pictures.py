@@ -39,7 +39,7 @@ def main() -> int:
             what = f"{v.property} at step {trace.violation_step}" if v else "no violation"
             rows.append(f"| [{stem}]({stem}.html) | `{trace.env.model.name}` | "
                         f"{trace.env.config.nodes} | {len(trace.events)} | {what} |")
-    lassos = os.path.join(ROOT, "reports", "liveness")  # benchmarks/liveness_report.py
+    lassos = os.path.join(ROOT, "reports", "data", "liveness")  # benchmarks/liveness_report.py
     for name in sorted(os.listdir(lassos)) if os.path.isdir(lassos) else ():
         if not name.endswith(".json"):
             continue
@@ -57,7 +57,7 @@ def main() -> int:
         "# Pictures of the counterexamples",
         "",
         "Produced by `python benchmarks/pictures.py` from the regression corpus (tests/corpus)",
-        "and the liveness lassos of reports/liveness (benchmarks/liveness_report.py);",
+        "and the liveness lassos of reports/data/liveness (benchmarks/liveness_report.py);",
         "each page is one self-contained HTML file (open it in a browser; hover a row for the",
         "state after it). The same picture for any trace: `zabmc show TRACE -o FILE.html`.",
         "",

@@ -94,7 +94,7 @@ def trace_rows(repeat: int) -> tuple[list, str]:
 
 
 #: where the failing random schedules are kept, beside the report that names them
-KEPT = os.path.join(ROOT, "reports", "real-random")
+KEPT = os.path.join(ROOT, "reports", "data", "real-random")
 
 
 def campaign(n: int, seed: int, repeat: int) -> tuple[list, dict]:

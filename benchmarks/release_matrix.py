@@ -7,7 +7,7 @@ the stated bounds.
     python benchmarks/release_matrix.py --only zk-3.9.4 --write     # one release's cells again
 
 Every cell is one `zabmc check ... --json` child process (its CPU time is the child's own). The
-results are kept in reports/release-matrix.json with the commit each cell ran at, so `--only`
+results are kept in reports/data/release-matrix.json with the commit each cell ran at, so `--only`
 reruns some cells and keeps the others; the section is written from that file. A row runs on the
 releases whose model can express it (a coarser grain cannot, and its cell says so). It rewrites
 only its own section ("## Releases"); benchmarks/zk_report.py keeps it.
@@ -27,7 +27,7 @@ from benchmarks.common import (Cells, cell_options, check_json, result_cell, run
                                slim, write_zk_section)
 
 HEADING = "## Releases"
-RESULTS = os.path.join(ROOT, "reports", "release-matrix.json")
+RESULTS = os.path.join(ROOT, "reports", "data", "release-matrix.json")
 #: (release, what it ships at NEWLEADER, the model that is it)
 RELEASES = [
     ("3.6.2", "before ZOOKEEPER-3911's fix (PR #1445): the proposals logged at UPTODATE",
@@ -134,7 +134,7 @@ def section(cells: Cells) -> str:
         HEADING, "",
         f"Produced by `python benchmarks/release_matrix.py` ({datetime.date.today()}; cells run "
         f"at {cells.commits()}, "
-        "each kept with its commit in reports/release-matrix.json; commits that change no "
+        "each kept with its commit in reports/data/release-matrix.json; commits that change no "
         "transition of the models, as the tests' pinned counts show, leave a cell standing): "
         "each ZooKeeper release the "
         "zk models name (`zabmc models` lists them) against each finding, each cell one search "

@@ -293,7 +293,7 @@ def main(argv=None) -> int:
         old = REPORT.read_text() if REPORT.exists() else ""
         REPORT.write_text(update_section(old, section))
         print(f"wrote the {SECTION!r} section of {REPORT.relative_to(ROOT)}", file=sys.stderr)
-        raw = ROOT / "reports" / "spark-bench.json"
+        raw = ROOT / "reports" / "data" / "spark-bench.json"
         raw.write_text(json.dumps({"depth": depth, "runs": res}, indent=1) + "\n")
     return 0
 

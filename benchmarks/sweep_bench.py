@@ -5,7 +5,7 @@ the simulator alone in one process, and what `zabmc sweep --report` costs (issue
     python benchmarks/sweep_bench.py                       # writes reports/spark.md's section
     python benchmarks/sweep_bench.py --seeds 300 --no-write   # a quick look
 
-Every sweep is `zabmc sweep --nodes 3 --rounds 2000 --proposals 20 --seeds 0..N` (the README's
+Every sweep is `zabmc sweep --nodes 3 --rounds 2000 --proposals 20 --seeds 0..N` (docs/spark.md's
 example), one process per run as users run it; its runs per second are the seeds over the Spark
 job's own seconds (`spark.run_seconds` in `--json`: writing the table, without session start-up).
 The baseline is the same simulator runs in one Python process, one after the other, which is what

@@ -8,8 +8,8 @@ every finding listed with its trace and what it is.
 Two searches per release: breadth-first to every path of 19 events (three nodes, two proposals,
 a timeout, two crashes, a drop: the explorer's partition), and 100,000 seeded random walks of up
 to 50 events with two of each fault. Each is one `zabmc check ... --all --json` child (its CPU
-time is the child's own), kept in reports/zk-wide.json with its commit (benchmarks/common.Cells),
-its traces in reports/zk-wide/. It rewrites only its section ("## Wider searches");
+time is the child's own), kept in reports/data/zk-wide.json with its commit (benchmarks/common.Cells),
+its traces in reports/data/zk-wide/. It rewrites only its section ("## Wider searches");
 benchmarks/zk_report.py keeps it.
 """
 
@@ -37,8 +37,8 @@ WIDE = RELEASES + [("3.7.0 with F9-F11", "zk-3.7.0 with broadcasts between SYNC 
     for release, model in (("3.7.0", "zk-3.7.0"), ("3.8.5 / 3.9.2", "zk-3.9.2"),
                            ("3.9.3", "zk-3.9.3"), ("3.9.4", "zk-3.9.4"))]
 HEADING = "## Wider searches"
-RESULTS = os.path.join(ROOT, "reports", "zk-wide.json")
-TRACES = os.path.join("reports", "zk-wide")
+RESULTS = os.path.join(ROOT, "reports", "data", "zk-wide.json")
+TRACES = os.path.join("reports", "data", "zk-wide")
 SEARCHES = {
     "bfs": "--nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 2 --max-drops 1 --depth 19",
     "random": "--nodes 3 --proposals 2 --max-timeouts 2 --max-crashes 2 --max-drops 2 --depth 50 "
@@ -149,7 +149,7 @@ def section(cells: Cells) -> str:
     lines = [
         HEADING, "",
         f"Produced by `python benchmarks/zk_wide.py` ({datetime.date.today()}; cells run at "
-        f"{cells.commits()}, kept in reports/zk-wide.json). Every release with more faults than "
+        f"{cells.commits()}, kept in reports/data/zk-wide.json). Every release with more faults than "
         "the known bugs need, every property but `single-prospective-leader` (`--all`: each "
         "violated property once, at the first path the search met; breadth-first: the shortest). "
         "A default property's finding (a data loss) is attributed to the bugs' windows its run "
@@ -167,7 +167,7 @@ def section(cells: Cells) -> str:
         "| model | search | property | depth | what it is | trace |",
         "|---|---|---|---|---|---|",
         *[f"| `{m}` | {s} | `{v['property']}` | {v['depth']} | {w} | "
-          f"[{os.path.basename(v['trace'])}](zk-wide/{os.path.basename(v['trace'])}) |"
+          f"[{os.path.basename(v['trace'])}](data/zk-wide/{os.path.basename(v['trace'])}) |"
           for (m, s, v), w in zip(found, whats)],
         "",
         verdict,

@@ -1,4 +1,4 @@
-"""The db-19 regression corpus (tests/corpus/db19, written by `python -m zabmc.report.findings`):
+"""The db-19 regression corpus (tests/corpus/db19, written by `python benchmarks/findings_report.py`):
 every recorded counterexample still replays through the kernel to the same violation at the same
 step. tests/test_regression_corpus.py re-runs each finding's search (it must find the same trace
 again) and explores the same bounds in the zab model."""

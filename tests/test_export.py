@@ -54,7 +54,7 @@ EXPECTED = {
 }
 FAST = {"bag-reordered-propose", "fifo-follower-timeout-gap", "fifo-crash-follower-gap"}  # the others take > 5 s
 
-# Findings the simulator cannot show (zabmc.report.repro.WHY_NOT says why): the exporter must say
+# Findings the simulator cannot show (WHY_NOT in benchmarks/findings_repro.py says why): the exporter must say
 # so, exit 3 and write nothing.
 UNREPRODUCIBLE = {"bag-stale-newleader-retracts": "prefix"}
 
@@ -339,7 +339,10 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
 def _repro_rows():
-    from zabmc.report.findings import SECTION
+    import sys
+
+    sys.path.insert(0, str(REPO))  # benchmarks/ writes the report, outside the product
+    from benchmarks.findings_report import SECTION
 
     text = (REPO / "reports" / "db19-findings.md").read_text()
     assert SECTION + "\n" in text, "run: python benchmarks/findings_repro.py"
@@ -364,11 +367,11 @@ def test_the_reports_command_lines_reproduce_their_findings(fid, capsys, monkeyp
     assert prop == FINDING_PROPS[fid]
     if fid in UNREPRODUCIBLE:
         assert violation.startswith("not reproduced: `zabmc export` found no run within its budget")
-        assert command == "none" and not (REPO / "reports" / "repro" / f"{fid}.zps").exists()
+        assert command == "none" and not (REPO / "reports" / "data" / "repro" / f"{fid}.zps").exists()
         return
     tick = int(violation.split(" at tick ")[1].split()[0])
     argv = shlex.split(command)
-    assert argv[:2] == ["zabmc", "simulate"] and f"reports/repro/{fid}.zps" in argv
+    assert argv[:2] == ["zabmc", "simulate"] and f"reports/data/repro/{fid}.zps" in argv
     monkeypatch.chdir(REPO)  # the report's paths are relative to the repository root
     code, _, err = run(capsys, *argv[1:])
     assert code == EXIT_VIOLATION

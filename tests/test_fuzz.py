@@ -1,7 +1,7 @@
 """Hostile input, generated (#37): hypothesis mutates real files of every format a user can edit
 (counterexample traces, lassos, checkpoint manifests, partition scripts) and draws flag
 combinations of check, simulate, replay, show and export. Each case runs the CLI in process, in
-an empty temporary directory, and must keep the command line's contract (README, "exit code"):
+an empty temporary directory, and must keep the command line's contract (docs/gate.md, "exit code"):
 
 - the exit code is one the command documents;
 - exit 2 is exactly one line on stderr, `zabmc: error: ...`;
@@ -31,7 +31,7 @@ from zabmc.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TRACES = sorted((ROOT / "tests" / "corpus").glob("*/*.trace.json"))
-LASSOS = sorted((ROOT / "reports" / "liveness").glob("*.json"))
+LASSOS = sorted((ROOT / "reports" / "data" / "liveness").glob("*.json"))
 SCRIPT = """# a partition script with every directive
 model db19
 seed 42
@@ -55,7 +55,7 @@ SCRIPT_JSON = json.dumps({
                {"tick": 12, "action": "crash", "node": 2},
                {"tick": 40, "action": "restart", "node": 2}]})
 
-#: exit codes each command documents (README "exit code", each command's --help)
+#: exit codes each command documents (docs/gate.md "exit code", each command's --help)
 CODES = {
     "check": {0, 2, 4, 10, 130, 143},
     "simulate": {0, 2, 10},

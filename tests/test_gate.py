@@ -1,5 +1,5 @@
 """`zabmc gate` (issue #35 point 2): the CI gate's runs are data (`zabmc.gate`), run by `zabmc gate`
-and `make gate`, scored by `zabmc mutate`, and quoted by the README through `zabmc gate --list`."""
+and `make gate`, scored by `zabmc mutate`, and quoted by docs/gate.md through `zabmc gate --list`."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ def _gate(args, capfd):
     return e.value.code, out, err
 
 
-def test_the_readme_quotes_zabmc_gate_list(capfd):
-    """Every `$ zabmc gate --list ...` line in the README is followed by exactly that command's
-    output, so the README's copy of the gate cannot drift from the gate."""
-    text = (ROOT / "README.md").read_text()
+def test_docs_gate_md_quotes_zabmc_gate_list(capfd):
+    """Every `$ zabmc gate --list ...` line in docs/gate.md is followed by exactly that command's
+    output, so the page's copy of the gate cannot drift from the gate."""
+    text = (ROOT / "docs" / "gate.md").read_text()
     quoted = 0
     for block in re.findall(r"```sh\n(.*?)```", text, re.S):
         lines = block.splitlines()

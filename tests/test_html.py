@@ -146,11 +146,11 @@ def test_chromium_draws_lanes_and_arrows_where_the_trace_says(tmp_path, chromium
 
 
 LASSO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reports",
-                     "liveness", "zab-nodes-3-proposals-1-max-drops-1-depth-80.json")
+                     "data", "liveness", "zab-nodes-3-proposals-1-max-drops-1-depth-80.json")
 
 
 def test_chromium_draws_a_lasso_with_its_loop(tmp_path, chromium):
-    """The eventually-commit lasso of reports/liveness (29 steps, faults stop after 26, the loop
+    """The eventually-commit lasso of reports/data/liveness (29 steps, faults stop after 26, the loop
     is steps 27-29): the loop's rows are tinted from row 27 to the end, the rows before are not,
     and the red bracket back to the loop's start runs beside them."""
     from PIL import Image
@@ -305,14 +305,14 @@ def test_a_trace_sent_to_dev_null_gets_no_replay_or_drawing_hint(tmp_path, cli, 
 
 def test_every_corpus_trace_and_lasso_has_its_picture_in_the_reports():
     """reports/pictures (benchmarks/pictures.py) draws each regression trace of tests/corpus and
-    each liveness lasso of reports/liveness; its index lists them all. Before this test, 16
+    each liveness lasso of reports/data/liveness; its index lists them all. Before this test, 16
     traces and 13 lassos added since the last drawing had none."""
     import pathlib
 
     root = pathlib.Path(__file__).resolve().parent.parent
     want = {f"{p.parent.name}-{p.name[:-len('.trace.json')]}"
             for p in (root / "tests" / "corpus").glob("*/*.trace.json")}
-    want |= {f"liveness-{p.stem}" for p in (root / "reports" / "liveness").glob("*.json")}
+    want |= {f"liveness-{p.stem}" for p in (root / "reports" / "data" / "liveness").glob("*.json")}
     pics = root / "reports" / "pictures"
     index = (pics / "README.md").read_text()
     missing = sorted(s for s in want if not (pics / f"{s}.html").exists()

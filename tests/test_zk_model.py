@@ -106,7 +106,7 @@ def test_zk_fails_the_zk_fixed_gate_as_the_release_matrix_records():
     corpus trace above came from that search; it replays to the same step."""
     from zabmc.mutate import ZK_FIXED_GATE, gate_config
 
-    cell = json.loads((ROOT / "reports" / "release-matrix.json").read_text())["zk|data loss"]
+    cell = json.loads((ROOT / "reports" / "data" / "release-matrix.json").read_text())["zk|data loss"]
     gate = ZK_FIXED_GATE[6]
     assert gate.endswith("--strategy dfs --max-states 800000")
     assert ExploreConfig(**cell["config"]) == gate_config(gate)

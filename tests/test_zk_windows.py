@@ -224,7 +224,7 @@ def test_the_wide_report_names_the_window_a_data_loss_passed_through():
 
 
 WIDE = sorted(__import__("pathlib").Path(__file__).resolve().parent.parent.glob(
-    "reports/zk-wide/*.json"))
+    "reports/data/zk-wide/*.json"))
 
 
 @pytest.mark.parametrize("path", WIDE, ids=[p.stem for p in WIDE])

@@ -1,6 +1,6 @@
 """The CI invariant gate, as data: the one list of runs that `zabmc gate` runs, `make gate`
 calls, the test suite runs one test each of (tests/test_gate_runs.py, so `make test` and CI run
-them; runs 9 and 10 there to their first 28 levels, runs 8 and 17 on their first half), `zabmc mutate` scores mutants against, and the README shows (`zabmc gate --list`). Each
+them; runs 9 and 10 there to their first 28 levels, runs 8 and 17 on their first half), `zabmc mutate` scores mutants against, and docs/gate.md shows (`zabmc gate --list`). Each
 run is the flags of one `zabmc check`, cheapest first within each model, so that a broken model
 fails fast; a run fails the gate when it exits non-zero (10: a violation, whose
 counterexample is printed and saved; 4: a `--require-complete` run that did not exhaust its space).
