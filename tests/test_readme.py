@@ -18,15 +18,16 @@ END = "<!-- end of models -->"
 def models_table() -> str:
     """The README's list of models: `zabmc models --json` as Markdown, each entry wrapped to 100
     characters, with the package whose README holds the model's decisions."""
-    from zabmc.core.model import ALIASES, MODELS, get_model
+    from zabmc.core.model import aliases, model_names, registered
 
     out = []
-    for name in MODELS:  # registration order: the default model first
-        m = get_model(name)
-        pkg = type(m).__module__.split(".")[1]  # models.<package>.model
-        also = [v for v, t in ALIASES.items() if t == name]
+    for name in model_names():  # registration order: the default model first
+        entry = registered(name)
+        m = entry.model
+        pkg = entry.module.replace(".", "/").rpartition("/")[0]  # the adapter's package
+        also = [v for v, t in aliases().items() if t == name]
         links = "any links" if m.network_assumption == "any" else f"{m.network_assumption} links"
-        head = f"- [`{name}`](models/{pkg}/README.md) ({links}"
+        head = f"- [`{name}`]({pkg}/README.md) ({links}"
         head += f"; also `{'`, `'.join(also)}`): " if also else "): "
         out += textwrap.wrap(head + m.description, width=100, subsequent_indent="  ",
                              break_long_words=False, break_on_hyphens=False)
