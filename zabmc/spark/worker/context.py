@@ -22,6 +22,8 @@ class EnvSpec(NamedTuple):
     config: tuple  # ExploreConfig fields
     invariants: tuple
     codec: str  # "marshal" or "pickle"
+    #: where an executor without zabmc's entry points finds the model (zabmc.core.registry.where)
+    where: tuple = ()
 
 
 class Context(NamedTuple):
@@ -39,7 +41,10 @@ def context(spec: EnvSpec) -> Context:
         from zabmc.explore.env import Env, ExploreConfig
         from zabmc.invariants import Checker
         from zabmc.core.model import get_model
+        from zabmc.core.registry import ensure
 
+        if spec.where:
+            ensure(spec.model, spec.where)
         env = Env(get_model(spec.model), ExploreConfig(*spec.config), Checker(spec.invariants))
         ctx = _CONTEXTS[spec] = Context(env, make_codec(spec.codec, env))
     return ctx
