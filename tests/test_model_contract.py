@@ -260,18 +260,18 @@ def test_the_core_alone_registers_only_the_papers_properties():
 
 def test_a_process_without_the_entry_points_finds_a_model_from_where():
     """A Spark executor given zabmc as --py-files has no entry points: the driver hands it
-    `registry.where(name)` (zabmc/spark/engine.py `env_spec`), from which `ensure` registers the
+    `zabmc.core.model.where(name)` (zabmc/spark/engine.py `env_spec`), from which `ensure` registers the
     model and its package's properties. Shown in a fresh interpreter whose entry points are
     hidden."""
     import subprocess
     import sys
 
-    from zabmc.core.registry import where
+    from zabmc.core.model import where
 
     code = ("import importlib.metadata as md; md.entry_points = lambda **k: (); "
-            "from zabmc.core import model, registry, properties; "
+            "from zabmc.core import model, properties; "
             "print(model.model_names()); "
-            f"registry.ensure('zk-3.7.0', {where('zk-3.7.0')!r}); "
+            f"model.ensure('zk-3.7.0', {where('zk-3.7.0')!r}); "
             "print(model.get_model('zk-3.7.0').name, 'leader-unexpected-ack' in properties.REGISTRY)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.splitlines()

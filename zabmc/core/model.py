@@ -264,6 +264,32 @@ def get_model(name: str) -> Model:
     return registered(name).model
 
 
+def where(name: str) -> tuple:
+    """How another process finds the model `name` even where zabmc is not installed (a Spark
+    executor given the package as --py-files has no entry points): its adapter module, the
+    attribute that binds it, and the package whose `register()` adds its properties."""
+    entry = registered(name)
+    return entry.module, entry.attribute, entry.module.rpartition(".")[0]
+
+
+def ensure(name: str, found: tuple) -> None:
+    """Make the model `name` known in this process, from `where(name)` of another one when the
+    entry points do not register it."""
+    import importlib
+
+    from .registry import load
+
+    load()
+    if name in MODELS:
+        return
+    module, attribute, package = found
+    register = getattr(importlib.import_module(package), "register", None)
+    if register is not None:
+        register()
+    if name not in MODELS:
+        register_model(importlib.import_module(module), attribute)
+
+
 def model_names() -> tuple:
     """The registered models' names, in registration order."""
     from .registry import load

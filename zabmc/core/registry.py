@@ -14,7 +14,6 @@ distribution can add a model, and every process (a Spark executor too) finds the
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import entry_points
 
 GROUP = "zabmc.models"
@@ -31,28 +30,3 @@ def load() -> None:
     for ep in sorted(entry_points(group=GROUP), key=lambda ep: ep.name):
         ep.load()()
 
-
-def where(name: str) -> tuple:
-    """How another process finds the model `name` even where zabmc is not installed (a Spark
-    executor given the package as --py-files has no entry points): its adapter module, the
-    attribute that binds it, and the package whose `register()` adds its properties."""
-    from .model import registered
-
-    entry = registered(name)
-    return entry.module, entry.attribute, entry.module.rpartition(".")[0]
-
-
-def ensure(name: str, found: tuple) -> None:
-    """Make the model `name` known in this process, from `where(name)` of another one when the
-    entry points do not register it."""
-    from .model import MODELS, register_model
-
-    load()
-    if name in MODELS:
-        return
-    module, attribute, package = found
-    register = getattr(importlib.import_module(package), "register", None)
-    if register is not None:
-        register()
-    if name not in MODELS:
-        register_model(importlib.import_module(module), attribute)

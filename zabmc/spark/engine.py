@@ -74,7 +74,7 @@ def env_spec(env: Env) -> EnvSpec:
     """What executors rebuild `env` from, with where they find its model when zabmc's entry
     points are not installed there (the package shipped as --py-files, docs/spark.md)."""
     from zabmc.core.model import MODELS
-    from zabmc.core.registry import where
+    from zabmc.core.model import where
 
     found = where(env.model.name) if MODELS.get(env.model.name, (None,))[0] is env.model else ()
     return EnvSpec(env.model.name, tuple(env.config), tuple(env.checker.names), choose_codec(env),

@@ -138,9 +138,9 @@ _SIM: dict = {}
 
 def run_piece(model_name: str, invariants: tuple, configs: list, piece, where: tuple = ()):
     """Executor side: one row per seed of `piece`, each run exactly as `zabmc simulate --check`
-    (`where`: how to find the model without zabmc's entry points, zabmc.core.registry)."""
+    (`where`: how to find the model without zabmc's entry points, zabmc.core.model.where)."""
     from zabmc.core.model import get_model
-    from zabmc.core.registry import ensure
+    from zabmc.core.model import ensure
     from zabmc.invariants import Checker
     from zabmc.sim import SimConfig, Simulator
 
@@ -183,7 +183,7 @@ def run_sweep(configs: list, seed_ranges: list, *, out: str, model: str = "db19"
     `progress(done_tasks, total_tasks, elapsed)` is called about every 0.25 s."""
     from functools import partial
 
-    from zabmc.core import registry
+    from zabmc.core.model import where
 
     from .session import (check_master, check_partitions, get_session, local_cores,
                           require_pyspark, run_job)
@@ -213,7 +213,7 @@ def run_sweep(configs: list, seed_ranges: list, *, out: str, model: str = "db19"
         StructField("message", StringType(), True),
     ])
     rows = sc.parallelize(pieces, len(pieces)).flatMap(
-        partial(run_piece, model, tuple(invariants), list(configs), where=registry.where(model)))
+        partial(run_piece, model, tuple(invariants), list(configs), where=where(model)))
     df = spark.createDataFrame(rows, schema)
     tracker = sc.statusTracker()
 

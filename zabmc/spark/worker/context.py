@@ -22,7 +22,7 @@ class EnvSpec(NamedTuple):
     config: tuple  # ExploreConfig fields
     invariants: tuple
     codec: str  # "marshal" or "pickle"
-    #: where an executor without zabmc's entry points finds the model (zabmc.core.registry.where)
+    #: where an executor without zabmc's entry points finds the model (zabmc.core.model.where)
     where: tuple = ()
 
 
@@ -41,7 +41,7 @@ def context(spec: EnvSpec) -> Context:
         from zabmc.explore.env import Env, ExploreConfig
         from zabmc.invariants import Checker
         from zabmc.core.model import get_model
-        from zabmc.core.registry import ensure
+        from zabmc.core.model import ensure
 
         if spec.where:
             ensure(spec.model, spec.where)
