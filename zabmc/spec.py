@@ -195,9 +195,10 @@ class CheckSpec:
     def _validate_outputs(self) -> None:
         """--trace-out and --html can be written, and are not the same file: checked before the
         search, so that no finished search loses its result to a path."""
-        from zabmc.core.errors import check_outputs
+        from zabmc.core.files import check_outputs
 
-        check_outputs({"--trace-out": self.trace_out, "--html": self.html_out})
+        check_outputs({"--trace-out": self.trace_out, "--html": self.html_out},
+                      kinds={"--trace-out": "trace", "--html": "picture"}, force=self.force)
 
     def _validate_search(self) -> None:
         if self.max_states is not None and self.strategy != "dfs":
@@ -216,9 +217,6 @@ class CheckSpec:
             raise UsageError("--resume works with --strategy bfs")
         if self.checkpoint_dir and self.strategy != "bfs":
             raise UsageError("--checkpoint works with --strategy bfs")
-        if self.force and not self.checkpoint_dir:
-            raise UsageError("--force goes with --checkpoint DIR (it lets the run replace the "
-                             "checkpoint in DIR)")
         self._validate_workers()
         if not (math.isfinite(self.checkpoint_every) and self.checkpoint_every >= 0):
             raise UsageError(f"--checkpoint-every must be a finite number of seconds, not "
