@@ -364,9 +364,21 @@ def test_an_unreadable_checkpoint_is_not_replaced_either(tmp_path, capsys):
     assert (d / "manifest.json").read_text() == "{not json"
 
 
-def test_force_needs_a_checkpoint(capsys):
-    rc, err = _check(["--nodes", "2", "--force"], capsys)
-    assert rc == 2 and err.startswith("zabmc: error: --force goes with --checkpoint DIR")
+def test_force_without_a_checkpoint_lets_trace_out_replace_another_file(tmp_path, capsys):
+    # --force is no longer the checkpoint's alone: it lets --trace-out and --html replace a file
+    # of another kind (issue #65), so it is accepted without --checkpoint
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    rc, err = _check(["--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals",
+                      "2", "--invariant", "local-primary-order", "--trace-out", str(notes)],
+                     capsys)
+    assert rc == 2 and err == (f"zabmc: error: --trace-out {notes}: it exists and is no trace "
+                               "zabmc wrote; give --force to replace it\n")
+    assert notes.read_text() == "mine\n"
+    rc, err = _check(["--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals",
+                      "2", "--invariant", "local-primary-order", "--trace-out", str(notes),
+                      "--force"], capsys)
+    assert rc == 10 and '"format": "zabmc-trace"' in notes.read_text()
 
 
 # --- the frontier on disk: zstd, and the uncompressed format version 1 still read ---------------
@@ -482,3 +494,109 @@ def test_the_checkpoint_of_an_exhausted_search_resumes(tmp_path, capsys):
     assert rc == 0 and err == ""
     rc, err = _check([*args, "--resume", str(tmp_path / "ck")], capsys)
     assert rc == 0 and err == ""
+
+
+# --- forged parent tables and level files (issue #65, item 3) -----------------------------------
+def _forge_parents(d, fill: int):
+    """Every parent index of the checkpoint in `d` set to `fill` (event indices kept), with the
+    file's size and checksum recomputed as a forger would."""
+    from array import array
+
+    from xxhash import xxh3_128
+
+    doc = json.loads((d / "manifest.json").read_text())
+    body = doc["body"]
+    e = body["files"]["parents"]
+    raw = (d / e["name"]).read_bytes()
+    out, pos = bytearray(), 0
+    for n in body["levels"]:
+        out += array("I", [fill] * n).tobytes()
+        out += raw[pos + 4 * n:pos + 6 * n]
+        pos += 6 * n
+    (d / e["name"]).write_bytes(bytes(out))
+    e["size"], e["xxh3"] = len(out), xxh3_128(bytes(out)).hexdigest()
+    (d / "manifest.json").write_text(json.dumps({"body": body, "xxh3": ck._digest(body)}))
+
+
+def _violating_checkpoint_at_level(tmp_path, level: int):
+    """A checkpoint of the VIOLATING search at `level` (its violation is at depth 11); the env,
+    identity and codec."""
+    env = _env(VIOLATING)
+    ident = _ident(env)
+    codec = make_codec(ident["codec"], env)
+    work, copy = tmp_path / "ck", tmp_path / f"level-{level}"
+
+    def keep(line):
+        if f"checkpoint: level {level}," in line:
+            shutil.copytree(work, copy)
+
+    BFS(env, checkpoint=ck.Checkpointer(str(work), ident, every=0, log=keep), codec=codec).run()
+    return env, ident, codec, copy
+
+
+def test_a_forged_parent_table_of_zeros_is_refused_not_reported_as_a_violation(tmp_path):
+    """Indices all 0 are in range; the path they make to the depth-11 violation replays to no
+    violation: the resumed search is refused in one line instead of exiting 10 with a trace that
+    breaks nothing."""
+    from zabmc.core.errors import UsageError
+
+    env, ident, codec, d = _violating_checkpoint_at_level(tmp_path, 6)
+    _forge_parents(d, 0)
+    snap = ck.load(str(d), ident)
+    with pytest.raises(UsageError) as e:
+        BFS(env, resume=snap, codec=codec).run()
+    assert str(e.value) == (f"checkpoint {d} is unusable: the path to the local-primary-order "
+                            "violation found after resuming does not replay to it: its parent "
+                            "table is corrupt or forged")
+
+
+def test_parent_indices_out_of_range_are_refused_before_any_search(tmp_path):
+    from zabmc.core.errors import UsageError
+
+    _, ident, _, d = _violating_checkpoint_at_level(tmp_path, 6)
+    _forge_parents(d, 0xFFFFFFF0)
+    with pytest.raises(UsageError) as e:
+        ck.load(str(d), ident)
+    assert str(e.value) == (f"checkpoint {d} is unusable: level 0 of the parent table is not the "
+                            "initial state's")
+
+
+def test_a_parent_index_past_the_previous_level_is_refused(written, capsys):
+    from array import array
+
+    from xxhash import xxh3_128
+
+    args, d = written
+    _forge_parents(d, 0)
+    body = json.loads((d / "manifest.json").read_text())["body"]
+    levels, e = body["levels"], body["files"]["parents"]
+    raw = bytearray((d / e["name"]).read_bytes())
+    # level 0 (one parent, one event) is the initial state's; level 1's parents: past level 0
+    raw[6:6 + 4 * levels[1]] = array("I", [levels[0]] * levels[1]).tobytes()
+    (d / e["name"]).write_bytes(bytes(raw))
+    e["xxh3"] = xxh3_128(bytes(raw)).hexdigest()
+    (d / "manifest.json").write_text(json.dumps({"body": body, "xxh3": ck._digest(body)}))
+    rc, err = _resume_error(args, d, capsys)
+    assert rc == 2 and err == (f"zabmc: error: checkpoint {d} is unusable: level 1 of the parent "
+                               "table names parent 1, but level 0 has 1 states (corrupt or "
+                               "forged)\n")
+
+
+@pytest.mark.parametrize("which", ["seen", "parents", "frontier", "manifest"])
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
+def test_a_level_file_that_is_a_device_or_a_fifo_is_refused_unread(written, capsys, which, kind):
+    """A seen.N.bin linked to /dev/zero (only ever read) would exhaust memory; a FIFO would hang
+    the reader: each is refused in one line before a byte is read."""
+    args, d = written
+    name = "manifest.json" if which == "manifest" else next(
+        n for n in os.listdir(d) if n.startswith(which + "."))
+    (d / name).unlink()
+    if kind == "fifo":
+        os.mkfifo(d / name)
+        what = "a FIFO"
+    else:
+        (d / name).symlink_to("/dev/zero")
+        what = "a device"
+    rc, err = _resume_error(args, d, capsys)
+    assert rc == 2 and err == (f"zabmc: error: checkpoint {d} is unusable: {name} is {what}: zabmc "
+                               "reads only regular files\n")

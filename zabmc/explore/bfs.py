@@ -221,6 +221,31 @@ class BFS(Search):
         encode = self.env.encode
         self.frontier_sample_bytes = sum(len(encode(s)) for s in sample) / len(sample)
 
+    def record(self, v, depth: int, path: tuple) -> None:
+        """As `Search.record`; in a resumed search, each violation's path (which the parent table
+        read from the checkpoint built) is first replayed: one that does not lead to that violation
+        at its last step means the checkpoint's table was forged or corrupt, and the search is
+        refused in one line rather than reporting what is not there."""
+        snap = self.options.get("resume")
+        if snap is not None and depth > snap.depth:
+            self._confirm_resumed(snap, v, path)
+        super().record(v, depth, path)
+
+    def _confirm_resumed(self, snap, v, path: tuple) -> None:
+        from .checkpoint import _bad
+        from .trace import rebuild
+
+        try:
+            t = rebuild(self.env, path, v.property)
+            ok = (t.violation is not None and t.violation.property == v.property
+                  and t.violation_step == len(path))
+        except Exception:  # noqa: BLE001 - a forged path the kernel cannot step
+            ok = False
+        if not ok:
+            raise _bad(snap.directory, f"the path to the {v.property} violation found after "
+                                       "resuming does not replay to it: its parent table is "
+                                       "corrupt or forged")
+
     # --- checkpoints -------------------------------------------------------------------------------
     def _restore(self, snap) -> list:
         """Load a checkpoint's search state; the frontier (decoded)."""
