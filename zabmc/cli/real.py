@@ -9,7 +9,8 @@ import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
 from zabmc.cli.options import FiniteFloat
-from zabmc.core.errors import UsageError, check_outputs
+from zabmc.core.errors import UsageError
+from zabmc.core.files import check_outputs
 
 #: the servers did not show the model's state at some step (a finding about the model or the
 #: translation, never smoothed over)

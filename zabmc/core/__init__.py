@@ -1,6 +1,8 @@
 """The core layer: what every other part of zabmc stands on, and which stands on none of them.
 
 - `zabmc.core.errors`: the one root of the errors a user sees (bad input, exit 2) and their texts;
+- `zabmc.core.files`: the one writer and the one reader of every file zabmc writes or reads;
+- `zabmc.core.signals`: SIGINT and SIGTERM from a command's first instruction to its last;
 - `zabmc.core.model`: the contract a protocol model implements, and the registry models add
   themselves to;
 - `zabmc.core.events`: the events of a run (deliveries, drops, timers, crashes, a model's own
@@ -10,3 +12,7 @@
 The simulator, the explorer, Spark, export, real servers, reports and the command line import it;
 it imports none of them (tests/test_imports.py checks, from docs/architecture.md).
 """
+
+# loaded with the package: it lends `zabmc.core.errors` its old names `read_text` and
+# `parse_json` (the readers moved to `zabmc.core.files`)
+from . import files  # noqa: E402,F401

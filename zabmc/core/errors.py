@@ -5,7 +5,6 @@ any other `ZabmcError` is an internal failure (exit 1) reported with context, ne
 """
 
 
-
 class ZabmcError(Exception):
     """Root of all zabmc errors."""
 
@@ -18,20 +17,5 @@ class NondeterminismError(ZabmcError):
     """Replaying a recorded event path did not reproduce the recorded states."""
 
 
-# the readers and the output check live in `zabmc.core.files`; these names stay for old imports
-def read_text(path: str, what: str) -> str:
-    from .files import read_text as read
-
-    return read(path, what)
-
-
-def parse_json(text: str, what: str):
-    from .files import parse_json as parse
-
-    return parse(text, what)
-
-
-def check_outputs(outputs: dict, inputs: dict | None = None, **kw) -> None:
-    from .files import check_outputs as check
-
-    return check(outputs, inputs, **kw)
+# `read_text` and `parse_json` live in `zabmc.core.files` (the one reader); `zabmc.core` loads it,
+# which lends them to this module for the imports that still name it here (zabmc.explore.trace)
