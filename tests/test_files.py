@@ -219,3 +219,51 @@ def test_dev_zero_as_trace_is_one_line_in_a_subprocess():
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and p.stderr == ("zabmc: error: trace file /dev/zero is a device: "
                                               "zabmc reads only regular files\n")
+
+
+# --- standard output that cannot be written (issue #65, item 6) --------------------------------
+def _zabmc(args, stdout, preexec=None):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "zabmc", *args], env=env, stdout=stdout,
+                          stderr=subprocess.PIPE, text=True, timeout=300, preexec_fn=preexec)
+
+
+@ROOT_ONLY
+def test_a_full_standard_output_is_one_line_and_exit_2(tmp_path):
+    with open(_full_node(tmp_path), "w") as full:
+        p = _zabmc(["invariants"], full)
+    assert p.returncode == 2
+    assert p.stderr == "zabmc: error: cannot write standard output: No space left on device\n"
+
+
+@ROOT_ONLY
+def test_a_full_standard_output_keeps_the_verdict_s_code(tmp_path):
+    with open(_full_node(tmp_path), "w") as full:
+        p = _zabmc(["check", *BAG_BUG, "--json", "--trace-out", str(tmp_path / "t.json")], full)
+    assert p.returncode == 10
+    assert p.stderr.splitlines()[-1] == ("zabmc: error: cannot write standard output: No space "
+                                         "left on device")
+
+
+@ROOT_ONLY
+def test_show_to_a_full_standard_output_does_not_say_wrote(tmp_path, trace):
+    with open(_full_node(tmp_path), "w") as full:
+        p = _zabmc(["show", str(trace), "-o", "-"], full)
+    assert p.returncode == 2 and p.stderr == ("zabmc: error: cannot write the picture to standard "
+                                              "output: No space left on device\n")
+
+
+def test_a_closed_standard_output_is_one_line_and_exit_2(tmp_path):
+    p = _zabmc(["invariants"], None, preexec=lambda: os.close(1))
+    assert p.returncode == 2
+    assert p.stderr == "zabmc: error: cannot write standard output: it is closed\n"
+
+
+def test_a_closed_standard_output_does_not_lend_fd_1_to_a_file(tmp_path, trace):
+    """With fd 1 closed, the first file zabmc opens would be fd 1, and `print` would write into
+    it: the trace read by replay stays as it was."""
+    copy = tmp_path / "t.json"
+    copy.write_bytes(trace.read_bytes())
+    p = _zabmc(["replay", str(copy)], None, preexec=lambda: os.close(1))
+    assert p.returncode == 10 and copy.read_bytes() == trace.read_bytes()
+    assert p.stderr == "zabmc: error: cannot write standard output: it is closed\n"

@@ -21,12 +21,14 @@ This module is part of the core layer: it imports nothing else of zabmc but `cor
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import stat
 import sys
 
+from . import errors
 from .errors import UsageError
 
 #: the largest trace, schedule, partition script or manifest zabmc reads: 256 MiB
@@ -190,7 +192,7 @@ def may_replace(path: str, kind: str, force: bool = False) -> str | None:
 def check_replace(path: str | None, kind: str, flag: str, force: bool = False) -> None:
     """A one-line `UsageError` when writing a `kind` to `path` (the value of `flag`) would replace
     a file that is not one (see `may_replace`)."""
-    if path is None:
+    if path is None or path == "-":
         return
     why = may_replace(path, kind, force)
     if why is not None:
@@ -221,14 +223,16 @@ def _write_all(fd: int, data: bytes) -> None:
 def _write_stdout(data: bytes, what: str) -> None:
     out = sys.stdout
     try:
-        buf = getattr(out, "buffer", None)
-        out.flush()
-        if buf is not None and not hasattr(out, "failed_write"):
-            buf.write(data)
-            buf.flush()
-        else:  # the CLI's stdout wrapper: it knows what a closed or full stdout means
+        if isinstance(out, io.TextIOBase) and hasattr(out, "buffer"):
+            out.flush()
+            out.buffer.write(data)
+            out.buffer.flush()
+        else:  # the CLI's stdout wrapper: it notes a full or closed stdout, and goes on
             out.write(data.decode("utf-8", "replace"))
             out.flush()
+            if getattr(out, "failed", None) is not None:
+                out.reported = True  # this one line says it
+                raise WriteError(f"cannot write the {what} to standard output: {out.failed}")
     except OSError as e:
         raise WriteError(f"cannot write the {what} to standard output: {e.strerror}") from None
 
@@ -332,8 +336,6 @@ def check_outputs(outputs: dict, inputs: dict | None = None, kinds: dict | None 
             raise UsageError(f"{seen[real][0]} and {flag} name the same file {path}: give each "
                              "its own")
         seen[real] = (flag, path)
-        if kinds and flag in kinds:
-            check_replace(path, kinds[flag], flag, force)
     for what, path in (inputs or {}).items():
         if path is None or path == "-" or not os.path.exists(path):
             continue
@@ -342,3 +344,10 @@ def check_outputs(outputs: dict, inputs: dict | None = None, kinds: dict | None 
                 same = "" if out == path else f" ({path})"
                 raise UsageError(f"{flag} {out} is the {what}{same} this command reads: it would "
                                  "be overwritten; choose another file")
+    for flag, kind in (kinds or {}).items():  # last: naming the input is the clearer refusal
+        check_replace(outputs.get(flag), kind, flag, force)
+
+
+# the names the readers had in `zabmc.core.errors`, for the modules that still import them there
+errors.read_text = read_text
+errors.parse_json = parse_json
