@@ -210,6 +210,8 @@ class CheckSpec:
             raise UsageError("--invariant and --no-invariants exclude each other")
         if self.walks < 1:
             raise UsageError(f"--walks must be at least 1, got {self.walks}")
+        if not 0 <= self.seed < 1 << 64:  # as zabmc simulate's
+            raise UsageError(f"--seed must be an unsigned 64-bit integer, got {self.seed}")
         self._validate_time_limit()
         if self.engine == "spark" and self.strategy != "bfs":
             raise UsageError("--engine spark runs breadth-first search only (--strategy bfs)")

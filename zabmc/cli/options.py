@@ -151,7 +151,8 @@ def strategy_options():
                      show_default=True,
                      help="bfs: shortest counterexamples; dfs: memory = the path; random: seeded "
                           "walks."),
-        _int("--seed", "Seed for --strategy random."),
+        _int("--seed", "Seed for --strategy random (an unsigned 64-bit integer, as zabmc "
+                       "simulate's)."),
         _int("--walks", "Walks for --strategy random."),
         click.option("--no-shorten", is_flag=True,
                      help="Keep dfs/random counterexamples as found (default: shorten them by "

@@ -17,7 +17,8 @@ from zabmc.core.files import check_outputs
 @cli.command()
 @click.option("--seed", type=int, default=0, show_default=True, help="u64 simulator seed.")
 @click.option("--nodes", type=int, default=3, show_default=True, help="Cluster size (1..9).")
-@click.option("--rounds", type=int, default=1000, show_default=True, help="Ticks to run.")
+@click.option("--rounds", type=int, default=1000, show_default=True,
+              help="Ticks to run (at most 1,000,000,000; a partition script's rounds too).")
 @click.option("--proposals", type=int, default=0, show_default=True,
               help="Client proposals, spread evenly over the run.")
 @click.option("--partition", default="", metavar="S,D[,S,D...]",
@@ -93,22 +94,7 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
         except UsageError as e:
             dump_failed = str(e)
     if as_json:
-        out = {
-            "model": model.name,
-            "config": {"seed": seed, "nodes": nodes, "rounds": rounds, "proposals": proposals,
-                       "partition": sorted(list(p) for p in cfg.partition)},
-            "sha256": result.digest,
-            "stats": result.stats._asdict(),
-            "nodes": [model.node_json(x) for x in result.nodes],
-        }
-        if script_path is not None:
-            out["config"]["partition_script"] = script_path
-        if check:
-            out["violation"] = (
-                dict(result.violation.to_json(), tick=result.violation_tick)
-                if result.violation else None
-            )
-        click.echo(json.dumps(out, indent=2))
+        click.echo(json.dumps(_document(model, cfg, result, script_path, check), indent=2))
     else:
         click.echo(result.digest, nl=False)
         if trace:
@@ -126,3 +112,24 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
         click.echo(f"zabmc: error: {dump_failed}", err=True)
         return code if code != EXIT_OK else EXIT_USAGE
     return code
+
+
+def _document(model, cfg, result, script_path, check) -> dict:
+    """`zabmc simulate --json`'s document."""
+    out = {
+        "model": model.name,
+        "config": {"seed": cfg.seed, "nodes": cfg.nodes, "rounds": cfg.rounds,
+                   "proposals": cfg.proposals,
+                   "partition": sorted(list(p) for p in cfg.partition)},
+        "sha256": result.digest,
+        "stats": result.stats._asdict(),
+        "nodes": [model.node_json(x) for x in result.nodes],
+    }
+    if script_path is not None:
+        out["config"]["partition_script"] = script_path
+    if check:
+        out["violation"] = (
+            dict(result.violation.to_json(), tick=result.violation_tick)
+            if result.violation else None
+        )
+    return out
