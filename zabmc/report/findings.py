@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 
+from zabmc.core import files
 from zabmc.explore.trace import rebuild, shorten
 from zabmc.invariants import DEFAULT_PROPERTIES
 from zabmc.report.console import print_trace
@@ -286,7 +287,7 @@ SECTION = "## Reproducing in the simulator"
 
 def update_report(path: str, section: str) -> None:
     """Replace the section (up to the next `## ` heading) or append it."""
-    text = open(path).read() if os.path.exists(path) else "# db-19 findings\n"
+    text = files.read_text(path, "report") if os.path.exists(path) else "# db-19 findings\n"
     start = text.find(SECTION + "\n")
     if start >= 0:
         nxt = text.find("\n## ", start + len(SECTION))
@@ -294,16 +295,14 @@ def update_report(path: str, section: str) -> None:
         text = text[:start] + section + ("\n" + text[end:] if nxt >= 0 else "")
     else:
         text = text.rstrip("\n") + "\n\n" + section
-    with open(path, "w") as f:
-        f.write(text)
+    files.write(path, text, "report")
 
 
 def _repro_section(path: str) -> str | None:
     """The "Reproducing in the simulator" section of an existing report, if any."""
-    try:
-        text = open(path).read()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return None
+    text = files.read_text(path, "report")
     start = text.find(SECTION + "\n")
     if start < 0:
         return None
@@ -397,8 +396,7 @@ def main(argv=None) -> None:
     text = "\n".join(lines + [""] + sections)
     report = os.path.join(args.root, "reports", "db19-findings.md")
     kept = _repro_section(report)
-    with open(report, "w") as fh:
-        fh.write(text)
+    files.write(report, text, "report")
     if kept:  # the simulator reproductions (python benchmarks/findings_repro.py) stay
         update_report(report, kept)
     print(json.dumps({f.id: f.prop for f in FINDINGS}, indent=1))

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from zabmc.core import files
 from zabmc.export import script_comments, simulate_command
 from zabmc.export.facts import read_trace
 from zabmc.export.search import Budget, NotFound, search
@@ -85,8 +86,7 @@ def reproduce_all(root: str, budget: Budget | None = None, log=print) -> list[Ro
         rel = f"reports/repro/{f.id}.zps"
         command = simulate_command(result.invariants, result.script.header, rel)
         text = result.script.to_text(script_comments(facts, result, command))
-        with open(os.path.join(root, rel), "w") as out:
-            out.write(text)
+        files.write(os.path.join(root, rel), text, "partition script")
         got = _run_command(root, command)
         want = (result.violation.property, result.tick)
         if got != want:
