@@ -600,3 +600,43 @@ def test_a_level_file_that_is_a_device_or_a_fifo_is_refused_unread(written, caps
     rc, err = _resume_error(args, d, capsys)
     assert rc == 2 and err == (f"zabmc: error: checkpoint {d} is unusable: {name} is {what}: zabmc "
                                "reads only regular files\n")
+
+
+# --- a full disk while a checkpoint is written (issue #65, item 8) ---------------------------------
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+def test_a_full_disk_during_a_checkpoint_keeps_the_previous_one_whole(tmp_path, capsys):
+    """On a 200 KiB tmpfs the test mounts itself (and unmounts, whatever happens), the level-9
+    checkpoint of this search does not fit: one line says so, the search finishes with exit 2
+    (a checkpoint asked for is missing), the previous generation stays whole with none of the
+    failed one's files beside it, and resuming it counts exactly what an uninterrupted run
+    counts."""
+    import re
+
+    args = ["--nodes", "3", "--depth", "12", "-q"]
+    small = tmp_path / "small"
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(small)], check=True)
+    try:
+        d = small / "ck"
+        with pytest.raises(SystemExit) as e:
+            main(["check", *args, "--checkpoint", str(d), "--checkpoint-every", "0", "--json"])
+        captured = capsys.readouterr()
+        assert e.value.code == 2
+        m = re.fullmatch(rf"zabmc: error: cannot write the checkpoint of level (\d+) to {d}: No "
+                         r"space left on device; the checkpoint already there stays\n",
+                         captured.err)
+        assert m, captured.err
+        failed = int(m[1])
+        body = json.loads((d / "manifest.json").read_text())["body"]
+        assert body["depth"] == failed - 1 >= 1
+        gen = body["generation"]
+        assert sorted(os.listdir(d)) == sorted(["manifest.json", f"frontier.{gen}.bin",
+                                                f"parents.{gen}.bin", f"seen.{gen}.bin"])
+        copy = tmp_path / "copy"
+        shutil.copytree(d, copy)
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+    rc, resumed = _cli_json([*args, "--resume", str(copy)], capsys)
+    rc_plain, plain = _cli_json(args + ["--trace-out", str(tmp_path / "t.json")], capsys)
+    assert rc == rc_plain == 0
+    assert _essentials(resumed) == _essentials(plain)

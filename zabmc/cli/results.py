@@ -13,7 +13,8 @@ from contextlib import contextmanager
 
 import click
 
-from zabmc.cli import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, invoked_words
+from zabmc.cli import (EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION,
+                       invoked_words)
 from zabmc.core import files
 from zabmc.core.errors import UsageError
 from zabmc.explore.outcome import StopReason
@@ -102,9 +103,14 @@ def report(spec, outcome, env, console, kind=None) -> int:
     saved = kind.save(spec, outcome, env, failed)
     kind.show(spec, outcome, saved, console, failed)
     resume_hint(outcome, console)
+    if outcome.extra.get("checkpoint_error"):  # a full disk: the search went on without them
+        failed.append(outcome.extra["checkpoint_error"])
     for message in failed:
         click.echo(f"zabmc: error: {message}", err=True)
-    return exit_code(outcome)
+    code = exit_code(outcome)
+    if failed and code == EXIT_OK:  # a file asked for is not there: never exit 0
+        code = EXIT_USAGE
+    return code
 
 
 class Failed(list):

@@ -18,6 +18,7 @@ from array import array
 import numpy as np
 from xxhash import xxh3_128_digest
 
+from .checkpoint import CheckpointWriteError
 from .env import Env
 from .outcome import DEPTH_BOUND, EXHAUSTED, Outcome, StopReason
 from .por import Expansion
@@ -72,6 +73,7 @@ class BFS(Search):
     elapsed_before = 0.0  # seconds the search ran before the checkpoint it resumed from
     _boundary_prev = None
     _ck_written_at = None
+    _ck_failed = False  # a checkpoint could not be written: no more are tried
 
     def search(self) -> None:
         cfg, out = self.config, self.out
@@ -281,7 +283,7 @@ class BFS(Search):
     def _write_checkpoint(self) -> None:
         """A checkpoint of the last level boundary (rolling back a level stopped in its middle)."""
         ck = self.options.get("checkpoint")
-        if ck is None or self._boundary is None:
+        if ck is None or self._boundary is None or self._ck_failed:
             return
         depth, generated, frontier, at = self._boundary
         if self._ck_written_at == depth:
@@ -295,12 +297,17 @@ class BFS(Search):
             seen = seen[~member(drop, seen)]
         violations = [f for f in out.violations if f.depth <= depth]
         encode = self.options["codec"].encode
-        ck.write(depth=depth, generated=generated, per_depth=out.per_depth[:levels],
-                 violations=violations, seen=seen, parents=table.parents[:levels],
-                 events=table.events[:levels],
-                 frontier_blobs=(frontier.blobs(encode) if isinstance(frontier, Level)
-                                 else map(encode, frontier)),
-                 extra={"elapsed": round(self.elapsed_before + (at - self.t0), 3)})
+        try:
+            ck.write(depth=depth, generated=generated, per_depth=out.per_depth[:levels],
+                     violations=violations, seen=seen, parents=table.parents[:levels],
+                     events=table.events[:levels],
+                     frontier_blobs=(frontier.blobs(encode) if isinstance(frontier, Level)
+                                     else map(encode, frontier)),
+                     extra={"elapsed": round(self.elapsed_before + (at - self.t0), 3)})
+        except CheckpointWriteError as e:  # a full disk: the search goes on, without checkpoints
+            out.extra["checkpoint_error"] = str(e)
+            self._ck_failed = True
+            return
         self._ck_written_at = depth
 
     def _partial_fps(self):

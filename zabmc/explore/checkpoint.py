@@ -298,6 +298,11 @@ def newest_generation(directory: str, name_parts: tuple, formats: dict | None = 
     return gen
 
 
+class CheckpointWriteError(Exception):
+    """A checkpoint could not be written (a full disk, an I/O error); the message says which and
+    what stays. The search goes on without checkpoints, and says so at its end."""
+
+
 class Writer:
     """What both checkpoint writers (this module's `Checkpointer`, the Spark engine's
     `LevelSnapshots`) share: the directory, the identity a resume must match, how often one is
@@ -328,12 +333,26 @@ class Checkpointer(Writer):
         super().__init__(directory, identity, every, log, (3,))
         self.compress = compress  # False: format version 1, an uncompressed frontier (tests)
 
-    def write(self, *, depth: int, generated: int, per_depth: list, violations: list,
-              seen: np.ndarray, parents: list, events: list, frontier_blobs: Iterable[bytes],
-              extra: dict | None = None) -> str:
-        """Write one checkpoint; the manifest's path."""
-        t0 = time.perf_counter()
+    def write(self, **kw) -> str:
+        """Write one checkpoint (see `_write`); the manifest's path. A write that fails (a full
+        disk, an I/O error) removes what it wrote of the new generation and raises
+        `CheckpointWriteError`: the manifest still names the previous generation, whole."""
         gen = self.gen + 1
+        try:
+            return self._write(gen, **kw)
+        except (OSError, UsageError) as e:  # UsageError: the manifest's writer (WriteError)
+            remove_stale(self.dir, lambda parts: (len(parts) == 3 and parts[2] == "bin"
+                                                  and parts[1] == str(gen)))
+            why = e.strerror if isinstance(e, OSError) else str(e).rpartition(": ")[2]
+            kept = ("no earlier checkpoint" if self.written == 0 and not os.path.exists(
+                os.path.join(self.dir, MANIFEST)) else "the checkpoint already there stays")
+            raise CheckpointWriteError(f"cannot write the checkpoint of level {kw['depth']} to "
+                                       f"{self.dir}: {why}; {kept}") from None
+
+    def _write(self, gen: int, *, depth: int, generated: int, per_depth: list, violations: list,
+               seen: np.ndarray, parents: list, events: list, frontier_blobs: Iterable[bytes],
+               extra: dict | None = None) -> str:
+        t0 = time.perf_counter()
         d = self.dir
         files = {}
         w = _HashingWriter(os.path.join(d, f"seen.{gen}.bin"))
