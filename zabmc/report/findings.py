@@ -285,6 +285,11 @@ LIVENESS_NOTE = ("Liveness: every finding below is a safety violation. Whether d
 SECTION = "## Reproducing in the simulator"
 
 
+def save_trace(trace, path: str) -> None:
+    """A trace file (the document `Trace.save` writes) through the one writer."""
+    files.write(path, json.dumps(trace.to_json(), indent=1) + "\n", "trace file", kind="trace")
+
+
 def update_report(path: str, section: str) -> None:
     """Replace the section (up to the next `## ` heading) or append it."""
     text = files.read_text(path, "report") if os.path.exists(path) else "# db-19 findings\n"
@@ -336,7 +341,7 @@ def main(argv=None) -> None:
     for f in FINDINGS:
         env, o, found, trace, props, secs = run_finding(f)
         path = os.path.join(corpus, f"{f.id}.trace.json")
-        trace.save(path)
+        save_trace(trace, path)
         depth = len(trace.events)
         if f.strategy == "bfs":
             how = f"BFS, shortest; {o.distinct:,} distinct states, {secs:.1f}s"

@@ -21,7 +21,7 @@ from zabmc.export import script_comments, simulate_command
 from zabmc.export.facts import read_trace
 from zabmc.export.search import Budget, NotFound, search
 
-from .findings import FINDINGS, SECTION, run_finding, update_report  # noqa: F401  (update_report: re-exported)
+from .findings import FINDINGS, SECTION, run_finding, save_trace, update_report  # noqa: F401  (update_report: re-exported)
 
 # Why a finding cannot be reproduced in the simulator, when the exporter's search does not find it
 # (our analysis of the trace; shown only for findings that are not reproduced).
@@ -57,7 +57,7 @@ def _trace_path(root: str, fid: str) -> str:
     f = next(f for f in FINDINGS if f.id == fid)
     _, _, _, trace, _, _ = run_finding(f)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    trace.save(path)
+    save_trace(trace, path)
     return path
 
 
