@@ -211,6 +211,11 @@ _LONG_COMMANDS = {
     "graph": ["graph", "--nodes", "3", "--network", "bag", "--depth", "40",
               "--max-states", "100000000", "-o", "g.json"],
     "check": ["check", "--nodes", "3", "--network", "bag", "--depth", "40", "-q"],
+    # a violation the simulator does not show within 12 ticks: the search runs long
+    "export": ["export", str(_ROOT / "tests" / "corpus" / "db19" /
+                             "bag-two-established-leaders.trace.json"),
+               "--max-runs", "100000", "--seeds", "100000", "--max-rounds", "12", "-q",
+               "-o", "e.zps"],
 }
 
 

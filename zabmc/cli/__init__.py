@@ -25,7 +25,7 @@ from contextlib import contextmanager  # noqa: E402
 import click  # noqa: E402
 
 from zabmc.core.errors import UsageError, ZabmcError  # noqa: E402
-from zabmc.core.signals import Terminated, raising  # noqa: E402
+from zabmc.core.signals import Terminated, end_interrupted, raising  # noqa: E402
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -193,7 +193,9 @@ def _fail(code: int, message: str) -> int:
 def main(argv: list[str] | None = None) -> None:
     with raising() as signals:  # from here to the exit code: SIGINT 130, SIGTERM 143
         rv = _main(argv, signals)
-    sys.exit(rv if isinstance(rv, int) else 0)
+    rv = rv if isinstance(rv, int) else 0
+    end_interrupted(rv, signals)  # the command line's process, after a signal: ends here
+    sys.exit(rv)
 
 
 def _main(argv, signals) -> int:

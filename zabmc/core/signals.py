@@ -10,7 +10,9 @@ Three phases:
   is stopped or kept by the code that unwinds; `main` turns them into 130 and 143. Only the first
   signal raises: one that arrives while the first is being handled is noted, not raised again in
   the middle of the cleanup;
-- after the command, the early handler again: the exit code is decided.
+- after the command, the early handler again: the exit code is decided; and for the
+  interpreter's teardown, after the last exit function, the two signals are ignored (the
+  teardown would otherwise meet them with their default action).
 
 A signal the process inherited as ignored (`nohup`, a shell's background job) stays ignored.
 
@@ -19,6 +21,7 @@ Part of the core layer: imports nothing else of zabmc.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import threading
@@ -57,14 +60,34 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+#: whether `install_early` ran: this process is the command line's own
+_EARLY = [False]
+
+
 def install_early() -> None:
     """SIGINT and SIGTERM end the process at once, with one line and 130 or 143 (nothing has
     started that would need stopping); each ignored one stays ignored."""
     if not _main_thread():
         return
+    _EARLY[0] = True
     for sig in SIGNALS:
         if signal.getsignal(sig) != signal.SIG_IGN:
             signal.signal(sig, _exit_now)
+    # the first exit function registered runs last: when every other one (threads joined, servers
+    # killed) is done, the interpreter's own teardown resets Python's handlers to the default
+    # action, and a signal then would end the process by the signal itself; the command is over
+    # by then, and exits with its code
+    atexit.register(_ignore_for_the_teardown)
+
+
+def _ignore_for_the_teardown() -> None:
+    # ignored, not blocked: a blocked signal would go to another thread (numpy's, a daemon's),
+    # whose default action ends the process all the same; the teardown keeps SIG_IGN as it is
+    for sig in SIGNALS:
+        try:
+            signal.signal(sig, signal.SIG_IGN)
+        except (OSError, ValueError):  # pragma: no cover - not the main thread
+            pass
 
 
 class _Raiser:
@@ -101,3 +124,22 @@ def raising():
     finally:
         for sig, old in saved.items():
             signal.signal(sig, old if old is not None else signal.SIG_DFL)
+
+
+def end_interrupted(code: int, handler: _Raiser) -> None:
+    """In the command line's own process, after a signal raised (`handler.got`): flush, run the
+    exit functions, and end with `code` at once. A KeyboardInterrupt that was raised inside
+    `exec` of a string (dataclasses and namedtuple make their methods so, while a module is
+    imported) leaves CPython 3.11 believing it went unhandled: its ordinary exit would then kill
+    the process with SIGINT itself (-2), whatever code the command returned."""
+    if not (_EARLY[0] and handler.got):
+        return
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    atexit._run_exitfuncs()
+    os._exit(code)
