@@ -456,6 +456,7 @@ def test_a_forged_frontier_record_is_a_one_line_error(written, capsys, change, s
     ("distinct", -5, "distinct"),
     ("generated", 1.5, "generated"),
     ("per_depth", [1, 2], "per_depth"),
+    ("per_depth", [1] * 9, "per_depth (not the levels' sizes)"),
     ("frontier_states", 10 ** 30, "frontier_states"),
     ("extra", {"elapsed": float("nan")}, "extra.elapsed"),
     ("files", {"seen": {"name": "../../etc/passwd", "size": 1, "xxh3": "0"}},

@@ -555,6 +555,8 @@ def _bfs_body_problem(body: dict, depth: int, distinct: int) -> str | None:
         return "levels"
     if body["frontier_states"] not in (0, levels[-1]):  # 0: the search exhausted its space
         return "frontier_states (not the last level's size)"
+    if body["per_depth"] != levels:  # the new states of each depth are that level's states
+        return "per_depth (not the levels' sizes)"
     files = body.get("files")
     if not isinstance(files, dict):
         return "files"
