@@ -267,3 +267,17 @@ def test_a_closed_standard_output_does_not_lend_fd_1_to_a_file(tmp_path, trace):
     p = _zabmc(["replay", str(copy)], None, preexec=lambda: os.close(1))
     assert p.returncode == 10 and copy.read_bytes() == trace.read_bytes()
     assert p.stderr == "zabmc: error: cannot write standard output: it is closed\n"
+
+
+def test_a_file_written_by_an_earlier_command_in_the_same_process_is_not_this_run_s(tmp_path,
+                                                                                     trace,
+                                                                                     capsys):
+    """`zabmc graph -o X` then, in the same process, `zabmc show T -o X`: the second command did
+    not write X, and a graph is no picture."""
+    out = tmp_path / "X.out"
+    code, _, _ = run(["graph", "--nodes", "2", "--depth", "2", "--format", "json", "-o",
+                      str(out)], capsys)
+    assert code == 0
+    code, _, err = run(["show", str(trace), "-o", str(out)], capsys)
+    assert code == 2 and err == (f"zabmc: error: -o {out}: it exists and is no picture zabmc "
+                                 "wrote; give --force to replace it\n")

@@ -24,6 +24,7 @@ from contextlib import contextmanager  # noqa: E402
 
 import click  # noqa: E402
 
+from zabmc.core import files  # noqa: E402
 from zabmc.core.errors import UsageError, ZabmcError  # noqa: E402
 from zabmc.core.signals import Terminated, end_interrupted, raising  # noqa: E402
 
@@ -203,6 +204,7 @@ def _main(argv, signals) -> int:
     stdout = sys.stdout
     sys.stdout = out = _Stdout(stdout, closed)
     try:
+        files.new_run()
         _register()
         words = list(sys.argv[1:] if argv is None else argv)
         rv = cli.main(args=words, prog_name="zabmc", standalone_mode=False, obj={"argv": words})

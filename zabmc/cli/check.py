@@ -26,10 +26,11 @@ def check(**params):
     """Explore every interleaving, drop, timeout, heartbeat, proposal, crash and restart within
     the bounds.
 
-    Exit codes: 0 no violation within the bounds, 10 a property violation, 2 bad usage,
-    1 internal error or out of memory, 4 incomplete with --require-complete, 130 interrupted
-    (SIGINT), 143 terminated (SIGTERM); an interrupted search prints and saves its partial result
-    and never exits 0.
+    Exit codes: 0 no violation within the bounds, 10 a property violation, 2 bad usage (or,
+    without a violation, a file asked for that could not be written: a checkpoint on a full
+    disk, standard output), 1 internal error or out of memory, 4 incomplete with
+    --require-complete, 130 interrupted (SIGINT), 143 terminated (SIGTERM); an interrupted search
+    prints and saves its partial result and never exits 0. Files: docs/files.md.
     """
     with run_to_the_verdict():
         return run_check(spec_of(params).validate())
@@ -140,7 +141,8 @@ def show(trace_file, output, force):
     The trace is replayed through the kernel first, as `zabmc replay` does, and only what the
     replay confirms is drawn: a trace or lasso that replay does not confirm (its violation, its
     loop or its dead end is not what the file says) is refused with one line and exit 2, and
-    nothing is written. Exit codes: 0 drawn, 2 bad usage or input, 1 internal error."""
+    nothing is written. Exit codes: 0 drawn, 2 bad usage or input (or the file could not be
+    written), 1 internal error, 130 interrupted (SIGINT), 143 terminated (SIGTERM)."""
     from zabmc.explore.trace import load
     from zabmc.explore.trace import replay as do_replay
 

@@ -48,7 +48,9 @@ def export_cmd(trace_file, fmt, output, force, max_runs, seeds, max_rounds, no_s
     ZooKeeper ensemble instead (run it with `zabmc real`; docs/real-zookeeper.md).
 
     Exit codes: 0 a verified script was written, 3 nothing reproduced the violation within the
-    budget (nothing written), 2 bad usage or input, 1 internal error.
+    budget (nothing written), 2 bad usage or input, or the output could not be written (a full
+    disk: one line, no "wrote"), 1 internal error, 130 interrupted (SIGINT), 143 terminated
+    (SIGTERM). Files: docs/files.md.
     """
     if output == "-":
         output = None

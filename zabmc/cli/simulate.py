@@ -44,7 +44,9 @@ def simulate(ctx, seed, nodes, rounds, proposals, partition, model_name, dump_pa
              as_json, trace, check, invariants, script_path):
     """Run the seeded simulator and print the dump's SHA-256 (no trailing newline).
 
-    With --check, exit code 10 reports a property violation.
+    With --check, exit code 10 reports a property violation. Exit 2: bad usage or input, or a
+    --dump that could not be written (after a violation, 10 stands); 130 interrupted (SIGINT),
+    143 terminated (SIGTERM).
     """
     from zabmc.invariants import Checker, resolve
     from zabmc.core.model import get_model

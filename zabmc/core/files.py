@@ -164,6 +164,12 @@ _HEAD = 4096
 _WRITTEN: set = set()
 
 
+def new_run() -> None:
+    """A command begins (`zabmc.cli.main`): no file is its own yet (a program that runs several
+    commands in one process, as the tests do, starts each afresh)."""
+    _WRITTEN.clear()
+
+
 def is_of_kind(path: str, kind: str) -> bool:
     """Whether the regular file `path` is empty or begins as a file of `kind` that zabmc writes."""
     try:
