@@ -364,9 +364,21 @@ def test_an_unreadable_checkpoint_is_not_replaced_either(tmp_path, capsys):
     assert (d / "manifest.json").read_text() == "{not json"
 
 
-def test_force_needs_a_checkpoint(capsys):
-    rc, err = _check(["--nodes", "2", "--force"], capsys)
-    assert rc == 2 and err.startswith("zabmc: error: --force goes with --checkpoint DIR")
+def test_force_without_a_checkpoint_lets_trace_out_replace_another_file(tmp_path, capsys):
+    # --force is no longer the checkpoint's alone: it lets --trace-out and --html replace a file
+    # of another kind (issue #65), so it is accepted without --checkpoint
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    rc, err = _check(["--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals",
+                      "2", "--invariant", "local-primary-order", "--trace-out", str(notes)],
+                     capsys)
+    assert rc == 2 and err == (f"zabmc: error: --trace-out {notes}: it exists and is no trace "
+                               "zabmc wrote; give --force to replace it\n")
+    assert notes.read_text() == "mine\n"
+    rc, err = _check(["--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals",
+                      "2", "--invariant", "local-primary-order", "--trace-out", str(notes),
+                      "--force"], capsys)
+    assert rc == 10 and '"format": "zabmc-trace"' in notes.read_text()
 
 
 # --- the frontier on disk: zstd, and the uncompressed format version 1 still read ---------------
@@ -444,6 +456,7 @@ def test_a_forged_frontier_record_is_a_one_line_error(written, capsys, change, s
     ("distinct", -5, "distinct"),
     ("generated", 1.5, "generated"),
     ("per_depth", [1, 2], "per_depth"),
+    ("per_depth", [1] * 9, "per_depth (not the levels' sizes)"),
     ("frontier_states", 10 ** 30, "frontier_states"),
     ("extra", {"elapsed": float("nan")}, "extra.elapsed"),
     ("files", {"seen": {"name": "../../etc/passwd", "size": 1, "xxh3": "0"}},
@@ -482,3 +495,149 @@ def test_the_checkpoint_of_an_exhausted_search_resumes(tmp_path, capsys):
     assert rc == 0 and err == ""
     rc, err = _check([*args, "--resume", str(tmp_path / "ck")], capsys)
     assert rc == 0 and err == ""
+
+
+# --- forged parent tables and level files (issue #65, item 3) -----------------------------------
+def _forge_parents(d, fill: int):
+    """Every parent index of the checkpoint in `d` set to `fill` (event indices kept), with the
+    file's size and checksum recomputed as a forger would."""
+    from array import array
+
+    from xxhash import xxh3_128
+
+    doc = json.loads((d / "manifest.json").read_text())
+    body = doc["body"]
+    e = body["files"]["parents"]
+    raw = (d / e["name"]).read_bytes()
+    out, pos = bytearray(), 0
+    for n in body["levels"]:
+        out += array("I", [fill] * n).tobytes()
+        out += raw[pos + 4 * n:pos + 6 * n]
+        pos += 6 * n
+    (d / e["name"]).write_bytes(bytes(out))
+    e["size"], e["xxh3"] = len(out), xxh3_128(bytes(out)).hexdigest()
+    (d / "manifest.json").write_text(json.dumps({"body": body, "xxh3": ck._digest(body)}))
+
+
+def _violating_checkpoint_at_level(tmp_path, level: int):
+    """A checkpoint of the VIOLATING search at `level` (its violation is at depth 11); the env,
+    identity and codec."""
+    env = _env(VIOLATING)
+    ident = _ident(env)
+    codec = make_codec(ident["codec"], env)
+    work, copy = tmp_path / "ck", tmp_path / f"level-{level}"
+
+    def keep(line):
+        if f"checkpoint: level {level}," in line:
+            shutil.copytree(work, copy)
+
+    BFS(env, checkpoint=ck.Checkpointer(str(work), ident, every=0, log=keep), codec=codec).run()
+    return env, ident, codec, copy
+
+
+def test_a_forged_parent_table_of_zeros_is_refused_not_reported_as_a_violation(tmp_path):
+    """Indices all 0 are in range; the path they make to the depth-11 violation replays to no
+    violation: the resumed search is refused in one line instead of exiting 10 with a trace that
+    breaks nothing."""
+    from zabmc.core.errors import UsageError
+
+    env, ident, codec, d = _violating_checkpoint_at_level(tmp_path, 6)
+    _forge_parents(d, 0)
+    snap = ck.load(str(d), ident)
+    with pytest.raises(UsageError) as e:
+        BFS(env, resume=snap, codec=codec).run()
+    assert str(e.value) == (f"checkpoint {d} is unusable: the path to the local-primary-order "
+                            "violation found after resuming does not replay to it: its parent "
+                            "table is corrupt or forged")
+
+
+def test_parent_indices_out_of_range_are_refused_before_any_search(tmp_path):
+    from zabmc.core.errors import UsageError
+
+    _, ident, _, d = _violating_checkpoint_at_level(tmp_path, 6)
+    _forge_parents(d, 0xFFFFFFF0)
+    with pytest.raises(UsageError) as e:
+        ck.load(str(d), ident)
+    assert str(e.value) == (f"checkpoint {d} is unusable: level 0 of the parent table is not the "
+                            "initial state's")
+
+
+def test_a_parent_index_past_the_previous_level_is_refused(written, capsys):
+    from array import array
+
+    from xxhash import xxh3_128
+
+    args, d = written
+    _forge_parents(d, 0)
+    body = json.loads((d / "manifest.json").read_text())["body"]
+    levels, e = body["levels"], body["files"]["parents"]
+    raw = bytearray((d / e["name"]).read_bytes())
+    # level 0 (one parent, one event) is the initial state's; level 1's parents: past level 0
+    raw[6:6 + 4 * levels[1]] = array("I", [levels[0]] * levels[1]).tobytes()
+    (d / e["name"]).write_bytes(bytes(raw))
+    e["xxh3"] = xxh3_128(bytes(raw)).hexdigest()
+    (d / "manifest.json").write_text(json.dumps({"body": body, "xxh3": ck._digest(body)}))
+    rc, err = _resume_error(args, d, capsys)
+    assert rc == 2 and err == (f"zabmc: error: checkpoint {d} is unusable: level 1 of the parent "
+                               "table names parent 1, but level 0 has 1 states (corrupt or "
+                               "forged)\n")
+
+
+@pytest.mark.parametrize("which", ["seen", "parents", "frontier", "manifest"])
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
+def test_a_level_file_that_is_a_device_or_a_fifo_is_refused_unread(written, capsys, which, kind):
+    """A seen.N.bin linked to /dev/zero (only ever read) would exhaust memory; a FIFO would hang
+    the reader: each is refused in one line before a byte is read."""
+    args, d = written
+    name = "manifest.json" if which == "manifest" else next(
+        n for n in os.listdir(d) if n.startswith(which + "."))
+    (d / name).unlink()
+    if kind == "fifo":
+        os.mkfifo(d / name)
+        what = "a FIFO"
+    else:
+        (d / name).symlink_to("/dev/zero")
+        what = "a device"
+    rc, err = _resume_error(args, d, capsys)
+    assert rc == 2 and err == (f"zabmc: error: checkpoint {d} is unusable: {name} is {what}: zabmc "
+                               "reads only regular files\n")
+
+
+# --- a full disk while a checkpoint is written (issue #65, item 8) ---------------------------------
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+def test_a_full_disk_during_a_checkpoint_keeps_the_previous_one_whole(tmp_path, capsys):
+    """On a 200 KiB tmpfs the test mounts itself (and unmounts, whatever happens), the level-9
+    checkpoint of this search does not fit: one line says so, the search finishes with exit 2
+    (a checkpoint asked for is missing), the previous generation stays whole with none of the
+    failed one's files beside it, and resuming it counts exactly what an uninterrupted run
+    counts."""
+    import re
+
+    args = ["--nodes", "3", "--depth", "12", "-q"]
+    small = tmp_path / "small"
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(small)], check=True)
+    try:
+        d = small / "ck"
+        with pytest.raises(SystemExit) as e:
+            main(["check", *args, "--checkpoint", str(d), "--checkpoint-every", "0", "--json"])
+        captured = capsys.readouterr()
+        assert e.value.code == 2
+        m = re.fullmatch(rf"zabmc: error: cannot write the checkpoint of level (\d+) to {d}: No "
+                         r"space left on device; the checkpoint already there stays\n",
+                         captured.err)
+        assert m, captured.err
+        failed = int(m[1])
+        body = json.loads((d / "manifest.json").read_text())["body"]
+        assert body["depth"] == failed - 1 >= 1
+        gen = body["generation"]
+        assert sorted(os.listdir(d)) == sorted(["manifest.json", f"frontier.{gen}.bin",
+                                                f"parents.{gen}.bin", f"seen.{gen}.bin"])
+        copy = tmp_path / "copy"
+        shutil.copytree(d, copy)
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+    rc, resumed = _cli_json([*args, "--resume", str(copy)], capsys)
+    rc_plain, plain = _cli_json(args + ["--trace-out", str(tmp_path / "t.json")], capsys)
+    assert rc == rc_plain == 0
+    assert _essentials(resumed) == _essentials(plain)

@@ -270,13 +270,17 @@ def test_a_write_that_fails_after_the_search_keeps_the_result_and_the_verdict(
     summary are printed, each failed write is one line on stderr, and exit 10 stands."""
     import json
 
-    from zabmc.explore import trace as trace_mod
+    from zabmc.core import files
 
-    def full(self, path):
-        raise UsageError(f"cannot write trace file {path}: No space left on device")
+    write = files.write
 
-    monkeypatch.setattr(trace_mod.Trace, "save", full)
-    monkeypatch.setattr("zabmc.core.errors.check_outputs", lambda *a, **k: None)
+    def full(path, data, what, **kw):  # trace files meet a full disk; the rest is written
+        if kw.get("kind") == "trace":
+            raise files.WriteError(f"cannot write trace file {path}: No space left on device")
+        return write(path, data, what, **kw)
+
+    monkeypatch.setattr(files, "write", full)
+    monkeypatch.setattr(files, "check_outputs", lambda *a, **k: None)
     monkeypatch.chdir(tmp_path)
     args = (["--model", "zab-1419", "--nodes", "3", "--proposals", "0", "--liveness",
              "--invariant", "eventually-leader"] if liveness else VIOLATING)
@@ -316,3 +320,45 @@ def test_a_long_line_of_short_words_is_left_whole():
     assert _LONG_WORD.sub(_clamp, words) == words
     assert _LONG_WORD.sub(_clamp, "x" * 160) == "x" * 160
     assert _LONG_WORD.sub(_clamp, "x" * 161) == "x" * 60 + "...[41 characters left out]..." + "x" * 60
+
+
+# --- bounds and codes that agree across commands (issue #65, item 7) ------------------------------
+@pytest.mark.parametrize("args,says", [
+    (["simulate", "--rounds", str(10 ** 30)], "zabmc: error: --rounds is limited to "
+                                               "1,000,000,000, got 1,000,000,000,000,000,"),
+    (["simulate", "--rounds", "1000000001"], "zabmc: error: --rounds is limited to "
+                                             "1,000,000,000, got 1,000,000,001\n"),
+    (["check", "--strategy", "random", "--seed", "-1"],
+     "zabmc: error: --seed must be an unsigned 64-bit integer, got -1\n"),
+    (["check", "--strategy", "random", "--seed", str(1 << 64)],
+     f"zabmc: error: --seed must be an unsigned 64-bit integer, got {1 << 64}\n"),
+    (["simulate", "--seed", "-1"], "zabmc: error: --seed must be an unsigned 64-bit integer, "
+                                   "got -1\n"),
+], ids=["rounds-1e30", "rounds-1e9+1", "check-seed-negative", "check-seed-2^64",
+        "simulate-seed-negative"])
+def test_rounds_are_bounded_and_seeds_are_refused_alike(cli, args, says):
+    rc, out, err = cli(args)
+    assert rc == 2 and out == "" and err.startswith(says), err
+
+
+@pytest.mark.parametrize("header", ["rounds 1000000001", '{"format": "zabmc-partition-events", '
+                                    '"version": 1, "simulator": {"rounds": 1000000001}, '
+                                    '"events": []}'], ids=["text", "json"])
+def test_a_partition_script_s_rounds_are_bounded_too(cli, tmp_path, header):
+    script = tmp_path / "s.zps"
+    script.write_text(header + "\n")
+    rc, _, err = cli(["simulate", "--partition-script", str(script)])
+    assert rc == 2 and "rounds is limited to 1,000,000,000" in err and len(err.splitlines()) == 1
+
+
+def test_the_help_names_every_exit_code(cli):
+    rc, out, _ = cli(["--help"])
+    words = " ".join(out.split())
+    for code in ("0 no violation", "10 property violation", "2 bad usage or input",
+                 "1 internal error", "3 `zabmc export` reproduced nothing",
+                 "4 `zabmc check --require-complete`", "130 interrupted", "143 terminated"):
+        assert code in words, code
+    rc, out, _ = cli(["replay", "--help"])
+    words = " ".join(out.split())
+    assert "2 bad usage or a bad trace file" in words and "130 interrupted" in words
+    assert "143 terminated" in words

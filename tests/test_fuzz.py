@@ -20,6 +20,7 @@ import json
 import os
 import pathlib
 import re
+import stat
 import tempfile
 
 import pytest
@@ -77,14 +78,19 @@ FLAGS_LONG = settings(LONG, max_examples=int(os.environ.get("ZABMC_FUZZ_EXAMPLES
 
 
 # --- running one case ------------------------------------------------------------------------------
-def run(args: list, inputs: dict, outputs: set) -> None:
-    """Write `inputs` (name -> bytes) into an empty directory, run `zabmc ARGS` there in process,
-    and check the contract. `outputs`: names the command may create (glob patterns)."""
+def run(args: list, inputs: dict, outputs: set, after=None) -> None:
+    """Write `inputs` (name -> bytes, or a function that makes the file at a path) into an empty
+    directory, run `zabmc ARGS` there in process, and check the contract. `outputs`: names the
+    command may create (glob patterns). `after(code, what)`, still in the directory, checks
+    more."""
     with tempfile.TemporaryDirectory() as d, contextlib.chdir(d):
         for name, data in inputs.items():
             p = pathlib.Path(name)
             p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_bytes(data)
+            if callable(data):  # a file of another kind: a FIFO, a device, a link (`KINDS`)
+                data(p)
+            else:
+                p.write_bytes(data)
         before = _files(d)
         env = {"ZABMC_DEBUG": None, "COLUMNS": "100"}
         with CliRunner().isolation(env=env) as (out, err, _):
@@ -109,6 +115,8 @@ def run(args: list, inputs: dict, outputs: set) -> None:
             assert stderr.endswith("\n"), what
         stray = {f for f in new if not any(pathlib.PurePath(f).match(g) for g in outputs)}
         assert not stray, f"{what}\nfiles written outside the named outputs: {sorted(stray)}"
+        if after is not None:
+            after(code, what)
 
 
 def _files(d: str) -> set:
@@ -413,3 +421,260 @@ def test_flag_combinations():
 @pytest.mark.slow
 def test_flag_combinations_long():
     _flag_case(FLAGS_LONG)()
+
+
+# --- files of every kind: FIFOs, devices, links, huge and endless files (issue #65, item 8) --------
+def _mknod(p: pathlib.Path, minor: int) -> None:
+    """A character device of the memory driver made here (1, 3: like /dev/null; 5: /dev/zero;
+    7: /dev/full): never the system's own nodes."""
+    os.mknod(p, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
+
+
+def _huge(p: pathlib.Path) -> None:
+    with open(p, "wb") as f:  # sparse: one byte over the bound, no disk used
+        f.truncate((256 << 20) + 1)
+
+
+def _linked(good: bytes):
+    def make(p: pathlib.Path) -> None:
+        (p.parent / f".{p.name}.target").write_bytes(good)
+        p.symlink_to(f".{p.name}.target")
+
+    return make
+
+
+#: kind -> (maker of a file of that kind at a path, or None where it needs root)
+KINDS = {
+    "fifo": os.mkfifo,
+    "link-to-dev-zero": lambda p: p.symlink_to("/dev/zero"),  # only ever read
+    "zero-node": (lambda p: _mknod(p, 5)) if os.geteuid() == 0 else None,
+    "null-node": (lambda p: _mknod(p, 3)) if os.geteuid() == 0 else None,
+    "dangling-link": lambda p: p.symlink_to("nowhere"),
+    "link-loop": lambda p: p.symlink_to(p.name),
+    "directory": lambda p: p.mkdir(),
+    "huge": _huge,
+    "empty": lambda p: p.write_bytes(b""),
+}
+INPUT_KINDS = st.sampled_from(sorted(k for k, make in KINDS.items() if make is not None))
+
+
+def _input_kind_case(settings_):
+    trace = TRACES[0].read_bytes()
+
+    @settings_
+    @given(kind=st.one_of(INPUT_KINDS, st.just("link-to-good")),
+           cmd=st.sampled_from(READERS + [(["simulate", "--partition-script", "in.json"],
+                                           set())]))
+    def case(kind, cmd):
+        args, outs = cmd
+        make = _linked(trace) if kind == "link-to-good" else KINDS[kind]
+        if kind == "link-to-good" and args[0] == "simulate":
+            return  # a trace is no partition script: covered by the mutations above
+        run(args, {"in.json": make}, outs)
+
+    return case
+
+
+def test_inputs_of_every_kind():
+    """A FIFO (which would hang a reader), a device or a link to /dev/zero (endless), a file over
+    the bound, a link loop, a directory: one line and exit 2 each, never a hang or memory spent;
+    a link to a good trace reads the trace."""
+    _input_kind_case(FAST)()
+
+
+@pytest.mark.slow
+def test_inputs_of_every_kind_long():
+    _input_kind_case(LONG)()
+
+
+OUTPUT_KINDS = ["null-node", "dangling-link", "directory", "other-kind", "a-trace",
+                "link-to-a-trace"]
+
+
+def _output_kind_case(settings_):
+    trace = TRACES[0].read_bytes()
+    writers = [
+        (["show", "in.json", "-o", "out"], "picture"),
+        (["replay", "-q", "in.json", "--html", "out"], "picture"),
+        (["export", "in.json", "-q", "--max-runs", "3", "--seeds", "2", "--max-rounds", "100",
+          "-o", "out"], "partition script"),
+        (["export", "in.json", "--format", "zookeeper", "-o", "out"], "schedule"),
+        (["simulate", "--rounds", "50", "--dump", "out"], "dump"),
+    ]
+
+    @settings_
+    @given(kind=st.sampled_from([k for k in OUTPUT_KINDS
+                                 if k != "null-node" or os.geteuid() == 0]),
+           writer=st.sampled_from(writers), force=st.booleans())
+    def case(kind, writer, force):
+        args, _ = writer
+        makers = {"null-node": KINDS["null-node"], "dangling-link": KINDS["dangling-link"],
+                  "directory": KINDS["directory"],
+                  "other-kind": lambda p: p.write_bytes(b"my own notes\n"),
+                  "a-trace": lambda p: p.write_bytes(trace), "link-to-a-trace": _linked(trace)}
+        original = {}
+
+        def after(code, what):
+            out = pathlib.Path("out")
+            if kind == "null-node":  # written in place: still the device
+                assert stat.S_ISCHR(out.stat().st_mode), what
+            if kind in ("dangling-link", "link-to-a-trace"):  # the link stays a link
+                assert out.is_symlink(), what
+            if kind in ("other-kind", "a-trace", "link-to-a-trace") and not force:
+                # another kind of file is never replaced without --force
+                assert code == 2 and "give --force to replace it" in what, what
+                assert out.read_bytes() == original["bytes"], what
+            if kind == "directory":
+                assert code == 2 and out.is_dir(), what
+
+        def make(p):
+            makers[kind](p)
+            if kind in ("other-kind", "a-trace", "link-to-a-trace"):
+                original["bytes"] = p.read_bytes()
+
+        run(args + (["--force"] if force else []), {"in.json": trace, "out": make},
+            {"out", "nowhere", ".out.target"}, after)
+
+    return case
+
+
+def test_outputs_of_every_kind():
+    """A device node is written in place, a link's target is written and the link stays, a
+    directory or a file of another kind is refused in one line (unless --force)."""
+    _output_kind_case(FAST)()
+
+
+@pytest.mark.slow
+def test_outputs_of_every_kind_long():
+    _output_kind_case(LONG)()
+
+
+# --- forged checkpoint internals: parent tables, counts, level files ------------------------------
+MID_ARGS = ["--nodes", "2", "--network", "bag", "--max-timeouts", "1", "--proposals", "2", "-q"]
+
+
+@pytest.fixture(scope="module")
+def mid_checkpoint(tmp_path_factory):
+    """A checkpoint at level 6 of a search whose violations come at depth 11 (as `check MID_ARGS`
+    resumes it): its files (name -> bytes)."""
+    import shutil
+
+    from zabmc.explore import Env, ExploreConfig
+    from zabmc.explore import checkpoint as ck
+    from zabmc.explore.bfs import BFS
+    from zabmc.explore.codec import choose_codec, make_codec
+    from zabmc.invariants import DEFAULT_PROPERTIES, Checker
+    from zabmc.core.model import get_model
+
+    env = Env(get_model("db19"), ExploreConfig(nodes=2, network="bag", max_timeouts=1,
+                                               proposals=2), Checker(DEFAULT_PROPERTIES))
+    ident = ck.identity(model=env.model.name, config=env.config, invariants=env.checker.names,
+                        strategy="bfs", stop_at_first=True, codec=choose_codec(env))
+    d = tmp_path_factory.mktemp("mid")
+    work, copy = d / "work", d / "level-6"
+
+    def keep(line):
+        if "checkpoint: level 6," in line:
+            shutil.copytree(work, copy)
+
+    BFS(env, checkpoint=ck.Checkpointer(str(work), ident, every=0, log=keep),
+        codec=make_codec(ident["codec"], env)).run()
+    return {f"ck/{p.name}": p.read_bytes() for p in copy.iterdir()}
+
+
+def _recompute(files: dict, key: str, data: bytes, body_change=None) -> dict:
+    """`files` with checkpoint part `key` (seen, parents, frontier) replaced by `data`, and the
+    manifest's size and checksum for it recomputed, as a forger would."""
+    from xxhash import xxh3_128
+
+    from zabmc.explore.checkpoint import _digest
+
+    doc = json.loads(files["ck/manifest.json"])
+    body = doc["body"]
+    e = body["files"][key]
+    out = dict(files)
+    out[f"ck/{e['name']}"] = data
+    e["size"], e["xxh3"] = len(data), xxh3_128(data).hexdigest()
+    if body_change is not None:
+        body_change(body)
+    out["ck/manifest.json"] = json.dumps({"body": body, "xxh3": _digest(body)}).encode()
+    return out
+
+
+@st.composite
+def forged_checkpoint(draw, files):
+    from array import array
+
+    body = json.loads(files["ck/manifest.json"])["body"]
+    levels, names = body["levels"], {k: f"ck/{e['name']}" for k, e in body["files"].items()}
+    how = draw(st.sampled_from(["parents", "parents-all", "levels", "seen-count", "kind"]))
+    if how in ("parents", "parents-all"):
+        raw = bytearray(files[names["parents"]])
+        pos, spans = 0, []
+        for n in levels:
+            spans.append((pos, n))
+            pos += 6 * n
+        value = st.one_of(st.integers(0, 3), st.sampled_from([0xFFFFFFF0, 0xFFFFFFFF]),
+                          st.integers(0, max(levels)))
+        if how == "parents-all":  # every index of every level the same value
+            v = draw(value)
+            for start, n in spans:
+                raw[start:start + 4 * n] = array("I", [v] * n).tobytes()
+        else:
+            for _ in range(draw(st.integers(1, 4))):
+                level = draw(st.integers(0, len(levels) - 1))
+                start, n = spans[level]
+                k = draw(st.integers(0, n - 1))
+                raw[start + 4 * k:start + 4 * k + 4] = array("I", [draw(value)]).tobytes()
+        return _recompute(files, "parents", bytes(raw))
+    if how == "levels":  # counts moved between levels, their sum kept
+        a, b = draw(st.integers(0, len(levels) - 2)), draw(st.integers(1, len(levels) - 1))
+        moved = list(levels)
+        k = draw(st.integers(1, 3))
+        moved[a] += k
+        moved[b] -= k
+        return _recompute(files, "parents", files[names["parents"]],
+                          lambda body: body.__setitem__("levels", moved))
+    if how == "seen-count":  # fingerprints added or dropped, the count in the manifest kept
+        seen = files[names["seen"]]
+        k = draw(st.integers(1, 3))
+        data = seen[:-16 * k] if draw(st.booleans()) else seen + seen[:16 * k]
+        return _recompute(files, "seen", data)
+    part = draw(st.sampled_from(sorted(names)))
+    kind = draw(INPUT_KINDS)
+    return dict(files, **{names[part]: KINDS[kind]})
+
+
+def _resume_confirms(code, what):
+    """A resumed run that reports a violation wrote traces that replay to it."""
+    if code != 10:
+        return
+    traces = sorted(pathlib.Path(".").glob("zabmc-db19-*.trace.json"))
+    assert traces, what
+    for t in traces:
+        try:
+            main(["replay", "-q", str(t)])
+        except SystemExit as e:
+            assert e.code == 10, f"{what}\n{t} does not replay to its violation"
+
+
+def _forged_checkpoint_case(files, settings_):
+    @settings_
+    @given(forged=forged_checkpoint(files))
+    def case(forged):
+        run(["check", *MID_ARGS, "--resume", "ck"], forged, {"ck/*", "zabmc-db19-*.trace.json"},
+            _resume_confirms)
+
+    return case
+
+
+def test_forged_checkpoint_internals(mid_checkpoint):
+    """Parent tables of wrong or out-of-range indices, level counts moved, visited sets of the
+    wrong size, level files that are FIFOs, devices or links: exit 2 in one line, or a result
+    whose counterexamples replay, never an internal error or a violation that is not there."""
+    _forged_checkpoint_case(mid_checkpoint, FAST)()
+
+
+@pytest.mark.slow
+def test_forged_checkpoint_internals_long(mid_checkpoint):
+    _forged_checkpoint_case(mid_checkpoint, LONG)()

@@ -227,8 +227,11 @@ def test_a_wrong_expectation_is_not_realised(tmp_path):
                                            "leading, server 1 says following")
 
 
-def test_an_interrupted_run_leaves_no_server(tmp_path):
-    env = dict(os.environ, TMPDIR=str(tmp_path))
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_run_leaves_no_server(tmp_path, sig, code):
+    """SIGINT exits 130 and SIGTERM 143 (it used to end the process with the bare signal, -15),
+    both after stopping the servers and removing their work directory."""
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(REPO))
     p = subprocess.Popen([sys.executable, "-m", "zabmc", "real",
                           str(CORPUS / "zookeeper-4646-acked.trace.json")],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
@@ -245,14 +248,14 @@ def test_an_interrupted_run_leaves_no_server(tmp_path):
         # for its servers (on a loaded machine it did: exit 10, the verdict, instead of 130)
         p.send_signal(signal.SIGSTOP)
         assert len(_servers_of(str(tmp_path))) == 3
-        p.send_signal(signal.SIGINT)  # pending while stopped: taken on SIGCONT
+        p.send_signal(sig)  # pending while stopped: taken on SIGCONT
         p.send_signal(signal.SIGCONT)
         rc = p.wait(timeout=60)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
-    assert rc == 130
+    assert rc == code
     assert _servers_of(str(tmp_path)) == []
     assert not any(tmp_path.iterdir())  # the work directory went too
 

@@ -601,3 +601,28 @@ def test_where_netlink_is_missing_the_proxy_reads_proc_and_stops_asking(monkeypa
         first, second = proxy._listening_ports(), proxy._listening_ports()
     assert port in first and port in second
     assert tries == [socket.AF_NETLINK] and proxy._DIAG == {"usable": False}
+
+
+@pytest.mark.parametrize("entry,says", [
+    ({}, "entry 0: 'upto' must be an integer from 0 to 4611686018427387904"),
+    ({"step": 3, "upto": 2, "events": ["x"]},
+     "entry 0: 'upto' must be an integer from 3 to 4611686018427387904"),
+    ({"step": "3", "events": ["x"]}, "entry 0: 'step' must be an integer from 0 to "),
+    ({"step": 0, "upto": 0}, "entry 0: 'events' must be a non-empty list of the model's event "
+                             "texts"),
+    ({"step": 0, "upto": 0, "events": [1]}, "entry 0: 'events' must be a non-empty list"),
+], ids=["empty", "upto-before-step", "step-a-string", "no-events", "events-not-texts"])
+def test_an_entry_without_its_steps_or_events_is_refused_before_anything_runs(tmp_path, entry,
+                                                                              says):
+    """`zabmc real` with an entry `{}` was an internal KeyError (exit 1) once a write or a
+    mismatch named its steps (issue #65): validate refuses it, one line, exit 2."""
+    bad = {"format": "zabmc-zookeeper-schedule", "version": 1, "servers": 3, "source": None,
+           "entries": [entry]}
+    with pytest.raises(UsageError) as e:
+        schedule.validate(bad)
+    assert str(e.value).startswith("malformed schedule: " + says), str(e.value)
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(bad))
+    r = subprocess.run([sys.executable, "-m", "zabmc", "real", str(path)], capture_output=True,
+                       text=True, env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=120)
+    assert r.returncode == 2 and r.stderr == f"zabmc: error: {e.value}\n"

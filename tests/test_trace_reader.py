@@ -24,7 +24,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
 DB19 = CORPUS / "db19" / "fifo-duplicate-zxid.trace.json"
 ZK = CORPUS / "zk" / "zookeeper-4646.trace.json"
-LASSO = ROOT / "reports" / "liveness" / "zab-1419-nodes-3-proposals-0-depth-80.json"
+LASSO = ROOT / "reports" / "data" / "liveness" / "zab-1419-nodes-3-proposals-0-depth-80.json"
 
 
 def run(args, capsys):
@@ -144,7 +144,8 @@ def test_replay_help_lists_exit_code_2(capsys):
 def test_the_core_reader_imports_only_the_core_and_real_never_the_explorer():
     g = import_graph()
     assert {t for t in g.successors("zabmc.core.trace")} <= {
-        "zabmc.core", "zabmc.core.errors", "zabmc.core.model", "zabmc.core.properties"}
+        "zabmc.core", "zabmc.core.errors", "zabmc.core.files", "zabmc.core.model",
+        "zabmc.core.properties"}
     for name in g:
         if name == "zabmc.real" or name.startswith("zabmc.real."):
             bad = [t for t in g.successors(name) if t.startswith("zabmc.explore")]

@@ -198,9 +198,10 @@ class CheckSpec:
     def _validate_outputs(self) -> None:
         """--trace-out and --html can be written, and are not the same file: checked before the
         search, so that no finished search loses its result to a path."""
-        from zabmc.core.errors import check_outputs
+        from zabmc.core.files import check_outputs
 
-        check_outputs({"--trace-out": self.trace_out, "--html": self.html_out})
+        check_outputs({"--trace-out": self.trace_out, "--html": self.html_out},
+                      kinds={"--trace-out": "trace", "--html": "picture"}, force=self.force)
 
     def _validate_search(self) -> None:
         if self.max_states is not None and self.strategy != "dfs":
@@ -212,6 +213,8 @@ class CheckSpec:
             raise UsageError("--invariant and --no-invariants exclude each other")
         if self.walks < 1:
             raise UsageError(f"--walks must be at least 1, got {self.walks}")
+        if not 0 <= self.seed < 1 << 64:  # as zabmc simulate's
+            raise UsageError(f"--seed must be an unsigned 64-bit integer, got {self.seed}")
         self._validate_time_limit()
         if self.engine == "spark" and self.strategy != "bfs":
             raise UsageError("--engine spark runs breadth-first search only (--strategy bfs)")
@@ -219,9 +222,6 @@ class CheckSpec:
             raise UsageError("--resume works with --strategy bfs")
         if self.checkpoint_dir and self.strategy != "bfs":
             raise UsageError("--checkpoint works with --strategy bfs")
-        if self.force and not self.checkpoint_dir:
-            raise UsageError("--force goes with --checkpoint DIR (it lets the run replace the "
-                             "checkpoint in DIR)")
         self._validate_workers()
         if not (math.isfinite(self.checkpoint_every) and self.checkpoint_every >= 0):
             raise UsageError(f"--checkpoint-every must be a finite number of seconds, not "

@@ -2,21 +2,31 @@
 
 `main()` owns error handling and exit codes for every command:
 0 success / no violation (or the reader of stdout went away early), 10 a property violation,
-2 bad usage or input (one line, no traceback), 1 an internal error (one line; `ZABMC_DEBUG=1`
-shows the traceback), 130 interrupted.
+2 bad usage or input, or an output that could not be written (one line, no traceback; a
+command with a verdict keeps its verdict's code), 1 an internal error (one line;
+`ZABMC_DEBUG=1` shows the traceback), 3 `zabmc export` reproduced nothing, 4 `check
+--require-complete` incomplete, 130 interrupted (SIGINT), 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
 
-import io
 import os
-import re
 import sys
-from contextlib import contextmanager
 
-import click
+if os.path.basename(sys.argv[0] or "") == "zabmc":  # the console script: handlers before imports
+    from zabmc.core.signals import install_early
 
-from zabmc.core.errors import UsageError, ZabmcError
+    install_early()
+
+import io  # noqa: E402 - after the signal handlers, on purpose
+import re  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
+
+import click  # noqa: E402
+
+from zabmc.core import files  # noqa: E402
+from zabmc.core.errors import UsageError, ZabmcError  # noqa: E402
+from zabmc.core.signals import Terminated, end_interrupted, raising  # noqa: E402
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -32,8 +42,10 @@ EXIT_INCOMPLETE = 4  # check --require-complete: a clean run that did not exhaus
 def cli(ctx) -> None:
     """zabmc: an explicit-state model checker for ZooKeeper's atomic broadcast (ZAB).
 
-    Exit codes: 0 no violation, 10 property violation, 2 bad usage or input, 1 internal error,
-    130 interrupted, 143 terminated.
+    Exit codes: 0 no violation, 10 property violation, 2 bad usage or input (or an output that
+    could not be written: a command with a verdict keeps its code), 1 internal error, 3 `zabmc
+    export` reproduced nothing within its budget, 4 `zabmc check --require-complete` did not
+    exhaust its space, 130 interrupted (SIGINT), 143 terminated (SIGTERM).
     """
     if ctx.invoked_subcommand is None:  # bare `zabmc`: the command list, as `zabmc --help`
         click.echo(ctx.get_help())
@@ -60,27 +72,46 @@ class ReaderGone(Exception):
 class _Stdout:
     """sys.stdout while a command runs: the first write or flush that meets a closed pipe points
     fd 1 at /dev/null (so that nothing fails again, at exit either) and raises `ReaderGone`; within
-    `run_to_the_verdict()`, it returns instead and the command runs on."""
+    `run_to_the_verdict()`, it returns instead and the command runs on. Any other failure to write
+    (a full disk, an I/O error, a standard output that was closed) is noted in `failed` and the
+    command runs on, its output thrown away: `main` says so in one line and keeps the verdict's
+    exit code."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, closed: bool = False):
         self._stream = stream
         self.run_on = False
+        self.closed_at_start = closed
+        self.failed: str | None = None
+        self.reported = False  # an error line has named the failure already
 
-    def _gone(self) -> ReaderGone:
+    def _to_devnull(self) -> None:
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, self._stream.fileno())
             os.close(devnull)
         except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
             pass
+
+    def _gone(self) -> ReaderGone:
+        self._to_devnull()
         if not self.run_on:
             raise ReaderGone()
 
+    def _failed(self, e: OSError) -> None:
+        if self.failed is None:
+            self.failed = e.strerror or str(e)
+        self._to_devnull()
+
     def write(self, s):
+        if self.closed_at_start and self.failed is None and s:
+            self.failed = "it is closed"
         try:
             return self._stream.write(s)
         except BrokenPipeError:
             self._gone()
+            return len(s)
+        except OSError as e:
+            self._failed(e)
             return len(s)
 
     def flush(self):
@@ -88,9 +119,37 @@ class _Stdout:
             self._stream.flush()
         except BrokenPipeError:
             self._gone()
+        except OSError as e:
+            self._failed(e)
+            try:  # what the buffer still holds goes to /dev/null now
+                self._stream.flush()
+            except OSError:
+                pass
 
     def __getattr__(self, name):
         return getattr(self._stream, name)
+
+
+def _standard_fds() -> bool:
+    """fds 0, 1 and 2 that were closed (`zabmc ... >&-`) are opened on /dev/null, so that no file
+    zabmc opens takes their place (a trace file written by `print`); whether stdout was closed."""
+    closed = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(fd)
+    for fd in closed:
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+    if 2 in closed or sys.stderr is None:
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
+    if 1 in closed or sys.stdout is None:
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False))
+        return True
+    return False
 
 
 @contextmanager
@@ -133,12 +192,20 @@ def _fail(code: int, message: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from zabmc.explore.search import Terminated
+    with raising() as signals:  # from here to the exit code: SIGINT 130, SIGTERM 143
+        rv = _main(argv, signals)
+    rv = rv if isinstance(rv, int) else 0
+    end_interrupted(rv, signals)  # the command line's process, after a signal: ends here
+    sys.exit(rv)
 
-    _register()
+
+def _main(argv, signals) -> int:
+    closed = _standard_fds()
     stdout = sys.stdout
-    sys.stdout = _Stdout(stdout)
+    sys.stdout = out = _Stdout(stdout, closed)
     try:
+        files.new_run()
+        _register()
         words = list(sys.argv[1:] if argv is None else argv)
         rv = cli.main(args=words, prog_name="zabmc", standalone_mode=False, obj={"argv": words})
         sys.stdout.flush()
@@ -146,8 +213,8 @@ def main(argv: list[str] | None = None) -> None:
         rv = e.exit_code
     except click.exceptions.Abort as e:
         # click turns an EOFError into Abort as it does Ctrl-C: only the latter is an interruption
-        if not isinstance(e.__context__, EOFError):
-            rv = 130
+        if not isinstance(e.__context__, EOFError):  # (click has ended the ^C line)
+            rv = _fail(130, "interrupted")
         elif os.environ.get("ZABMC_DEBUG"):
             raise
         else:
@@ -173,4 +240,10 @@ def main(argv: list[str] | None = None) -> None:
                    "(set ZABMC_DEBUG=1 for the traceback)")
     finally:
         sys.stdout = stdout
-    sys.exit(rv if isinstance(rv, int) else 0)
+    rv = rv if isinstance(rv, int) else 0
+    if out.failed is not None and not out.reported:  # the output is lost: say so; never exit 0
+        _fail(EXIT_USAGE, f"cannot write standard output: {out.failed}")
+        rv = rv if rv != EXIT_OK else EXIT_USAGE
+    if signals.got and rv == EXIT_OK:  # a signal the command swallowed: never exit 0
+        rv = 128 + int(signals.got[0])
+    return rv

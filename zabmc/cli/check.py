@@ -15,7 +15,8 @@ from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli, run_to_the_verdict
 from zabmc.cli.options import SectionedCommand, check_options, spec_of
 from zabmc.cli.results import (completeness, interrupted_code, report, terminate_as_exception,
                                write_html)
-from zabmc.core.errors import UsageError, check_outputs
+from zabmc.core.errors import UsageError
+from zabmc.core.files import check_outputs
 from zabmc.explore.outcome import StopReason
 
 
@@ -25,10 +26,11 @@ def check(**params):
     """Explore every interleaving, drop, timeout, heartbeat, proposal, crash and restart within
     the bounds.
 
-    Exit codes: 0 no violation within the bounds, 10 a property violation, 2 bad usage,
-    1 internal error or out of memory, 4 incomplete with --require-complete, 130 interrupted
-    (SIGINT), 143 terminated (SIGTERM); an interrupted search prints and saves its partial result
-    and never exits 0.
+    Exit codes: 0 no violation within the bounds, 10 a property violation, 2 bad usage (or,
+    without a violation, a file asked for that could not be written: a checkpoint on a full
+    disk, standard output), 1 internal error or out of memory, 4 incomplete with
+    --require-complete, 130 interrupted (SIGINT), 143 terminated (SIGTERM); an interrupted search
+    prints and saves its partial result and never exits 0. Files: docs/files.md.
     """
     with run_to_the_verdict():
         return run_check(spec_of(params).validate())
@@ -69,15 +71,20 @@ def run_check(spec) -> int:
 @click.argument("trace_file", type=click.Path(dir_okay=False))
 @click.option("--quiet", "-q", is_flag=True, help="Print only the confirmation and digest.")
 @click.option("--html", "html_out", default=None, metavar="FILE",
-              help="Also draw the trace as a sequence chart in one self-contained HTML file.")
-def replay(trace_file, quiet, html_out):
+              help="Also draw the trace as a sequence chart in one self-contained HTML file. An "
+                   "existing file is replaced only if it is a picture zabmc drew, unless "
+                   "--force.")
+@click.option("--force", is_flag=True,
+              help="Let --html replace an existing file that is not a picture zabmc drew.")
+def replay(trace_file, quiet, html_out, force):
     """Re-execute a counterexample trace through the kernel and confirm its violation.
 
     Prints the final state's canonical-dump SHA-256. Exit codes: 10 the recorded violation (or
     lasso) is confirmed, 0 the trace records none and none occurs, 1 the replay disagrees with
     the file (its violation, its lasso or its final_sha256; one line on stderr says what),
     2 bad usage or a bad trace file (one line: not a trace, a field of the wrong type, a step or
-    property the file cannot have, events that do not apply, states not the model's).
+    property the file cannot have, events that do not apply, states not the model's; an --html
+    that cannot be written), 130 interrupted (SIGINT), 143 terminated (SIGTERM).
     """
     from rich.console import Console
     from rich.markup import escape
@@ -86,12 +93,13 @@ def replay(trace_file, quiet, html_out):
     from zabmc.explore.trace import replay as do_replay
     from zabmc.report.console import print_trace
 
-    check_outputs({"--html": html_out}, {"trace file": trace_file})
+    check_outputs({"--html": html_out}, {"trace file": trace_file}, kinds={"--html": "picture"},
+                  force=force)
     result = do_replay(load(trace_file))
     console = Console(highlight=False, soft_wrap=True)
     t = result.trace
     if html_out:
-        write_html(html_out, t)
+        write_html(html_out, t, (), "--html", force)
     if not quiet:
         print_trace(console, t)
     if agrees(result):
@@ -124,8 +132,11 @@ def _confirmation(result) -> str:
 @cli.command()
 @click.argument("trace_file", metavar="TRACE")
 @click.option("-o", "--output", "output", required=True, metavar="FILE",
-              help="The HTML file to write.")
-def show(trace_file, output):
+              help="The HTML file to write (`-`: standard output). An existing file is replaced "
+                   "only if it is a picture zabmc drew, unless --force.")
+@click.option("--force", is_flag=True,
+              help="Let -o replace an existing file that is not a picture zabmc drew.")
+def show(trace_file, output, force):
     """Draw a counterexample trace as a message sequence chart: one self-contained HTML file
     (inline SVG; nothing is fetched), a lane per node, an arrow per message, the violating step
     marked.
@@ -133,22 +144,25 @@ def show(trace_file, output):
     The trace is replayed through the kernel first, as `zabmc replay` does, and only what the
     replay confirms is drawn: a trace or lasso that replay does not confirm (its violation, its
     loop, its dead end or its final digest is not what the file says) is refused with one line
-    and exit 2, and nothing is written. Exit codes: 0 drawn, 2 bad usage or input, 1 internal
-    error."""
+    and exit 2, and nothing is written. Exit codes: 0 drawn, 2 bad usage or input (or the file
+    could not be written), 1 internal error, 130 interrupted (SIGINT), 143 terminated
+    (SIGTERM)."""
     from zabmc.explore.trace import load
     from zabmc.explore.trace import replay as do_replay
 
-    check_outputs({"-o": output}, {"trace file": trace_file})
+    check_outputs({"-o": output}, {"trace file": trace_file}, kinds={"-o": "picture"},
+                  force=force)
     result = do_replay(load(trace_file))
     if not agrees(result):
         raise UsageError(f"{trace_file} is not confirmed by replay ({disagreement(result)}): "
                          f"nothing drawn; `zabmc replay {trace_file}` shows the replayed run")
-    write_html(output, result.trace)
+    write_html(output, result.trace, (), "-o", force)
     t = result.trace
     what = f"{t.violation.property} at step {t.violation_step}" if t.violation else "no violation"
     if t.lasso is not None:
         what = f"{article(t.lasso['property'])} {t.lasso['property']} lasso ({t.lasso['kind']})"
-    click.echo(f"wrote {output}: {len(t.events)} steps, {what}")
+    where = "standard output" if output == "-" else output
+    click.echo(f"wrote {where}: {len(t.events)} steps, {what}", err=output == "-")
     return EXIT_OK
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 import click
 
 from zabmc.cli import EXIT_OK, cli
-from zabmc.core.errors import UsageError, check_outputs
+from zabmc.core import files
+from zabmc.core.errors import UsageError
+from zabmc.core.files import check_outputs
 
 # `zabmc export` found no simulator run that reproduces the violation within its budget.
 EXIT_NOT_REPRODUCED = 3
@@ -22,7 +23,11 @@ EXIT_NOT_REPRODUCED = 3
               help="A partition script, or the same events as JSON (zabmc-partition-events v1); "
                    "zookeeper: a fault schedule for `zabmc real` (traces of the zk models).")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
-              help="Write here [default: standard output].")
+              help="Write here (`-`: standard output) [default: standard output]. An existing "
+                   "file is replaced only if it is a script, events file or schedule zabmc "
+                   "wrote, unless --force.")
+@click.option("--force", is_flag=True,
+              help="Let -o replace an existing file that is not of the kind being written.")
 @click.option("--max-runs", type=int, default=4000, show_default=True,
               help="Budget: simulator runs tried by the search.")
 @click.option("--seeds", type=int, default=1000, show_default=True,
@@ -32,7 +37,7 @@ EXIT_NOT_REPRODUCED = 3
 @click.option("--no-shrink", is_flag=True,
               help="Keep every cut of the winning run instead of removing the unneeded ones.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def export_cmd(trace_file, fmt, output, max_runs, seeds, max_rounds, no_shrink, quiet):
+def export_cmd(trace_file, fmt, output, force, max_runs, seeds, max_rounds, no_shrink, quiet):
     """Turn a counterexample trace into a partition script that reproduces its violation.
 
     Searches simulator seeds, run lengths, proposal counts and link-cut schedules derived from the
@@ -43,11 +48,16 @@ def export_cmd(trace_file, fmt, output, max_runs, seeds, max_rounds, no_shrink, 
     ZooKeeper ensemble instead (run it with `zabmc real`; docs/real-zookeeper.md).
 
     Exit codes: 0 a verified script was written, 3 nothing reproduced the violation within the
-    budget (nothing written), 2 bad usage or input, 1 internal error.
+    budget (nothing written), 2 bad usage or input, or the output could not be written (a full
+    disk: one line, no "wrote"), 1 internal error, 130 interrupted (SIGINT), 143 terminated
+    (SIGTERM). Files: docs/files.md.
     """
-    check_outputs({"-o": output}, {"trace file": trace_file})
+    if output == "-":
+        output = None
+    kind = KINDS[fmt]
+    check_outputs({"-o": output}, {"trace file": trace_file}, kinds={"-o": kind}, force=force)
     if fmt == "zookeeper":
-        return _export_zookeeper(trace_file, output)
+        return _export_zookeeper(trace_file, output, force)
     from rich.console import Console
 
     from zabmc.export import (Budget, NotFound, json_document, read_trace, script_comments,
@@ -84,7 +94,7 @@ def export_cmd(trace_file, fmt, output, max_runs, seeds, max_rounds, no_shrink, 
         text = json.dumps(json_document(facts, result, command), indent=2) + "\n"
     else:
         text = result.script.to_text(script_comments(facts, result, command))
-    _write(text, output)
+    _write(text, output, kind, force)
     v = result.violation
     status.print(f"verified: the simulator reproduces {v.property} at tick {result.tick} "
                  f"(trace step {facts.step}) with {len(result.script.directives)} cut "
@@ -121,35 +131,25 @@ def _search(facts, budget, err, max_runs: int, quiet: bool):
         return search(facts, budget, progress)
 
 
-def _write(text: str, output: str | None) -> None:
-    """Standard output, or the file, written whole (a temporary file renamed over it)."""
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    tmp = f"{output}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, output)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise UsageError(f"cannot write {output}: {e.strerror}") from None
+#: --format -> the kind of file it writes (`zabmc.core.files.KINDS`)
+KINDS = {"partition-script": "partition script", "json": "partition events",
+         "zookeeper": "schedule"}
 
 
-def _export_zookeeper(trace_file: str, output: str | None) -> int:
+def _write(text: str, output: str | None, kind: str, force: bool) -> None:
+    """Standard output, or the file (`zabmc.core.files.write`: atomically beside a regular file,
+    in place on a device or FIFO, through a symbolic link to its target)."""
+    files.write("-" if output is None else output, text, kind, kind=kind, flag="-o", force=force)
+
+
+def _export_zookeeper(trace_file: str, output: str | None, force: bool) -> int:
     from zabmc.cli.real import trace_schedule
     from zabmc.core.trace import read_document
-    from zabmc.real.schedule import save
 
     schedule = trace_schedule(read_document(trace_file), trace_file)
-    if output is None:
-        sys.stdout.write(json.dumps(schedule, indent=1) + "\n")
-    else:
-        save(schedule, output)
+    # as `zabmc.real.schedule.save` writes it, through the one writer
+    _write(json.dumps(schedule, indent=1) + "\n", output, "schedule", force)
+    if output is not None:
         n = len(schedule["entries"])
         click.echo(f"wrote {output}: {n} schedule entries for {schedule['servers']} servers "
                    f"(model steps 0..{schedule['source']['steps']}); run it with "

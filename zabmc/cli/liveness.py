@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from zabmc.cli.results import print_end, trace_path, write_html
+from zabmc.cli.results import print_end, save_trace, trace_path, write_html
 from zabmc.explore.outcome import StopReason
 from zabmc.report.console import print_show_hint, print_trace, replay_hint
 
@@ -34,7 +34,7 @@ def save(spec, res, env, failed):
                           "lasso")
         if os.path.isfile(path):  # not /dev/null, a pipe or a terminal
             replaced.add(path)
-        if failed.attempt(trace.save, path):
+        if failed.attempt(save_trace, trace, path, spec.force):
             paths[lasso.property] = path
         traces.append(trace)
     return traces, paths, replaced
@@ -48,7 +48,7 @@ def show(spec, res, saved, console, failed) -> None:
         if spec.html_out:
             out = trace_path(spec.html_out, res.model, trace.lasso["property"], len(traces) > 1,
                              "lasso", ".html")
-            if failed.attempt(write_html, out, trace):
+            if failed.attempt(write_html, out, trace, (), "--html", spec.force):
                 console.print(f"picture of the {trace.lasso['property']} lasso written to {out}",
                               highlight=False)
     print_end(spec, console, bool(traces), lambda: result_json(res, paths),

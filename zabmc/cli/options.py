@@ -133,7 +133,8 @@ def strategy_options():
                      show_default=True,
                      help="bfs: shortest counterexamples; dfs: memory = the path; random: seeded "
                           "walks."),
-        _int("--seed", "Seed for --strategy random."),
+        _int("--seed", "Seed for --strategy random (an unsigned 64-bit integer, as zabmc "
+                       "simulate's)."),
         _int("--walks", "Walks for --strategy random."),
         click.option("--no-shorten", is_flag=True,
                      help="Keep dfs/random counterexamples as found (default: shorten them by "
@@ -151,7 +152,8 @@ def output_options():
                      help="Counterexample trace file [default: "
                           "zabmc-<model>-<property>.trace.json]; with --all, or when one step "
                           "breaks several properties, FILE-<property>.json per property "
-                          "(/dev/null takes them all)."),
+                          "(/dev/null takes them all). An existing trace is replaced; any other file "
+                          "only with --force."),
         click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary."),
         click.option("--html", "html_out", default=None, metavar="FILE",
                      help="Draw the counterexample as a sequence chart in one self-contained HTML "
@@ -209,7 +211,9 @@ def long_run_options():
                           "table)."),
         click.option("--force", is_flag=True,
                      help="Let --checkpoint DIR replace a checkpoint already there (without it, a "
-                          "run that does not --resume that checkpoint is refused)."),
+                          "run that does not --resume that checkpoint is refused), and "
+                          "--trace-out and --html replace an existing file that is not a trace "
+                          "or a picture zabmc wrote (without it, refused)."),
         click.option("--spill-dir", default=None, metavar="DIR",
                      help="bfs: where levels that do not fit go [default: $TMPDIR]; directories "
                           "left there by runs killed with SIGKILL are removed."),

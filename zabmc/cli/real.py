@@ -9,18 +9,35 @@ import click
 
 from zabmc.cli import EXIT_OK, EXIT_VIOLATION, cli
 from zabmc.cli.options import FiniteFloat
-from zabmc.core.errors import UsageError, check_outputs
+from zabmc.core.errors import UsageError
+from zabmc.core.files import check_outputs
 
 #: the servers did not show the model's state at some step (a finding about the model or the
 #: translation, never smoothed over)
 EXIT_NOT_REALISED = 3
 
 
+def save_schedule_file(schedule: dict, path: str, flag: str, force: bool = False) -> None:
+    """A schedule as `zabmc.real.schedule.save` writes it, through the one writer
+    (`zabmc.core.files.write`)."""
+    from zabmc.core import files
+
+    files.write(path, json.dumps(schedule, indent=1) + "\n", "schedule", kind="schedule",
+                flag=flag, force=force)
+
+
 def _load_source(path: str) -> tuple[dict, str]:
     """A schedule, or a trace translated to one; and what it was (the file read once)."""
+    from zabmc.core.files import read_bytes
     from zabmc.core.trace import is_trace
-    from zabmc.real.schedule import FORMAT, read_json, validate
-    data = read_json(path)
+    from zabmc.real.schedule import FORMAT, validate
+
+    # the one reader: a regular file of at most 256 MiB (a FIFO or a device is one line)
+    raw = read_bytes(path, "schedule or trace file")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as e:
+        raise UsageError(f"{path} is not JSON: {str(e).splitlines()[0][:120]}") from None
     if isinstance(data, dict) and data.get("format") == FORMAT:
         return validate(data), "schedule"
     if not is_trace(data):
@@ -155,7 +172,10 @@ def _exit(out) -> int:
               help="A directory of ZooKeeper jars to run instead of Debian's package "
                    "(a release, or a build with a patch under review).")
 @click.option("--save-schedule", type=click.Path(dir_okay=False), default=None,
-              help="Also write the schedule a trace was translated to.")
+              help="Also write the schedule a trace was translated to (an existing file only "
+                   "if it is a schedule, unless --force).")
+@click.option("--force", is_flag=True,
+              help="Let --save-schedule replace an existing file that is not a schedule.")
 @click.option("--no-conformance", is_flag=True,
               help="Do not compare the servers with the model's states after each entry.")
 @click.option("--conform-timeout", type=FiniteFloat(0.5, 3600), default=30.0,
@@ -163,7 +183,7 @@ def _exit(out) -> int:
 @click.option("--keep", is_flag=True, help="Keep the work directory (data, logs, configs).")
 @click.option("--json", "as_json", is_flag=True, help="The result as JSON on standard output.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the result.")
-def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_schedule,
+def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_schedule, force,
              no_conformance, conform_timeout, keep, as_json, quiet):
     """Run a `zk` counterexample's faults (or random ones) on real ZooKeeper servers.
 
@@ -180,7 +200,8 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_sched
 
     Exit codes: 0 realised and no violation, 10 a property violated on the real servers' data,
     3 not realised (the servers did not show the model's state at some step; nothing violated),
-    2 bad usage or input (also: Java or ZooKeeper missing), 1 internal error, 130 interrupted.
+    2 bad usage or input (also: Java or ZooKeeper missing), 1 internal error, 130 interrupted
+    (SIGINT), 143 terminated (SIGTERM).
     """
     from rich.console import Console
 
@@ -190,7 +211,8 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_sched
         raise UsageError("give a trace or schedule file, or --random N (not both)")
     if save_schedule and source is None:
         raise UsageError("--save-schedule goes with a trace")
-    check_outputs({"--save-schedule": save_schedule}, {"trace": source})
+    check_outputs({"--save-schedule": save_schedule}, {"trace": source},
+                  kinds={"--save-schedule": "schedule"}, force=force)
     dist = find_zookeeper(zk_dir)
     byteman = find_byteman()
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
@@ -199,8 +221,7 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_sched
                          as_json, quiet, conform_timeout)
     schedule, what = _load_source(source)
     if save_schedule:
-        from zabmc.real.schedule import save
-        save(schedule, save_schedule)
+        save_schedule_file(schedule, save_schedule, "--save-schedule", force)
     from zabmc.real.runner import run
     if not quiet:
         src = schedule.get("source") or {}
@@ -220,7 +241,6 @@ def _campaign(console, dist, byteman, count, seed, servers, steps, out_dir, keep
               quiet, conform_timeout) -> int:
     from zabmc.real.campaign import generate
     from zabmc.real.runner import run
-    from zabmc.real.schedule import save
 
     rows, failed = [], 0
     for k in range(count):
@@ -239,7 +259,7 @@ def _campaign(console, dist, byteman, count, seed, servers, steps, out_dir, keep
                 os.makedirs(out_dir, exist_ok=True)
             except OSError as e:
                 raise UsageError(f"cannot create {out_dir}: {e.strerror}") from None
-            save(schedule, path)
+            save_schedule_file(schedule, path, "--out")
             row["schedule"] = path
             row["violations"] = [v.to_json() for v in out.violations]
         rows.append(row)

@@ -13,7 +13,9 @@ from contextlib import contextmanager
 
 import click
 
-from zabmc.cli import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATION, invoked_words
+from zabmc.cli import (EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION,
+                       invoked_words)
+from zabmc.core import files
 from zabmc.core.errors import UsageError
 from zabmc.explore.outcome import StopReason
 
@@ -36,15 +38,20 @@ def trace_path(base: str | None, model: str, prop: str, many: bool, kind: str = 
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}")
 
 
-def write_html(path: str, trace, others=()) -> None:
-    """Draw `trace` into `path` (one self-contained HTML file); a one-line error if it cannot."""
+def write_html(path: str, trace, others=(), flag: str = "--html", force: bool = False) -> None:
+    """Draw `trace` into `path` (one self-contained HTML file; `-`: standard output); a one-line
+    error if it cannot, or if `path` is a file of another kind than a picture (`flag` names the
+    option) and not `force`."""
     from zabmc.report.html import render
 
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(render(trace, others))
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+    files.write(path, render(trace, others), "picture", kind="picture", flag=flag, force=force)
+
+
+def save_trace(trace, path: str, force: bool = False) -> None:
+    """A counterexample as a trace file (the document `Trace.save` writes), through the one
+    writer: an existing file that is not a trace is refused unless `force`."""
+    files.write(path, json.dumps(trace.to_json(), indent=1) + "\n", "trace file", kind="trace",
+                flag="--trace-out", force=force)
 
 
 @contextmanager
@@ -96,9 +103,14 @@ def report(spec, outcome, env, console, kind=None) -> int:
     saved = kind.save(spec, outcome, env, failed)
     kind.show(spec, outcome, saved, console, failed)
     resume_hint(outcome, console)
+    if outcome.extra.get("checkpoint_error"):  # a full disk: the search went on without them
+        failed.append(outcome.extra["checkpoint_error"])
     for message in failed:
         click.echo(f"zabmc: error: {message}", err=True)
-    return exit_code(outcome)
+    code = exit_code(outcome)
+    if failed and code == EXIT_OK:  # a file asked for is not there: never exit 0
+        code = EXIT_USAGE
+    return code
 
 
 class Failed(list):
@@ -211,7 +223,7 @@ def _save(spec, outcome, env, failed):
         path = trace_path(spec.trace_out, env.model.name, found.violation.property, many)
         if os.path.isfile(path):  # not /dev/null, a pipe or a terminal
             replaced.add(path)
-        if failed.attempt(trace.save, path):
+        if failed.attempt(save_trace, trace, path, spec.force):
             trace_paths[found.violation.property] = path
         traces.append(trace)
     return traces, trace_paths, replaced
@@ -232,7 +244,7 @@ def _print(spec, outcome, traces, trace_paths, replaced, console, failed) -> Non
         for first, *others in groups.values():
             path = trace_path(spec.html_out, spec.model_obj.name, first.violation.property,
                               len(groups) > 1)
-            if failed.attempt(write_html, path, first, others):
+            if failed.attempt(write_html, path, first, others, "--html", spec.force):
                 pictures.append((first.violation.property, path))
     print_end(spec, console, bool(traces), lambda: outcome_json(outcome, trace_paths),
               lambda: print_summary(console, outcome, trace_paths, replaced))

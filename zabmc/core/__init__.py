@@ -1,6 +1,8 @@
 """The core layer: what every other part of zabmc stands on, and which stands on none of them.
 
 - `zabmc.core.errors`: the one root of the errors a user sees (bad input, exit 2) and their texts;
+- `zabmc.core.files`: the one writer and the one reader of every file zabmc writes or reads;
+- `zabmc.core.signals`: SIGINT and SIGTERM from a command's first instruction to its last;
 - `zabmc.core.model`: the contract a protocol model implements, and the registry models add
   themselves to;
 - `zabmc.core.events`: the events of a run (deliveries, drops, timers, crashes, a model's own

@@ -19,7 +19,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from .errors import UsageError, parse_json, read_text
+from .errors import UsageError
+from .files import parse_json, read_text
 from .model import get_model
 from .properties import ALWAYS, EVENTUALLY, of_kind
 

@@ -18,6 +18,7 @@ from array import array
 import numpy as np
 from xxhash import xxh3_128_digest
 
+from .checkpoint import CheckpointWriteError
 from .env import Env
 from .outcome import DEPTH_BOUND, EXHAUSTED, Outcome, StopReason
 from .por import Expansion
@@ -72,6 +73,7 @@ class BFS(Search):
     elapsed_before = 0.0  # seconds the search ran before the checkpoint it resumed from
     _boundary_prev = None
     _ck_written_at = None
+    _ck_failed = False  # a checkpoint could not be written: no more are tried
 
     def search(self) -> None:
         cfg, out = self.config, self.out
@@ -221,6 +223,31 @@ class BFS(Search):
         encode = self.env.encode
         self.frontier_sample_bytes = sum(len(encode(s)) for s in sample) / len(sample)
 
+    def record(self, v, depth: int, path: tuple) -> None:
+        """As `Search.record`; in a resumed search, each violation's path (which the parent table
+        read from the checkpoint built) is first replayed: one that does not lead to that violation
+        at its last step means the checkpoint's table was forged or corrupt, and the search is
+        refused in one line rather than reporting what is not there."""
+        snap = self.options.get("resume")
+        if snap is not None and depth > snap.depth:
+            self._confirm_resumed(snap, v, path)
+        super().record(v, depth, path)
+
+    def _confirm_resumed(self, snap, v, path: tuple) -> None:
+        from .checkpoint import _bad
+        from .trace import rebuild
+
+        try:
+            t = rebuild(self.env, path, v.property)
+            ok = (t.violation is not None and t.violation.property == v.property
+                  and t.violation_step == len(path))
+        except Exception:  # noqa: BLE001 - a forged path the kernel cannot step
+            ok = False
+        if not ok:
+            raise _bad(snap.directory, f"the path to the {v.property} violation found after "
+                                       "resuming does not replay to it: its parent table is "
+                                       "corrupt or forged")
+
     # --- checkpoints -------------------------------------------------------------------------------
     def _restore(self, snap) -> list:
         """Load a checkpoint's search state; the frontier (decoded)."""
@@ -256,7 +283,7 @@ class BFS(Search):
     def _write_checkpoint(self) -> None:
         """A checkpoint of the last level boundary (rolling back a level stopped in its middle)."""
         ck = self.options.get("checkpoint")
-        if ck is None or self._boundary is None:
+        if ck is None or self._boundary is None or self._ck_failed:
             return
         depth, generated, frontier, at = self._boundary
         if self._ck_written_at == depth:
@@ -270,12 +297,17 @@ class BFS(Search):
             seen = seen[~member(drop, seen)]
         violations = [f for f in out.violations if f.depth <= depth]
         encode = self.options["codec"].encode
-        ck.write(depth=depth, generated=generated, per_depth=out.per_depth[:levels],
-                 violations=violations, seen=seen, parents=table.parents[:levels],
-                 events=table.events[:levels],
-                 frontier_blobs=(frontier.blobs(encode) if isinstance(frontier, Level)
-                                 else map(encode, frontier)),
-                 extra={"elapsed": round(self.elapsed_before + (at - self.t0), 3)})
+        try:
+            ck.write(depth=depth, generated=generated, per_depth=out.per_depth[:levels],
+                     violations=violations, seen=seen, parents=table.parents[:levels],
+                     events=table.events[:levels],
+                     frontier_blobs=(frontier.blobs(encode) if isinstance(frontier, Level)
+                                     else map(encode, frontier)),
+                     extra={"elapsed": round(self.elapsed_before + (at - self.t0), 3)})
+        except CheckpointWriteError as e:  # a full disk: the search goes on, without checkpoints
+            out.extra["checkpoint_error"] = str(e)
+            self._ck_failed = True
+            return
         self._ck_written_at = depth
 
     def _partial_fps(self):

@@ -37,6 +37,7 @@ from typing import Iterable, Iterator
 import numpy as np
 from xxhash import xxh3_128
 
+from zabmc.core import files
 from zabmc.core.errors import UsageError
 
 FORMAT = "zabmc-bfs-checkpoint"
@@ -48,6 +49,8 @@ READABLE_VERSIONS = (1, 2)
 SPARK_FORMAT = "zabmc-spark-checkpoint"
 SPARK_FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
+#: the largest manifest read: its violations' paths are bounded by the depth, its other fields small
+MAX_MANIFEST_BYTES = 64 << 20
 _LEN = struct.Struct("<I")
 _BUF = 1 << 20
 
@@ -63,15 +66,14 @@ def _digest(body: dict) -> str:
     return xxh3_128(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def _fsync_dir(path: str) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def write_manifest(directory: str, body: dict) -> None:
+    """`manifest.json`, naming a generation whose data files are written and fsynced: through the
+    one writer (`zabmc.core.files.write`: a temporary file, fsynced, renamed over the old
+    manifest, the directory fsynced), so that a kill or a full disk at any instant leaves the old
+    manifest or the new one, whole."""
+    files.write(os.path.join(directory, MANIFEST),
+                json.dumps({"body": body, "xxh3": _digest(body)}, sort_keys=True) + "\n",
+                "checkpoint manifest")
 
 
 class _HashingWriter:
@@ -185,12 +187,7 @@ class RecordFile:
         return self.count
 
     def _open(self):
-        try:
-            return open(self.path, "rb")
-        except FileNotFoundError:
-            raise _bad(self.directory, f"{self.entry['name']} is missing") from None
-        except OSError as e:
-            raise _bad(self.directory, f"cannot read {self.entry['name']}: {e.strerror}") from None
+        return open_part(self.directory, self.entry)
 
     def verify(self) -> None:
         """Size and checksum, and that the records fill the file exactly."""
@@ -301,6 +298,11 @@ def newest_generation(directory: str, name_parts: tuple, formats: dict | None = 
     return gen
 
 
+class CheckpointWriteError(Exception):
+    """A checkpoint could not be written (a full disk, an I/O error); the message says which and
+    what stays. The search goes on without checkpoints, and says so at its end."""
+
+
 class Writer:
     """What both checkpoint writers (this module's `Checkpointer`, the Spark engine's
     `LevelSnapshots`) share: the directory, the identity a resume must match, how often one is
@@ -331,12 +333,26 @@ class Checkpointer(Writer):
         super().__init__(directory, identity, every, log, (3,))
         self.compress = compress  # False: format version 1, an uncompressed frontier (tests)
 
-    def write(self, *, depth: int, generated: int, per_depth: list, violations: list,
-              seen: np.ndarray, parents: list, events: list, frontier_blobs: Iterable[bytes],
-              extra: dict | None = None) -> str:
-        """Write one checkpoint; the manifest's path."""
-        t0 = time.perf_counter()
+    def write(self, **kw) -> str:
+        """Write one checkpoint (see `_write`); the manifest's path. A write that fails (a full
+        disk, an I/O error) removes what it wrote of the new generation and raises
+        `CheckpointWriteError`: the manifest still names the previous generation, whole."""
         gen = self.gen + 1
+        try:
+            return self._write(gen, **kw)
+        except (OSError, UsageError) as e:  # UsageError: the manifest's writer (WriteError)
+            remove_stale(self.dir, lambda parts: (len(parts) == 3 and parts[2] == "bin"
+                                                  and parts[1] == str(gen)))
+            why = e.strerror if isinstance(e, OSError) else str(e).rpartition(": ")[2]
+            kept = ("no earlier checkpoint" if self.written == 0 and not os.path.exists(
+                os.path.join(self.dir, MANIFEST)) else "the checkpoint already there stays")
+            raise CheckpointWriteError(f"cannot write the checkpoint of level {kw['depth']} to "
+                                       f"{self.dir}: {why}; {kept}") from None
+
+    def _write(self, gen: int, *, depth: int, generated: int, per_depth: list, violations: list,
+               seen: np.ndarray, parents: list, events: list, frontier_blobs: Iterable[bytes],
+               extra: dict | None = None) -> str:
+        t0 = time.perf_counter()
         d = self.dir
         files = {}
         w = _HashingWriter(os.path.join(d, f"seen.{gen}.bin"))
@@ -372,14 +388,7 @@ class Checkpointer(Writer):
                     violations=[{"property": f.violation.property, "depth": f.depth,
                                  "path": list(f.path)} for f in violations],
                     files=files, extra=extra or {})
-        tmp = os.path.join(d, f".{MANIFEST}.{os.getpid()}.tmp")
-        with open(tmp, "w") as f:
-            json.dump({"body": body, "xxh3": _digest(body)}, f, sort_keys=True)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, os.path.join(d, MANIFEST))
-        _fsync_dir(d)
+        write_manifest(d, body)
         # the new generation is the checkpoint now: the old one's files may go
         remove_stale(d, lambda parts: (len(parts) == 3 and parts[2] == "bin"
                                        and parts[0] in files and parts[1].isdigit()
@@ -414,21 +423,40 @@ def _bad(directory: str, why: str) -> UsageError:
     return UsageError(f"checkpoint {directory} is unusable: {why}")
 
 
+def open_part(directory: str, entry: dict):
+    """A data file of a checkpoint (manifest `entry`), open for reading: a regular file (never a
+    FIFO, which would hang the reader, nor a device: /dev/zero never ends) of exactly the size the
+    manifest names, checked before a byte is read; else the checkpoint is unusable (one line)."""
+    name = entry["name"]
+    path = os.path.join(directory, name)
+    if not os.path.lexists(path):
+        raise _bad(directory, f"{name} is missing")
+    try:
+        f = files.open_input(path, "its file", limit=None)
+    except UsageError as e:
+        raise _bad(directory, str(e).replace(f"its file {path}", name)) from None
+    size = os.fstat(f.fileno()).st_size
+    if size != entry["size"]:
+        f.close()
+        raise _bad(directory, f"{name} has {size:,} bytes, the manifest says "
+                              f"{entry['size']:,} (truncated?)")
+    return f
+
+
 def _read_manifest(directory: str, missing_ok: bool = False,
                    formats: dict | None = None) -> dict | None:
     """The verified manifest of `directory`, of one of `formats` ({format: version}; default:
     the in-process BFS's)."""
     formats = formats or {FORMAT: READABLE_VERSIONS}
     path = os.path.join(directory, MANIFEST)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
+    if not os.path.lexists(path) or (os.path.islink(path) and not os.path.exists(path)):
         if missing_ok:
             return None
-        raise UsageError(f"no checkpoint in {directory} ({MANIFEST} not found)") from None
-    except OSError as e:
-        raise _bad(directory, f"cannot read {MANIFEST}: {e.strerror}") from None
+        raise UsageError(f"no checkpoint in {directory} ({MANIFEST} not found)")
+    try:  # a regular file of at most MAX_MANIFEST_BYTES (a FIFO or /dev/zero is refused)
+        raw = files.read_bytes(path, "its file", MAX_MANIFEST_BYTES)
+    except UsageError as e:
+        raise _bad(directory, str(e).replace(f"its file {path}", MANIFEST)) from None
     try:
         doc = json.loads(raw.decode())
         body, digest = doc["body"], doc["xxh3"]
@@ -527,6 +555,8 @@ def _bfs_body_problem(body: dict, depth: int, distinct: int) -> str | None:
         return "levels"
     if body["frontier_states"] not in (0, levels[-1]):  # 0: the search exhausted its space
         return "frontier_states (not the last level's size)"
+    if body["per_depth"] != levels:  # the new states of each depth are that level's states
+        return "per_depth (not the levels' sizes)"
     files = body.get("files")
     if not isinstance(files, dict):
         return "files"
@@ -617,19 +647,35 @@ def restore_violations(env, body: dict) -> list:
 
 def _read_file(directory: str, entry: dict) -> bytes:
     name = entry["name"]
-    try:
-        with open(os.path.join(directory, name), "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise _bad(directory, f"{name} is missing") from None
-    except OSError as e:
-        raise _bad(directory, f"cannot read {name}: {e.strerror}") from None
+    with open_part(directory, entry) as f:
+        try:
+            data = f.read(entry["size"] + 1)  # never more than the manifest names
+        except OSError as e:
+            raise _bad(directory, f"cannot read {name}: {e.strerror}") from None
     if len(data) != entry["size"]:
         raise _bad(directory, f"{name} has {len(data):,} bytes, the manifest says "
                               f"{entry['size']:,} (truncated?)")
     if xxh3_128(data).hexdigest() != entry["xxh3"]:
         raise _bad(directory, f"{name} fails its checksum (corrupt)")
     return data
+
+
+def parent_table_problem(directory: str, parents: list, levels: list) -> None:
+    """A one-line `UsageError` unless every parent index points into the previous level (the
+    initial state's, level 0's, is 0): checked before any search, for a forged table would send a
+    path reconstruction out of its level (an IndexError deep in the search) or to a wrong
+    state."""
+    if len(parents) != len(levels) or levels[0] != 1 or len(parents[0]) != 1 or parents[0][0]:
+        raise _bad(directory, "level 0 of the parent table is not the initial state's")
+    for d in range(1, len(levels)):
+        p = np.frombuffer(parents[d], dtype="<u4") if len(parents[d]) else None
+        if len(parents[d]) != levels[d]:
+            raise _bad(directory, f"level {d} of the parent table holds {len(parents[d]):,} "
+                                  f"states, the manifest says {levels[d]:,}")
+        if p is not None and int(p.max()) >= levels[d - 1]:
+            raise _bad(directory, f"level {d} of the parent table names parent {int(p.max()):,}, "
+                                  f"but level {d - 1} has {levels[d - 1]:,} states (corrupt or "
+                                  "forged)")
 
 
 def load(directory: str, expect: dict) -> Snapshot:
@@ -658,6 +704,7 @@ def load(directory: str, expect: dict) -> Snapshot:
             events.append(e)
         if pos != len(par_b):
             raise _bad(directory, "the parent table is longer than the manifest says")
+        parent_table_problem(directory, parents, body["levels"])
         frontier = RecordFile(directory, files["frontier"], body["frontier_states"])
         frontier.verify()
     except (KeyError, TypeError) as e:

@@ -19,6 +19,8 @@ import threading
 import time
 from typing import ClassVar
 
+from zabmc.core.signals import Terminated  # noqa: F401 - its old home; the CLI raises it
+
 from .collector import collector_paused
 from .env import Env
 from .outcome import (INTERRUPTED, NULL_OBSERVER, OUT_OF_MEMORY, TIME_LIMIT, VIOLATION, Found,
@@ -29,16 +31,6 @@ PROGRESS_EVERY = 0.5  # seconds between two progress reports (and time-limit che
 
 class Stopped(Exception):
     """Raised inside a search to end it; the frame has recorded why."""
-
-
-class Terminated(BaseException):
-    """A termination signal (SIGTERM) turned into an exception, so that a search stops the way
-    it stops at Ctrl-C (KeyboardInterrupt): cleanly, with its partial result. Whoever owns the
-    process installs the handler that raises it (the CLI does)."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
 
 
 class Search:

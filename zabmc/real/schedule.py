@@ -710,6 +710,15 @@ def validate(data) -> dict:
         where = f"entry {k}"
         if not isinstance(e, dict):
             _fail(where, "not an object")
+        # the model steps the entry stands for: `step` (its first; null: none of the model's)
+        # and `upto` (its last), as `from_trace` writes them; a mismatch and a write name them
+        if e.get("step") is not None:
+            _int(e, "step", where)
+        if "upto" in e or e.get("step") is None:
+            _int(e, "upto", where, e.get("step") or 0)
+        events = e.get("events")
+        if not (isinstance(events, list) and events and all(isinstance(x, str) for x in events)):
+            _fail(where, "'events' must be a non-empty list of the model's event texts")
         ops = e.get("ops", [])
         if not isinstance(ops, list):
             _fail(where, "'ops' must be a list")

@@ -42,7 +42,8 @@ import json
 import re
 from typing import NamedTuple
 
-from zabmc.core.errors import UsageError, parse_json, read_text
+from zabmc.core.errors import UsageError
+from zabmc.core.files import parse_json, read_text
 
 HEADER_KEYS = ("model", "seed", "nodes", "rounds", "proposals")
 ACTIONS = ("cut", "heal", "isolate", "rejoin", "cut-all", "heal-all", "crash", "restart")
@@ -52,6 +53,8 @@ ARITY = {"cut": 2, "heal": 2, "isolate": 1, "rejoin": 1, "cut-all": 0, "heal-all
 # actions on a node's life rather than on links (E11)
 NODE_ACTIONS = ("crash", "restart")
 MAX_NODES = 9
+#: the longest run a script may ask for (as `zabmc simulate --rounds`: zabmc.sim.simulator)
+MAX_ROUNDS = 1_000_000_000
 U64 = 1 << 64
 JSON_FORMAT = "zabmc-partition-events"
 JSON_VERSION = 1  # the version written for scripts without crash/restart events
@@ -298,6 +301,8 @@ def parse(text: str, source: str = "<script>") -> Script:
                 raise err(f"seed must be an unsigned 64-bit integer, got {v}")
             if word == "nodes" and not 1 <= v <= MAX_NODES:
                 raise err(f"nodes must be between 1 and {MAX_NODES}, got {v}")
+            if word == "rounds" and v > MAX_ROUNDS:
+                raise err(f"rounds is limited to {MAX_ROUNDS:,}, got {v}")
             header[word] = v
             continue
         if word != "at":
@@ -373,6 +378,8 @@ def from_json(data, source: str = "<json>") -> Script:
         raise err("simulator.seed must be an unsigned 64-bit integer")
     if "nodes" in header and not 1 <= header["nodes"] <= MAX_NODES:
         raise err(f"simulator.nodes must be between 1 and {MAX_NODES}")
+    if "rounds" in header and header["rounds"] > MAX_ROUNDS:
+        raise err(f"simulator.rounds is limited to {MAX_ROUNDS:,}")
     events = data.get("events")
     if not isinstance(events, list):
         raise err("'events' must be a list")

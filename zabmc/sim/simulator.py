@@ -34,6 +34,9 @@ MAX_NODES = 9
 #: --proposals of one simulator run: the histories are immutable tuples, so a run's time grows with
 #: the square of its proposals (10,000 take about 2 s here, 100,000 several minutes)
 MAX_PROPOSALS = 10_000
+#: --rounds of one simulator run: a billion ticks (hours of simulation), far past any run that
+#: finds anything, and a bound that no mistyped number passes silently
+MAX_ROUNDS = 1_000_000_000
 
 
 def proposal_schedule(rounds: int, proposals: int) -> list[int]:
@@ -53,6 +56,8 @@ class SimConfig(NamedTuple):
             raise UsageError(f"--nodes must be between 1 and {MAX_NODES}, got {self.nodes}")
         if self.rounds < 0:
             raise UsageError(f"--rounds must not be negative, got {self.rounds}")
+        if self.rounds > MAX_ROUNDS:
+            raise UsageError(f"--rounds is limited to {MAX_ROUNDS:,}, got {self.rounds:,}")
         if self.proposals < 0:
             raise UsageError(f"--proposals must not be negative, got {self.proposals}")
         if self.proposals > MAX_PROPOSALS:

@@ -32,7 +32,6 @@ Nothing here imports pyspark.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import uuid
@@ -146,8 +145,8 @@ def _split_part(data: bytes, entry: dict, klen: int):
 
 
 def _read_part(directory: str, entry: dict) -> bytes:
-    with open(os.path.join(directory, entry["name"]), "rb") as f:
-        data = f.read()
+    with ck.open_part(directory, entry) as f:
+        data = f.read(entry["size"] + 1)
     if len(data) != entry["size"] or xxh3_128(data).hexdigest() != entry["xxh3"]:
         raise ValueError(f"checkpoint {directory}: {entry['name']} changed since it was verified")
     return data
@@ -235,14 +234,7 @@ class LevelSnapshots(ck.Writer):
                     extra={"elapsed": round(elapsed, 3)})
         if sum(e["seen"] for e in entries) != distinct:
             raise ValueError("internal error: the parts' visited sets do not add up to the count")
-        tmp = os.path.join(d, f".{ck.MANIFEST}.{os.getpid()}.tmp")
-        with open(tmp, "w") as f:
-            json.dump({"body": body, "xxh3": ck._digest(body)}, f, sort_keys=True)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, os.path.join(d, ck.MANIFEST))
-        ck._fsync_dir(d)
+        ck.write_manifest(d, body)
         # the new generation is the checkpoint now: older parts, and the data files of an
         # in-process checkpoint this run may have resumed from, may go
         ck.remove_stale(d, lambda parts: (
@@ -313,12 +305,10 @@ def _verify_part(directory: str, entry: dict, klen: int) -> None:
     name = entry["name"]
     h, size = xxh3_128(), 0
     try:
-        with open(os.path.join(directory, name), "rb") as f:
-            while chunk := f.read(1 << 20):
+        with ck.open_part(directory, entry) as f:
+            while size <= entry["size"] and (chunk := f.read(1 << 20)):
                 h.update(chunk)
                 size += len(chunk)
-    except FileNotFoundError:
-        raise ck._bad(directory, f"{name} is missing") from None
     except OSError as e:
         raise ck._bad(directory, f"cannot read {name}: {e.strerror}") from None
     if size != entry["size"]:
