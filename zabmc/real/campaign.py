@@ -20,6 +20,26 @@ def schedule_seed(seed: int, index: int) -> int:
     return (seed * 1_000_003 + index * 7919) % (1 << 63)
 
 
+def _choices(n: int, pairs: list, up: set, cut: set, held: set, hooks: bool) -> list:
+    """The kinds of step a random schedule may take next, with their weights."""
+    choices = [("write", 4)]
+    if any(p not in cut for p in pairs):
+        choices.append(("cut", 2))
+    if cut:
+        choices.append(("heal", 2))
+    if up:
+        choices.append(("kill", 1.5))
+    if held & up:  # a held SyncThread matters when its server dies holding it
+        choices.append(("kill-held", 2))
+    if len(up) < n:
+        choices.append(("start", 2))
+    if hooks and up - held:
+        choices.append(("hold", 1))
+    if hooks and held:
+        choices.append(("release", 1))
+    return choices
+
+
 def generate(seed: int, index: int, *, servers: int = 3, steps: int = 12,
              hooks: bool = True) -> dict:
     rng = random.Random(schedule_seed(seed, index))
@@ -35,23 +55,9 @@ def generate(seed: int, index: int, *, servers: int = 3, steps: int = 12,
     def links():
         return {"op": "links", "cut": [list(p) for p in sorted(cut)]}
 
+    pairs = [(a, b) for a in range(1, n + 1) for b in range(a + 1, n + 1)]
     for k in range(1, steps + 1):
-        choices = [("write", 4)]
-        pairs = [(a, b) for a in range(1, n + 1) for b in range(a + 1, n + 1)]
-        if any(p not in cut for p in pairs):
-            choices.append(("cut", 2))
-        if cut:
-            choices.append(("heal", 2))
-        if up:
-            choices.append(("kill", 1.5))
-        if held & up:  # a held SyncThread matters when its server dies holding it
-            choices.append(("kill-held", 2))
-        if len(up) < n:
-            choices.append(("start", 2))
-        if hooks and up - held:
-            choices.append(("hold", 1))
-        if hooks and held:
-            choices.append(("release", 1))
+        choices = _choices(n, pairs, up, cut, held, hooks)
         what = rng.choices([c for c, _ in choices], [w for _, w in choices])[0]
         ops: list = []
         if what == "write":
