@@ -288,170 +288,213 @@ def run(schedule: dict, *, zookeeper=None, byteman: str | None = None, observer=
     src = schedule.get("source") or {}
     out = RealOutcome(len(entries), steps_total=src.get("steps"))
     t0 = time.monotonic()
-    writers: list = []
-    seq = 0
-    epoch_samples: list = []
-    held: set = set()
-    marks: dict = {}  # (server, point) -> how many holds there its log showed when armed
     limits = schedule.get("limits", {})
     with Ensemble(n, zookeeper=zookeeper, keep=keep, tick_ms=tick_ms,
                   sync_limit=limits.get("syncLimit", 5),
                   init_limit=limits.get("initLimit", 10)) as ens:
         out.zookeeper = ens.zookeeper.version or "?"
         out.workdir = str(ens.workdir) if keep else None
-        jvm = {}
+        r = _Run(ens, out, obs, n, byteman, conform, conform_timeout)
+        for idx, e in enumerate(entries):
+            if not r.entry(idx, e):
+                break
+        r.finish()
+    out.seconds = time.monotonic() - t0
+    return out
+
+
+class _Run:
+    """One schedule on one ensemble: its entries' operations, the conformance of the servers'
+    state to the model's after each, the writes in flight, and the verdict at the end."""
+
+    def __init__(self, ens, out: RealOutcome, obs, n: int, byteman, conform: bool,
+                 conform_timeout: float):
+        self.ens, self.out, self.obs, self.n = ens, out, obs, n
+        self.byteman, self.conform, self.conform_timeout = byteman, conform, conform_timeout
+        self.writers: list = []
+        self.seq = 0
+        self.epoch_samples: list = []
+        self.held: set = set()
+        self.marks: dict = {}  # (server, point) -> how many holds there its log showed when armed
+        self.jvm = {}
         if byteman is not None:
             for s in range(1, n + 1):
                 ctl = ens.workdir / f"control-{s}"
                 ctl.mkdir(exist_ok=True)
                 (ctl / "rules.btm").write_text(hooks.script(ctl))
-                jvm[s] = [f"-javaagent:{byteman}=script:{ctl / 'rules.btm'}"]
+                self.jvm[s] = [f"-javaagent:{byteman}=script:{ctl / 'rules.btm'}"]
 
-        def sample(step):
-            for s in range(1, n + 1):
-                acc, cur = ens.epochs(s)
-                epoch_samples.append((s, step, acc, cur))
+    def sample(self, step) -> None:
+        for s in range(1, self.n + 1):
+            acc, cur = self.ens.epochs(s)
+            self.epoch_samples.append((s, step, acc, cur))
 
-        def await_state(expect: dict) -> list:
-            """Poll until the servers show `expect`; the differences left at the time-out."""
-            last = []
-            deadline = time.monotonic() + conform_timeout
-            while True:
-                for w in writers:
-                    w.poll(seq)
-                last = _diffs(ens, expect, held)
-                if not last or time.monotonic() > deadline:
-                    return last
-                time.sleep(0.1)
-
-        def fail(idx: int, e: dict, step, last: list) -> None:
-            s = last[0][0]
-            for r in range(1, n + 1):  # the model has no SNAP (models/zk D3)
-                modes = [ln.rsplit(" - ", 1)[1].strip() for ln in ens.log_lines(r, _SYNC_MODE)]
-                if modes and modes[-1] == "snap":
-                    out.notes.append(f"server {r} was synchronised by SNAP (its log: 'Getting a "
-                                     "snapshot from leader'): the model's leaders send DIFF or "
-                                     "TRUNC")
-            out.mismatch = {"entry": idx, "step": step, "server": s,
-                            "field": last[0][1], "model": str(last[0][2]), "real": str(last[0][3]),
-                            "text": _mismatch_text(step, e, last),
-                            "all": [f"server {d[0]}: {d[1]}: model {d[2]}, real {d[3]}"
-                                    for d in last],
-                            "log_tail": ens.log_tail(s, 15)}
-            sample(step)
-
-        stopped = False
-        for idx, e in enumerate(entries):
-            obs.entry(idx, e)
-            if conform and e.get("before"):
-                last = await_state(e["before"])
-                if last:
-                    fail(idx, e, e.get("step"), last)
-                    break
-            for op in e.get("ops", ()):
-                obs.op(op)
-                kind, s = op["op"], op.get("server")
-                if kind == "hold":
-                    hooks.arm(ens.workdir / f"control-{s}", op["point"])
-                    marks[(s, op["point"])] = len(ens.log_lines(s, _held(op["point"])))
-                    if op["point"] != "newleader-ack":  # a SyncThread conformance expects held
-                        held.add(s)
-                elif kind == "release":
-                    if op.get("after_held"):  # once every one of them holds a thread there
-                        pt = op["point"]
-                        try:
-                            ens.wait_for(lambda: all(
-                                len(ens.log_lines(x, _held(pt))) > marks.get((x, pt), 0)
-                                for x in op["after_held"]), conform_timeout,
-                                f"servers {op['after_held']} held at {pt}")
-                        except RealTimeout:  # conformance reports what the servers did instead
-                            pass
-                    hooks.disarm(ens.workdir / f"control-{s}", op["point"])
-                    held.discard(s)
-                    ens.four_letter(s, "ruok")
-                elif kind == "kill":
-                    ens.kill(s)
-                    for p in hooks.POINTS:
-                        if byteman is not None:
-                            hooks.disarm(ens.workdir / f"control-{s}", p)
-                    held.discard(s)
-                elif kind == "links":
-                    _set_links(ens, n, {tuple(sorted(p)) for p in op["cut"]}, e.get("expect"),
-                               conform_timeout)
-                elif kind == "start":  # cut off until it is in its election (the links op)
-                    if not ens.is_running(s):
-                        ens.isolate(s)
-                        try:
-                            ens.start(s, jvm_args=jvm.get(s), wait=True)
-                        except ServerFailed as ex:
-                            if not op.get("fails"):
-                                raise
-                            # the model's failure at this start (its log says which; the
-                            # verdict reads it): the server stays down
-                            out.notes.append(f"server {s} did not start, as the model's "
-                                             f"{op['fails']} says: {str(ex).splitlines()[0]}")
-                        else:
-                            if op.get("fails"):  # the model's failure did not happen
-                                fail(idx, e, e.get("step"),
-                                     [(s, "start:", f"fails ({op['fails']})", "started")])
-                                stopped = True
-                                break
-                elif kind == "write":
-                    rec = WriteRecord(op["path"], s, e["upto"] if e.get("step") is None
-                                      else e["step"])
-                    out.writes.append(rec)
-                    writers.append(_Writer(ens, rec, op.get("data", "").encode()))
-            if stopped:
-                break
-            t1 = time.monotonic()
-            if e.get("pause_ms"):  # the schedule's own timing (random schedules)
-                end = t1 + e["pause_ms"] / 1000
-                while time.monotonic() < end:
-                    for w in writers:
-                        w.poll(seq)
-                    time.sleep(min(0.05, max(0.0, end - time.monotonic())))
-            if e.get("await") == "synced":
-                try:
-                    ens.wait_for(lambda: _synced(ens), conform_timeout,
-                                 "one leader in broadcast and every running server synchronised")
-                except Exception as ex:  # a finding to report, not a crash of the run
-                    out.notes.append(f"after entry {idx}: {str(ex).splitlines()[0]}")
-            expect = e.get("expect")
-            if conform and expect:
-                last = await_state(expect)
-                if last:
-                    fail(idx, e, e.get("upto"), last)
-                    break
-            out.entries_done = idx + 1
-            out.realised_to = e.get("upto", idx)
-            obs.conformed(idx, e, time.monotonic() - t1)
-            leaks = ens.bypasses()
-            if leaks:  # the schedule's cuts did not hold: nothing this run says can be trusted
-                raise RealError(f"after entry {idx} (step {e.get('upto', idx)}): "
-                                + "; ".join(leaks) + " (a fault of zabmc's link proxy)")
-            sample(e.get("upto"))
-            for s in range(1, n + 1):
-                tree = read_tree(ens, s)
-                if tree is not None:
-                    seq += 1
-                    out.deliveries.append(Delivery(seq, e.get("upto", idx), s, tree))
-        # settle the writes still open
-        deadline = time.monotonic() + WRITE_TIMEOUT
-        while any(not w.poll(seq) for w in writers) and time.monotonic() < deadline:
+    def await_state(self, expect: dict) -> list:
+        """Poll until the servers show `expect`; the differences left at the time-out."""
+        last = []
+        deadline = time.monotonic() + self.conform_timeout
+        while True:
+            for w in self.writers:
+                w.poll(self.seq)
+            last = _diffs(self.ens, expect, self.held)
+            if not last or time.monotonic() > deadline:
+                return last
             time.sleep(0.1)
-        for w in writers:
-            w.poll(seq, final=True)
+
+    def fail(self, idx: int, e: dict, step, last: list) -> None:
+        ens, out = self.ens, self.out
+        s = last[0][0]
+        for r in range(1, self.n + 1):  # the model has no SNAP (models/zk D3)
+            modes = [ln.rsplit(" - ", 1)[1].strip() for ln in ens.log_lines(r, _SYNC_MODE)]
+            if modes and modes[-1] == "snap":
+                out.notes.append(f"server {r} was synchronised by SNAP (its log: 'Getting a "
+                                 "snapshot from leader'): the model's leaders send DIFF or "
+                                 "TRUNC")
+        out.mismatch = {"entry": idx, "step": step, "server": s,
+                        "field": last[0][1], "model": str(last[0][2]), "real": str(last[0][3]),
+                        "text": _mismatch_text(step, e, last),
+                        "all": [f"server {d[0]}: {d[1]}: model {d[2]}, real {d[3]}"
+                                for d in last],
+                        "log_tail": ens.log_tail(s, 15)}
+        self.sample(step)
+
+    def entry(self, idx: int, e: dict) -> bool:
+        """Entry `idx` run and conformed; False when the run stops there (a mismatch)."""
+        self.obs.entry(idx, e)
+        if self.conform and e.get("before"):
+            last = self.await_state(e["before"])
+            if last:
+                self.fail(idx, e, e.get("step"), last)
+                return False
+        for op in e.get("ops", ()):
+            self.obs.op(op)
+            if not self.op(idx, e, op):
+                return False
+        t1 = time.monotonic()
+        self._pause_and_sync(idx, e)
+        expect = e.get("expect")
+        if self.conform and expect:
+            last = self.await_state(expect)
+            if last:
+                self.fail(idx, e, e.get("upto"), last)
+                return False
+        self._conformed(idx, e, t1)
+        return True
+
+    def _pause_and_sync(self, idx: int, e: dict) -> None:
+        """The schedule's own timing (random schedules), and a wait for a synchronised
+        ensemble where the entry asks for one."""
+        if e.get("pause_ms"):
+            end = time.monotonic() + e["pause_ms"] / 1000
+            while time.monotonic() < end:
+                for w in self.writers:
+                    w.poll(self.seq)
+                time.sleep(min(0.05, max(0.0, end - time.monotonic())))
+        if e.get("await") == "synced":
+            try:
+                self.ens.wait_for(lambda: _synced(self.ens), self.conform_timeout,
+                                  "one leader in broadcast and every running server synchronised")
+            except Exception as ex:  # a finding to report, not a crash of the run
+                self.out.notes.append(f"after entry {idx}: {str(ex).splitlines()[0]}")
+
+    def _conformed(self, idx: int, e: dict, t1: float) -> None:
+        """Entry `idx` done: its progress, the proxy's word that the cuts held, the epochs and
+        every server's data tree after it."""
+        ens, out = self.ens, self.out
+        out.entries_done = idx + 1
+        out.realised_to = e.get("upto", idx)
+        self.obs.conformed(idx, e, time.monotonic() - t1)
+        leaks = ens.bypasses()
+        if leaks:  # the schedule's cuts did not hold: nothing this run says can be trusted
+            raise RealError(f"after entry {idx} (step {e.get('upto', idx)}): "
+                            + "; ".join(leaks) + " (a fault of zabmc's link proxy)")
+        self.sample(e.get("upto"))
+        for s in range(1, self.n + 1):
+            tree = read_tree(ens, s)
+            if tree is not None:
+                self.seq += 1
+                out.deliveries.append(Delivery(self.seq, e.get("upto", idx), s, tree))
+
+    def op(self, idx: int, e: dict, op: dict) -> bool:
+        """One operation of entry `idx`; False when the run stops (a start that the model says
+        fails did not fail)."""
+        ens, kind, s = self.ens, op["op"], op.get("server")
+        if kind == "hold":
+            hooks.arm(ens.workdir / f"control-{s}", op["point"])
+            self.marks[(s, op["point"])] = len(ens.log_lines(s, _held(op["point"])))
+            if op["point"] != "newleader-ack":  # a SyncThread conformance expects held
+                self.held.add(s)
+        elif kind == "release":
+            self._release(s, op)
+        elif kind == "kill":
+            ens.kill(s)
+            for p in hooks.POINTS:
+                if self.byteman is not None:
+                    hooks.disarm(ens.workdir / f"control-{s}", p)
+            self.held.discard(s)
+        elif kind == "links":
+            _set_links(ens, self.n, {tuple(sorted(p)) for p in op["cut"]}, e.get("expect"),
+                       self.conform_timeout)
+        elif kind == "start":  # cut off until it is in its election (the links op)
+            return self._start(idx, e, s, op)
+        elif kind == "write":
+            rec = WriteRecord(op["path"], s, e["upto"] if e.get("step") is None else e["step"])
+            self.out.writes.append(rec)
+            self.writers.append(_Writer(ens, rec, op.get("data", "").encode()))
+        return True
+
+    def _release(self, s: int, op: dict) -> None:
+        ens = self.ens
+        if op.get("after_held"):  # once every one of them holds a thread there
+            pt = op["point"]
+            try:
+                ens.wait_for(lambda: all(
+                    len(ens.log_lines(x, _held(pt))) > self.marks.get((x, pt), 0)
+                    for x in op["after_held"]), self.conform_timeout,
+                    f"servers {op['after_held']} held at {pt}")
+            except RealTimeout:  # conformance reports what the servers did instead
+                pass
+        hooks.disarm(ens.workdir / f"control-{s}", op["point"])
+        self.held.discard(s)
+        ens.four_letter(s, "ruok")
+
+    def _start(self, idx: int, e: dict, s: int, op: dict) -> bool:
+        ens = self.ens
+        if ens.is_running(s):
+            return True
+        ens.isolate(s)
+        try:
+            ens.start(s, jvm_args=self.jvm.get(s), wait=True)
+        except ServerFailed as ex:
+            if not op.get("fails"):
+                raise
+            # the model's failure at this start (its log says which; the verdict reads it): the
+            # server stays down
+            self.out.notes.append(f"server {s} did not start, as the model's {op['fails']} "
+                                  f"says: {str(ex).splitlines()[0]}")
+            return True
+        if op.get("fails"):  # the model's failure did not happen
+            self.fail(idx, e, e.get("step"), [(s, "start:", f"fails ({op['fails']})", "started")])
+            return False
+        return True
+
+    def finish(self) -> None:
+        """Settle the writes still open, record every server's end state, and judge."""
+        ens, out, n = self.ens, self.out, self.n
+        deadline = time.monotonic() + WRITE_TIMEOUT
+        while any(not w.poll(self.seq) for w in self.writers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for w in self.writers:
+            w.poll(self.seq, final=True)
         for s in range(1, n + 1):
             acc, cur = ens.epochs(s)
             out.servers[str(s)] = {
                 "role": ens.role(s), "accepted_epoch": acc, "current_epoch": cur,
                 "effective_history": [f"0x{t.zxid:x} {t.path}" for t in ens.effective_history(s)]}
-        out.violations = judge(out.deliveries, out.writes, epoch_samples, n,
+        out.violations = judge(out.deliveries, out.writes, self.epoch_samples, n,
                                {s: ens.log_lines(s) for s in range(1, n + 1)})
         if out.violations:  # the servers' own log lines about synchronisation, once
             for s in range(1, n + 1):
                 for ln in ens.log_lines(s):
                     if _EVIDENCE.search(ln):
                         out.log_evidence.append(f"server {s}: {ln.strip()[:300]}")
-    out.seconds = time.monotonic() - t0
-    return out
