@@ -2,9 +2,11 @@
 
 A release is `org.apache.zookeeper:zookeeper:X.Y.Z` with its runtime dependencies, resolved by
 the user's own Maven (`mvn`, with its settings and mirrors) from a small pom zabmc writes (see
-`pom`): the release's artifact, logback-classic at the version the release's parent pom manages
-(ZooKeeper 3.8 and 3.9 log through slf4j to logback, which their pom declares `provided`, so
-that a plain resolution has no backend) and Byteman's agent. `mvn dependency:copy-dependencies`
+`pom`): the release's artifact; logback-classic, which 3.8's pom declares a compile dependency
+but 3.9's an optional runtime one, so that a plain resolution of 3.9 has no slf4j backend; the
+jars of the release's binary tarball that a server needs and the pom declares `provided`
+(metrics-core, which ServerMetrics loads at the start; snappy-java; commons-cli), all at the
+versions the release's parent pom manages; and Byteman's agent. `mvn dependency:copy-dependencies`
 copies the jars once per release into the cache:
 
     $XDG_CACHE_HOME/zabmc/releases/X.Y.Z/      (~/.cache/zabmc/releases/X.Y.Z/ without it)
@@ -43,6 +45,12 @@ OLDEST = (3, 8, 0)
 #: Byteman's agent for a release: Debian bookworm's libbyteman-java is 4.0.20 (what the Debian
 #: runs use); 4.0.24 is the version on Maven Central at the time of writing, also for Java 17+
 BYTEMAN = ("org.jboss.byteman", "byteman", "4.0.24")
+#: the release CI runs beside Debian's 3.8.0 (`make install-test` fetches it): the newest that
+#: Maven Central serves whole on 2026-11-29. Its metadata lists 3.8.7 and 3.9.6 too, but
+#: org.apache.zookeeper:parent's poms of those are not found there, so Maven cannot resolve them.
+CI_RELEASE = "3.9.5"
+#: bumped when `pom` changes, so that a release cached with an older pom is fetched again
+POM_REVISION = 2
 VERSIONS_MAX_AGE = 24 * 3600  # seconds the cached list of versions is used without asking Maven
 MVN_TIMEOUT = 600
 
@@ -75,7 +83,11 @@ def release_dir(version: str) -> Path:
 
 
 def is_cached(version: str) -> bool:
-    return (release_dir(version) / "fetched.json").is_file()
+    try:
+        meta = json.loads((release_dir(version) / "fetched.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return meta.get("pom_revision") == POM_REVISION
 
 
 def cached_versions() -> list[str]:
@@ -87,7 +99,13 @@ def cached_versions() -> list[str]:
 
 
 def find_mvn() -> str:
-    mvn = os.environ.get("ZABMC_MVN") or shutil.which("mvn")
+    """`mvn`: $ZABMC_MVN, else the one on PATH."""
+    env = os.environ.get("ZABMC_MVN")
+    if env:
+        if not (os.path.isfile(env) and os.access(env, os.X_OK)):
+            raise UsageError(f"ZABMC_MVN={env}: not an executable Maven")
+        return env
+    mvn = shutil.which("mvn")
     if not mvn:
         raise UsageError("Maven (mvn) not found: apt-get install maven "
                          "(zabmc real --release fetches ZooKeeper from Maven Central with it)")
@@ -100,8 +118,10 @@ def pom(version: str) -> str:
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <!-- written by zabmc real's release option for {version} (zabmc/real/releases.py, pom):
      ZooKeeper {version} from Maven
-     Central with its runtime dependencies, logback-classic at the version the release's parent
-     pom manages, and Byteman's agent; `mvn dependency:copy-dependencies` copies them to lib/ -->
+     Central with its runtime dependencies; logback-classic, metrics-core, snappy-java and
+     commons-cli (which its pom declares provided or optional, and its binary tarball's lib/
+     has) at the versions the release's parent pom manages; Byteman's agent.
+     `mvn dependency:copy-dependencies` copies them to lib/ -->
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>zabmc.real</groupId>
@@ -119,6 +139,9 @@ def pom(version: str) -> str:
   <dependencies>
     <dependency><groupId>{GROUP}</groupId><artifactId>{ARTIFACT}</artifactId><version>{version}</version></dependency>
     <dependency><groupId>ch.qos.logback</groupId><artifactId>logback-classic</artifactId></dependency>
+    <dependency><groupId>io.dropwizard.metrics</groupId><artifactId>metrics-core</artifactId></dependency>
+    <dependency><groupId>org.xerial.snappy</groupId><artifactId>snappy-java</artifactId></dependency>
+    <dependency><groupId>commons-cli</groupId><artifactId>commons-cli</artifactId></dependency>
     <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{b}</version></dependency>
   </dependencies>
 </project>
@@ -246,7 +269,7 @@ def fetch(version: str) -> Path:
         if f"{ARTIFACT}-{version}.jar" not in jars:
             raise UsageError(f"Maven fetched no {ARTIFACT}-{version}.jar for ZooKeeper {version}")
         (tmp / "fetched.json").write_text(json.dumps({
-            "release": version,
+            "release": version, "pom_revision": POM_REVISION,
             "command": "mvn -B -ntp " + " ".join(args) + " (in this directory, with pom.xml)",
             "fetched": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "jars": jars, "agent": sorted(p.name for p in agent.glob("*.jar"))}, indent=1) + "\n")
