@@ -190,14 +190,16 @@ def _real_release() -> tuple:
 
 @pytest.mark.real
 @SERIAL_JVMS
-def test_every_hook_rule_applies_to_debians_3_8_0_and_the_ci_release():
+def test_every_hook_rule_and_log_text_applies_to_debians_3_8_0_and_the_ci_release():
     """Byteman's TestScript type-checks each rule of zabmc/real/hooks.py against each build's
-    classes (not the cache: the check itself)."""
-    from zabmc.real import hookcheck, hooks
+    classes (not the cache: the check itself), and each build writes every log text zabmc's
+    parsers read (zabmc/real/logtexts.py)."""
+    from zabmc.real import hookcheck, hooks, logtexts
     from zabmc.real.install import find_java
     deb, rel, byteman = _real_release()
     assert (deb.version, rel.backend) == ("3.8.0", "logback")
     for dist in (deb, rel):
+        assert logtexts.missing(dist.classpath) == [], dist.version
         points = hookcheck.check(dist.classpath, byteman, find_java(), use_cache=False)
         assert points == {h.name: None for h in hooks.CATALOGUE}, (dist.version, points)
 
@@ -225,3 +227,20 @@ def test_the_trunc_schedule_keeps_the_uncommitted_write_on_the_ci_release():
                                                            "acknowledged-durable"}
     assert any(ln.startswith("server 3:") and "Truncating log to get in sync with the leader "
                "0x100000000" in ln for ln in out["log_evidence"])
+
+
+def test_a_build_that_rewords_a_log_line_is_said(tmp_path):
+    """logtexts.missing reads the class files of the jar that has QuorumPeerMain: a text none
+    of them holds is reported with who reads it and which 3.8.0 method wrote it."""
+    import zipfile
+
+    from zabmc.real import logtexts
+    jar = tmp_path / "zookeeper-9.9.9.jar"
+    kept = [t for t, _, _ in logtexts.TEXTS if t != "Truncating log to get in sync with the leader"]
+    with zipfile.ZipFile(jar, "w") as z:
+        z.writestr("org/apache/zookeeper/server/quorum/QuorumPeerMain.class", b"\xca\xfe")
+        z.writestr("org/apache/zookeeper/server/quorum/Learner.class",
+                   "\0".join(kept + ["Truncating the log to the leader's zxid"]).encode())
+    assert logtexts.missing([str(jar)]) == [
+        ("Truncating log to get in sync with the leader", "runner.py _EVIDENCE",
+         "Learner.syncWithLeader, TRUNC")]

@@ -241,7 +241,13 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, release, l
 
 def _check_hooks(console, dist, byteman) -> dict:
     """Byteman's TestScript on the build's jars (zabmc/real/hookcheck.py): every hook point
-    that does not apply is said here, before the run; {point: why} of those."""
+    that does not apply is said here, before the run; {point: why} of those. So is every log
+    text zabmc reads that the build does not write (zabmc/real/logtexts.py)."""
+    from zabmc.real import logtexts
+    for text, who, src in logtexts.missing(dist.classpath):
+        console.print(f"note: ZooKeeper {dist.version} never logs \"{text}\", which zabmc reads "
+                      f"({who}; written by 3.8.0's {src}): the parser expects the log lines of "
+                      f"3.8.0-3.9.5", markup=False, highlight=False)
     if byteman is None:
         return {}
     from zabmc.real import hookcheck
