@@ -355,3 +355,22 @@ def listing(refresh: bool = False) -> tuple[list[tuple[str, str]], list[str]]:
         else:
             rows.append((v, "fetchable"))
     return rows, notes
+
+
+def main(argv: list | None = None) -> int:
+    """`python -m zabmc.real.releases [X.Y.Z]`: fetch a release into the cache (CI_RELEASE by
+    default; what `make install-test` runs); its directory, or one line and exit 2."""
+    import sys
+    args = sys.argv[1:] if argv is None else list(argv)
+    version = args[0] if args else CI_RELEASE
+    try:
+        check_known(version)
+        print(fetch(version))
+    except UsageError as e:
+        print(f"zabmc: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
