@@ -244,3 +244,23 @@ def test_a_build_that_rewords_a_log_line_is_said(tmp_path):
     assert logtexts.missing([str(jar)]) == [
         ("Truncating log to get in sync with the leader", "runner.py _EVIDENCE",
          "Learner.syncWithLeader, TRUNC")]
+
+
+@pytest.mark.real
+@SERIAL_JVMS
+def test_the_4646_trace_is_not_realised_where_its_window_is_closed():
+    """zookeeper-4646-acked (exit 10 on 3.8.0, tests/test_real_run.py) on CI_RELEASE: there
+    Learner.syncWithLeader appends and commits (ZKDatabase.commit) the synchronised transactions
+    on the QuorumPeer thread before QuorumPeer.setCurrentEpoch (PR #2111, ZOOKEEPER-4785, in 3.8.5
+    and 3.9.2; `javap -c` of Learner), so the `sync-commit` hold stops server 1 before it writes
+    currentEpoch 2 and the run stops where the model expects it: not realised, nothing lost."""
+    from zabmc.real import releases
+    _real_release()
+    r = _zabmc("real", "--release", releases.CI_RELEASE,
+               str(CORPUS / "zookeeper-4646-acked.trace.json"), "--json", "-q")
+    assert r.returncode == 3, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    nr = out["not_realised"]
+    assert (nr["step"], nr["server"], nr["field"], nr["model"], nr["real"]) == \
+        (40, 1, "currentEpoch", "2", "1"), nr
+    assert out["violations"] == []
