@@ -264,3 +264,32 @@ def test_the_4646_trace_is_not_realised_where_its_window_is_closed():
     assert (nr["step"], nr["server"], nr["field"], nr["model"], nr["real"]) == \
         (40, 1, "currentEpoch", "2", "1"), nr
     assert out["violations"] == []
+
+
+def test_a_hook_rule_that_does_not_apply_is_said_before_the_run(cli, tmp_path, monkeypatch):
+    """A build on which Byteman cannot place a rule: the CLI says so before anything starts, and
+    refuses a trace that holds a thread there (exit 2), instead of running without the hold."""
+    import zipfile
+
+    from zabmc.real import hookcheck, hooks, install, logtexts
+    jars = tmp_path / "jars"
+    jars.mkdir()
+    with zipfile.ZipFile(jars / "zookeeper-9.9.9.jar", "w") as z:
+        z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nImplementation-Version: 9.9.9\n")
+        z.writestr("org/apache/zookeeper/server/quorum/QuorumPeerMain.class",
+                   "\0".join(t for t, _, _ in logtexts.TEXTS).encode())
+    (jars / "logback-classic-1.3.15.jar").write_bytes(b"")  # a backend: nothing is added
+    fake_byteman = tmp_path / "byteman.jar"
+    fake_byteman.write_bytes(b"")
+    monkeypatch.setenv("ZABMC_BYTEMAN_JAR", str(fake_byteman))
+    monkeypatch.setattr(install, "find_java", lambda: "java")  # no JVM is started
+    why = 'rule "zabmc hold sync-commit" (...): WARNING : Unable to transform class'
+    monkeypatch.setattr(hookcheck, "check", lambda *a, **k: {
+        h.name: (why if h.name == "sync-commit" else None) for h in hooks.CATALOGUE})
+    code, out, err = cli(["real", "--zookeeper", str(jars),
+                          str(CORPUS / "zookeeper-4646-acked.trace.json")])
+    assert code == 2, (out, err)
+    assert f"note: hook point sync-commit does not apply to ZooKeeper 9.9.9: {why}" in out
+    assert err.strip() == (f"zabmc: error: {CORPUS / 'zookeeper-4646-acked.trace.json'} holds "
+                           "threads at sync-commit, which Byteman's rules cannot reach on "
+                           "ZooKeeper 9.9.9 (said above)")
