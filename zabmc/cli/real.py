@@ -150,7 +150,8 @@ def _exit(out) -> int:
 @click.option("--global-sessions", is_flag=True,
               help="Run with localSessionsEnabled=false: every client session is a global one, "
                    "a transaction of its own (createSession), so the servers' zxids are no longer "
-                   "the model's; for --no-conformance runs and measurements.")
+                   "the model's and a trace stops as not realised; for schedules without "
+                   "expectations and for measurements.")
 @click.option("--save-schedule", type=click.Path(dir_okay=False), default=None,
               help="Also write the schedule a trace was translated to.")
 @click.option("--no-conformance", is_flag=True,
@@ -168,8 +169,8 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, release, l
     SOURCE is a trace of the zk family (zk, zk-pre3911, zk-fixed, zk-fle, zk-fixed-fle,
     zk-3.7.0, zk-3.7.0-shutdown, zk-3.7.0-epoch) or a schedule written by `zabmc export
     --format zookeeper`.
-    zabmc starts one server per model node on 127.0.0.1 (Debian's zookeeper package, or
-    --zookeeper DIR), drives them through the schedule (SIGKILL, restarts, links cut and healed
+    zabmc starts one server per model node on 127.0.0.1 (Debian's zookeeper package, a release
+    from Maven Central with --release, or --zookeeper DIR), drives them through the schedule (SIGKILL, restarts, links cut and healed
     through a proxy, client writes, threads held with Byteman), checks after each entry that the
     servers show the model's state, and judges what they wrote and logged: agreement, prefix,
     acknowledged-durable, epoch-monotonic, epoch-order, leader-unexpected-ack,
