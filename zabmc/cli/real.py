@@ -170,8 +170,10 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, release, l
     zk-3.7.0, zk-3.7.0-shutdown, zk-3.7.0-epoch) or a schedule written by `zabmc export
     --format zookeeper`.
     zabmc starts one server per model node on 127.0.0.1 (Debian's zookeeper package, a release
-    from Maven Central with --release, or --zookeeper DIR), drives them through the schedule (SIGKILL, restarts, links cut and healed
-    through a proxy, client writes, threads held with Byteman), checks after each entry that the
+    from Maven Central with --release, or --zookeeper DIR), drives them through the schedule
+    (SIGKILL, restarts, links cut and healed through a proxy, client writes, threads held with
+    Byteman; the build's classes are checked for the hooks' methods and the log lines read
+    first), checks after each entry that the
     servers show the model's state, and judges what they wrote and logged: agreement, prefix,
     acknowledged-durable, epoch-monotonic, epoch-order, leader-unexpected-ack,
     sync-exception and load-exception (docs/real-zookeeper.md). Every server it starts is stopped by its pid,

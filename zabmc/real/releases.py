@@ -73,7 +73,8 @@ def parse_version(text: str) -> tuple:
         raise UsageError(f"--release {text}: a ZooKeeper release is X.Y.Z, e.g. 3.9.5")
     v = tuple(int(g) for g in m.groups())
     if v < OLDEST:
-        raise UsageError(f"--release {text}: zabmc real runs ZooKeeper {'.'.join(map(str, OLDEST))} "
+        oldest = ".".join(map(str, OLDEST))
+        raise UsageError(f"--release {text}: zabmc real runs ZooKeeper {oldest} "
                          "and newer (older releases log through log4j 1.2: --zookeeper DIR)")
     return v
 
@@ -220,7 +221,8 @@ def available_versions(refresh: bool = False) -> tuple[list[str], str]:
         cached = json.loads(f.read_text())
     except (OSError, ValueError):
         pass
-    stale = cached is None or refresh or time.time() - cached.get("fetched_epoch", 0) > VERSIONS_MAX_AGE
+    stale = (cached is None or refresh
+             or time.time() - cached.get("fetched_epoch", 0) > VERSIONS_MAX_AGE)
     note = ""
     if stale:
         try:
