@@ -16,7 +16,9 @@ install:
 # package (ZooKeeper 3.8.0 and its jars), kazoo (the `real` extra) and, for the fault hooks,
 # Byteman's jar alone: `apt-get download` + `dpkg-deb -x` into ~/.cache/zabmc/byteman (or
 # $$XDG_CACHE_HOME/zabmc/byteman), where zabmc.real.install.find_byteman looks, without the
-# package's dependencies.
+# package's dependencies. The same tests run on one release from Maven Central beside Debian's
+# (tests/test_real_releases.py: zabmc.real.releases.CI_RELEASE, 3.9.5), which Maven (Debian's
+# maven package) fetches once into ~/.cache/zabmc/releases/.
 install-test:
 	$(PY) -m pip install $(PIP_FLAGS) -e '.[test,spark,bench,real]'
 	@command -v java >/dev/null 2>&1 || { \
@@ -44,6 +46,11 @@ install-test:
 	    mkdir -p $$dest && dpkg-deb -x $$tmp/libbyteman-java_*.deb $$dest; } || { \
 	    echo "Byteman could not be fetched ($$(tail -n 1 $$tmp/log 2>/dev/null)): the tests of fault hooks will be skipped"; \
 	    rm -rf $$tmp; test "$$CI" != true || exit 1; }; rm -rf $$tmp; }
+	@command -v mvn >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && { apt-get install -y -q maven >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q maven >/dev/null 2>&1; }; }; } || true
+	@$(PY) -m zabmc.real.releases >/dev/null 2>$${TMPDIR:-/tmp}/zabmc-release.log || { \
+	  echo "ZooKeeper's release from Maven Central could not be fetched ($$(tail -n 1 $${TMPDIR:-/tmp}/zabmc-release.log)): its real tests will be skipped"; \
+	  test "$$CI" != true || exit 1; }
 
 # The main job: exhaustive check of the db-19 protocol, 3 nodes, depth 40, in-process engine.
 check: install

@@ -95,6 +95,15 @@ GENERATORS = (
                        "3"),
               "reports/zookeeper.md \"On ZooKeeper 3.8.0\", reports/data/real-random/",
               "not timed here", needs="Java 17, Debian's zookeeper, Byteman, kazoo"),
+    Generator("real-releases", ("benchmarks/real_releases.py",),
+              "reports/zookeeper.md \"Releases from Maven Central\" (its table, by hand from "
+              "the output)", "about a minute a release",
+              needs="Java 17, mvn and Maven Central, Byteman, kazoo"),
+    Generator("real-trunc", ("benchmarks/real_trunc.py", "--runs", "10", "--release", "3.9.5",
+                             "--out", "reports/data/real-trunc-runs.jsonl"),
+              "reports/data/real-trunc-runs.jsonl (appends), the table of reports/zookeeper.md "
+              "\"The TRUNC finding on 3.9.5\"", "about 30 s a run, 40 runs",
+              needs="Java 17, Debian's zookeeper, mvn and Maven Central, Byteman, kazoo"),
     # reports/benchmarks.md: each script rewrites its own section
     Generator("explore", ("benchmarks/explore_bench.py", "--depth", "20", "--rounds", "3",
                           "--write"),

@@ -171,6 +171,17 @@ def _exit(out) -> int:
 @click.option("--zookeeper", "zk_dir", type=click.Path(file_okay=False), default=None,
               help="A directory of ZooKeeper jars to run instead of Debian's package "
                    "(a release, or a build with a patch under review).")
+@click.option("--release", "release", metavar="X.Y.Z", default=None,
+              help="Run ZooKeeper X.Y.Z from Maven Central (3.8.0 and newer), fetched once with "
+                   "mvn into zabmc's cache (docs/real-zookeeper.md, \"Releases from Maven "
+                   "Central\").")
+@click.option("--releases", "list_releases", is_flag=True,
+              help="List the releases cached and those Maven Central serves, and exit.")
+@click.option("--global-sessions", is_flag=True,
+              help="Run with localSessionsEnabled=false: every client session is a global one, "
+                   "a transaction of its own (createSession), so the servers' zxids are no longer "
+                   "the model's and a trace stops as not realised; for schedules without "
+                   "expectations and for measurements.")
 @click.option("--save-schedule", type=click.Path(dir_okay=False), default=None,
               help="Also write the schedule a trace was translated to (an existing file only "
                    "if it is a schedule, unless --force).")
@@ -183,16 +194,19 @@ def _exit(out) -> int:
 @click.option("--keep", is_flag=True, help="Keep the work directory (data, logs, configs).")
 @click.option("--json", "as_json", is_flag=True, help="The result as JSON on standard output.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the result.")
-def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_schedule, force,
-             no_conformance, conform_timeout, keep, as_json, quiet):
+def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, release, list_releases,
+             global_sessions, save_schedule, force, no_conformance, conform_timeout, keep, as_json,
+             quiet):
     """Run a `zk` counterexample's faults (or random ones) on real ZooKeeper servers.
 
     SOURCE is a trace of the zk family (zk, zk-pre3911, zk-fixed, zk-fle, zk-fixed-fle,
     zk-3.7.0, zk-3.7.0-shutdown, zk-3.7.0-epoch) or a schedule written by `zabmc export
     --format zookeeper`.
-    zabmc starts one server per model node on 127.0.0.1 (Debian's zookeeper package, or
-    --zookeeper DIR), drives them through the schedule (SIGKILL, restarts, links cut and healed
-    through a proxy, client writes, threads held with Byteman), checks after each entry that the
+    zabmc starts one server per model node on 127.0.0.1 (Debian's zookeeper package, a release
+    from Maven Central with --release, or --zookeeper DIR), drives them through the schedule
+    (SIGKILL, restarts, links cut and healed through a proxy, client writes, threads held with
+    Byteman; the build's classes are checked for the hooks' methods and the log lines read
+    first), checks after each entry that the
     servers show the model's state, and judges what they wrote and logged: agreement, prefix,
     acknowledged-durable, epoch-monotonic, epoch-order, leader-unexpected-ack,
     sync-exception and load-exception (docs/real-zookeeper.md). Every server it starts is stopped by its pid,
@@ -207,19 +221,43 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_sched
 
     from zabmc.real.install import find_byteman, find_zookeeper
 
+    if list_releases:
+        if source is not None or random_n is not None or release or zk_dir:
+            raise UsageError("--releases lists the releases; it takes no trace, --random, "
+                             "--release or --zookeeper")
+        return _list_releases(as_json)
+    if release and zk_dir:
+        raise UsageError("--release and --zookeeper both name the build to run: give one")
     if (source is None) == (random_n is None):
         raise UsageError("give a trace or schedule file, or --random N (not both)")
     if save_schedule and source is None:
         raise UsageError("--save-schedule goes with a trace")
     check_outputs({"--save-schedule": save_schedule}, {"trace": source},
                   kinds={"--save-schedule": "schedule"}, force=force)
+    if release:
+        from zabmc.real import releases
+        zk_dir = releases.lib_dir(release)
     dist = find_zookeeper(zk_dir)
     byteman = find_byteman()
+    if byteman is None and release:
+        byteman = releases.byteman_jar(release)
+    extra_cfg = ({"localSessionsEnabled": "false", "localSessionsUpgradingEnabled": "false"}
+                 if global_sessions else None)
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
+    broken = _check_hooks(console, dist, byteman)
     if random_n is not None:
+        if broken and byteman is not None:
+            console.print("note: the random schedules hold no thread on this build",
+                          highlight=False)
+            byteman = None
         return _campaign(console, dist, byteman, random_n, seed, servers, steps, out_dir, keep,
-                         as_json, quiet, conform_timeout)
+                         as_json, quiet, conform_timeout, extra_cfg)
     schedule, what = _load_source(source)
+    used = sorted({op["point"] for e in schedule["entries"] for op in e.get("ops", ())
+                   if op["op"] in ("hold", "release")} & set(broken))
+    if used:
+        raise UsageError(f"{source} holds threads at {', '.join(used)}, which Byteman's rules "
+                         f"cannot reach on ZooKeeper {dist.version} (said above)")
     if save_schedule:
         save_schedule_file(schedule, save_schedule, "--save-schedule", force)
     from zabmc.real.runner import run
@@ -230,15 +268,50 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, save_sched
                       f"ZooKeeper {dist.version}", highlight=False)
     out = _guard(lambda: run(schedule, zookeeper=dist, byteman=byteman,
                              observer=_Printer(console, quiet), keep=keep,
-                             conform=not no_conformance, conform_timeout=conform_timeout))
+                             conform=not no_conformance, conform_timeout=conform_timeout,
+                             extra_cfg=extra_cfg))
     if as_json:
         click.echo(json.dumps(dict(out.to_json(), source=source), indent=1))
     _report(console, out)
     return _exit(out)
 
 
+def _check_hooks(console, dist, byteman) -> dict:
+    """Byteman's TestScript on the build's jars (zabmc/real/hookcheck.py): every hook point
+    that does not apply is said here, before the run; {point: why} of those. So is every log
+    text zabmc reads that the build does not write (zabmc/real/logtexts.py)."""
+    from zabmc.real import logtexts
+    for text, who, src in logtexts.missing(dist.classpath):
+        console.print(f"note: ZooKeeper {dist.version} never logs \"{text}\", which zabmc reads "
+                      f"({who}; written by 3.8.0's {src}): the parser expects the log lines of "
+                      f"3.8.0-3.9.5", markup=False, highlight=False)
+    if byteman is None:
+        return {}
+    from zabmc.real import hookcheck
+    from zabmc.real.install import find_java
+    broken = hookcheck.not_applying(hookcheck.check(dist.classpath, byteman, find_java()))
+    for point, why in sorted(broken.items()):
+        console.print(f"note: hook point {point} does not apply to ZooKeeper {dist.version}: "
+                      f"{why}", markup=False, highlight=False)
+    return broken
+
+
+def _list_releases(as_json: bool) -> int:
+    from zabmc.real import releases
+    rows, notes = releases.listing()
+    if as_json:
+        click.echo(json.dumps({"releases": [{"version": v, "status": st} for v, st in rows],
+                               "notes": notes}, indent=1))
+        return EXIT_OK
+    for v, st in rows:
+        click.echo(f"{v:<8} {st}")
+    for n in notes:
+        click.echo(f"note: {n}")
+    return EXIT_OK
+
+
 def _campaign(console, dist, byteman, count, seed, servers, steps, out_dir, keep, as_json,
-              quiet, conform_timeout) -> int:
+              quiet, conform_timeout, extra_cfg=None) -> int:
     from zabmc.real.campaign import generate
     from zabmc.real.runner import run
 
@@ -246,7 +319,8 @@ def _campaign(console, dist, byteman, count, seed, servers, steps, out_dir, keep
     for k in range(count):
         schedule = generate(seed, k, servers=servers, steps=steps, hooks=byteman is not None)
         out = _guard(lambda: run(schedule, zookeeper=dist, byteman=byteman, keep=keep,
-                                 conform=False, conform_timeout=conform_timeout))
+                                 conform=False, conform_timeout=conform_timeout,
+                                 extra_cfg=extra_cfg))
         row = {"index": k, "verdict": "violation" if out.violations else "ok",
                "properties": sorted({v.property for v in out.violations}),
                "writes": len(out.writes),

@@ -274,7 +274,7 @@ def _set_links(ens, n: int, cut: set, expect: dict | None, timeout: float) -> No
 
 def run(schedule: dict, *, zookeeper=None, byteman: str | None = None, observer=None,
         keep: bool = False, conform: bool = True, tick_ms: int = 200,
-        conform_timeout: float = CONFORM_TIMEOUT) -> RealOutcome:
+        conform_timeout: float = CONFORM_TIMEOUT, extra_cfg: dict | None = None) -> RealOutcome:
     """Execute `schedule` (already validated) on a fresh ensemble; always stops every server."""
     from .ensemble import Ensemble
     obs = observer or Observer()
@@ -289,7 +289,7 @@ def run(schedule: dict, *, zookeeper=None, byteman: str | None = None, observer=
     out = RealOutcome(len(entries), steps_total=src.get("steps"))
     t0 = time.monotonic()
     limits = schedule.get("limits", {})
-    with Ensemble(n, zookeeper=zookeeper, keep=keep, tick_ms=tick_ms,
+    with Ensemble(n, zookeeper=zookeeper, keep=keep, tick_ms=tick_ms, extra_cfg=extra_cfg,
                   sync_limit=limits.get("syncLimit", 5),
                   init_limit=limits.get("initLimit", 10)) as ens:
         out.zookeeper = ens.zookeeper.version or "?"

@@ -1,0 +1,113 @@
+"""How often the TRUNC that keeps an uncommitted write (reports/zookeeper.md, "A TRUNC to an epoch
+boundary...") happens on real servers, per build and session mode (#63).
+
+Runs, RUNS times each, round-robin:
+
+    python -m zabmc real [--release V] [--global-sessions] \
+        tests/corpus/zk/truncate-keeps-uncommitted.schedule.json --json -q
+
+for Debian's 3.8.0 and each --release given, with local sessions (localSessionsEnabled=true,
+what `zabmc real` runs by default) and with global ones (--global-sessions). Each run's summary
+is appended to a JSON-lines file (so a later invocation adds runs), and the table of every run
+in it is printed: the exit codes (10 lost write reproduced, 0 realised without violation, 3 not
+realised), the violated properties, what the client of /w-1 (written to the cut-off leader,
+server 3) was told, and what clients of each server read at the end.
+
+    python benchmarks/real_trunc.py --runs 5 --release 3.9.5 --out reports/data/real-trunc-runs.jsonl
+    python benchmarks/real_trunc.py --table reports/data/real-trunc-runs.jsonl   # the table only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SCHEDULE = "tests/corpus/zk/truncate-keeps-uncommitted.schedule.json"
+
+
+def one_run(release: str | None, global_sessions: bool) -> dict:
+    argv = [sys.executable, "-m", "zabmc", "real"]
+    if release:
+        argv += ["--release", release]
+    if global_sessions:
+        argv.append("--global-sessions")
+    argv += [SCHEDULE, "--json", "-q"]
+    t = time.time()
+    p = subprocess.run(argv, capture_output=True, text=True, cwd=str(REPO), timeout=600)
+    rec = {"build": release or "debian-3.8.0", "sessions": "global" if global_sessions else "local",
+           "command": " ".join(["python"] + argv[1:]), "exit": p.returncode,
+           "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))}
+    try:
+        out = json.loads(p.stdout)
+    except ValueError:
+        rec["error"] = (p.stderr.strip().splitlines() or ["no output"])[0]
+        return rec
+    rec["zookeeper"] = out["zookeeper"]
+    rec["not_realised"] = (out["not_realised"] or {}).get("text")
+    rec["violations"] = sorted({v["property"] for v in out["violations"]})
+    rec["writes"] = [{k: w[k] for k in ("path", "server", "outcome", "zxid", "error")}
+                     for w in out["writes"]]
+    last = {}
+    for d in out["deliveries"]:  # what a client of each server read after each entry
+        last[d["server"]] = d["txns"]
+    rec["client_reads_at_end"] = {str(s): last[s] for s in sorted(last)}
+    rec["served_w1"] = sorted(s for s, txns in last.items()
+                              if any("/w-1" in str(t) for t in txns))
+    rec["wall_seconds"] = out["wall_seconds"]
+    return rec
+
+
+def table(records: list) -> str:
+    groups: dict = {}
+    for r in records:
+        groups.setdefault((r.get("zookeeper", r["build"]), r["sessions"]), []).append(r)
+    rows = ["| ZooKeeper | sessions | runs | exit 10 (write kept by server 3 only) | exit 0 | "
+            "exit 3 | other | the client of /w-1 was told | servers whose client read /w-1 at "
+            "the end |", "|---|---|---|---|---|---|---|---|---|"]
+    for (zk, sess), rs in sorted(groups.items()):
+        ex = Counter(r["exit"] for r in rs)
+        told = Counter(next((f"{w['outcome']}" + (f" ({w['error']})" if w.get("error") else "")
+                             for w in r.get("writes", ()) if w["path"] == "/w-1"), "-")
+                       for r in rs)
+        served = Counter(", ".join(map(str, r.get("served_w1", []))) or "none" for r in rs)
+        other = sum(v for k, v in ex.items() if k not in (10, 0, 3))
+        rows.append(f"| {zk} | {sess} | {len(rs)} | {ex[10]} | {ex[0]} | {ex[3]} | {other} | "
+                    + "; ".join(f"{k}: {v}" for k, v in sorted(told.items())) + " | "
+                    + "; ".join(f"{k}: {v}" for k, v in sorted(served.items())) + " |")
+    return "\n".join(rows)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--release", action="append", default=[],
+                    help="a release from Maven Central to run beside Debian's 3.8.0 (repeatable)")
+    ap.add_argument("--out", default="real-trunc-runs.jsonl")
+    ap.add_argument("--table", metavar="JSONL", help="print the table of JSONL and exit")
+    a = ap.parse_args()
+    if a.table:
+        recs = [json.loads(ln) for ln in Path(a.table).read_text().splitlines() if ln.strip()]
+        print(table(recs))
+        return 0
+    configs = [(rel, g) for rel in [None] + a.release for g in (False, True)]
+    out = Path(a.out)
+    for k in range(a.runs):
+        for rel, g in configs:
+            rec = one_run(rel, g)
+            with out.open("a") as f:
+                f.write(json.dumps(rec) + "\n")
+            print(f"run {k}: {rec['build']} {rec['sessions']}: exit {rec['exit']} "
+                  f"{rec.get('violations', rec.get('error'))}", flush=True)
+    recs = [json.loads(ln) for ln in out.read_text().splitlines() if ln.strip()]
+    print(table(recs))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
