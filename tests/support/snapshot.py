@@ -55,23 +55,17 @@ captured stream and text file; everything else is compared byte for byte:
 
 No stream of any command is dropped: none turned out to be nondeterministic beyond the above.
 
-The baseline. /work/wt/snap-base is a capture of the tree at commit 0007f22 ("reports:
-ZOOKEEPER-4643 at Remix's grain rerun at 24ac1d0"), the last commit before the reshaping, taken
-from a detached git worktree of it (/work/wt/base) with this module as first committed;
-/work/wt/snap-base2 is a second capture of the same tree, which `compare` finds equal to the first
-(the check that the normalisation misses nothing nondeterministic). A reshaped tree is checked
-against it with
-
-    python tests/support/snapshot.py capture . /tmp/snap-new
-    python tests/support/snapshot.py compare /work/wt/snap-base /tmp/snap-new
-
-and the baseline is made again (e.g. on another machine, or after this command list changed:
-a baseline and a capture must come from the same command list) with
+The baseline is a capture of the tree at commit 0007f22 ("reports: ZOOKEEPER-4643 at Remix's
+grain rerun at 24ac1d0"), the last commit before issue #61's reshaping, taken from a detached
+git worktree of it; a second capture of the same tree compared equal to the first (the check that
+the normalisation misses nothing nondeterministic). Make it, and check a tree against it, with
 
     git worktree add --detach /tmp/zabmc-base 0007f22
     python tests/support/snapshot.py capture /tmp/zabmc-base /tmp/snap-base
     python tests/support/snapshot.py capture /tmp/zabmc-base /tmp/snap-base2
     python tests/support/snapshot.py compare /tmp/snap-base /tmp/snap-base2   # must say equal
+    python tests/support/snapshot.py capture . /tmp/snap-new
+    python tests/support/snapshot.py compare /tmp/snap-base /tmp/snap-new
 
 (this module from the branch that has it, the tree from 0007f22: only TREE's code is run).
 
