@@ -153,7 +153,13 @@ def register(prop: Property) -> Property:
 
 
 def can_break(model) -> tuple:
-    """The `always` properties that runs of `model` can break: the papers' (the core's), and the
-    model's own among its package's (`model.properties`, absent for a model that has none)."""
-    own = tuple(getattr(model, "properties", ()))
-    return tuple(name for name in of_kind(ALWAYS) if name in CORE or name in own)
+    """The `always` properties that runs of `model` can break: every property no registered
+    model claims (the papers', the core's, and any registered for all models, as
+    docs/extending.md does), and, of those the models claim as their own (`properties`: a
+    package's failures and windows), the ones `model` claims."""
+    from .model import MODELS
+
+    load_all()
+    claimed = {p for entry in MODELS.values() for p in getattr(entry.model, "properties", ())}
+    own = set(getattr(model, "properties", ()))
+    return tuple(name for name in of_kind(ALWAYS) if name not in claimed or name in own)
