@@ -77,9 +77,9 @@ def test_check_on_the_cluster_equals_in_process(cluster, tmp_path):
 def test_spark_submit_to_the_cluster_equals_in_process(cluster, tmp_path):
     from support.spark_standalone import spark_home
 
-    import zabmc
+    import zabmc as package
 
-    entry = os.path.join(os.path.dirname(zabmc.__file__), "__main__.py")  # python -m zabmc's file
+    entry = os.path.join(os.path.dirname(package.__file__), "__main__.py")  # python -m zabmc's
 
     rc, out, _ = zabmc(["check", *BAG_BUG, "--json", "-q", "--trace-out", "mem.json"], tmp_path)
     submit = os.path.join(spark_home(), "bin", "spark-submit")

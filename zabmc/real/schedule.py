@@ -694,7 +694,8 @@ def validate(data) -> dict:
     """Check a schedule before anything runs: one-line errors (exit 2), never a traceback."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise UsageError(f"not a zabmc schedule (no \"format\": \"{FORMAT}\")")
-    if data.get("version") != VERSION:
+    version = data.get("version")
+    if type(version) is not int or version != VERSION:  # `true` is no version 1
         raise UsageError(f"unsupported schedule version {data.get('version')!r} (this zabmc "
                          f"reads version {VERSION})")
     n = _int(data, "servers", "header", 1, 9)
