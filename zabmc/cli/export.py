@@ -145,10 +145,10 @@ def _write(text: str, output: str | None, kind: str, force: bool) -> None:
 def _export_zookeeper(trace_file: str, output: str | None, force: bool) -> int:
     from zabmc.cli.real import trace_schedule
     from zabmc.core.trace import read_document
+    from zabmc.real.schedule import text
 
     schedule = trace_schedule(read_document(trace_file), trace_file)
-    # as `zabmc.real.schedule.save` writes it, through the one writer
-    _write(json.dumps(schedule, indent=1) + "\n", output, "schedule", force)
+    _write(text(schedule), output, "schedule", force)
     if output is not None:
         n = len(schedule["entries"])
         click.echo(f"wrote {output}: {n} schedule entries for {schedule['servers']} servers "

@@ -18,12 +18,12 @@ EXIT_NOT_REALISED = 3
 
 
 def save_schedule_file(schedule: dict, path: str, flag: str, force: bool = False) -> None:
-    """A schedule as `zabmc.real.schedule.save` writes it, through the one writer
-    (`zabmc.core.files.write`)."""
+    """A schedule's file, through the one writer (`zabmc.core.files.write`): an existing file
+    that is not a schedule is refused unless `force`."""
     from zabmc.core import files
+    from zabmc.real.schedule import text
 
-    files.write(path, json.dumps(schedule, indent=1) + "\n", "schedule", kind="schedule",
-                flag=flag, force=force)
+    files.write(path, text(schedule), "schedule", kind="schedule", flag=flag, force=force)
 
 
 def _load_source(path: str) -> tuple[dict, str]:

@@ -48,10 +48,9 @@ def write_html(path: str, trace, others=(), flag: str = "--html", force: bool = 
 
 
 def save_trace(trace, path: str, force: bool = False) -> None:
-    """A counterexample as a trace file (the document `Trace.save` writes), through the one
-    writer: an existing file that is not a trace is refused unless `force`."""
-    files.write(path, json.dumps(trace.to_json(), indent=1) + "\n", "trace file", kind="trace",
-                flag="--trace-out", force=force)
+    """A counterexample as a trace file (`Trace.text`), through the one writer: an existing file
+    that is not a trace is refused unless `force`."""
+    files.write(path, trace.text(), "trace file", kind="trace", flag="--trace-out", force=force)
 
 
 @contextmanager

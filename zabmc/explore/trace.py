@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 
 from zabmc.core import events as E
+from zabmc.core import files
 from zabmc.core.errors import UsageError
 from zabmc.core.model import get_model
 from zabmc.core.trace import FORMAT as TRACE_FORMAT
@@ -66,13 +67,13 @@ class Trace:
         })
         return out
 
+    def text(self) -> str:
+        """The trace file's text: `to_json()` indented, with a final newline."""
+        return json.dumps(self.to_json(), indent=1) + "\n"
+
     def save(self, path: str) -> None:
-        try:
-            with open(path, "w") as f:
-                json.dump(self.to_json(), f, indent=1)
-                f.write("\n")
-        except OSError as e:
-            raise UsageError(f"cannot write trace file {path}: {e.strerror}") from None
+        """Write the trace file through the one writer (`zabmc.core.files.write`)."""
+        files.write(path, self.text(), "trace file")
 
 
 def _pick(v, prop: str | None):

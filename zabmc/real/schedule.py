@@ -790,25 +790,7 @@ def _check_expect(exp, where: str, n: int) -> None:
                     _fail(where, f"'{key}' must be a list of [epoch, counter, path]")
 
 
-def read_json(path: str):
-    """The JSON document in `path` (a schedule or a trace), or a one-line UsageError."""
-    try:
-        with open(path, "rb") as f:
-            return json.loads(f.read(64 << 20))
-    except OSError as e:
-        raise UsageError(f"cannot read {path}: {e.strerror}") from None
-    except (ValueError, RecursionError) as e:
-        raise UsageError(f"{path} is not JSON: {str(e).splitlines()[0][:120]}") from None
-
-
-def load(path: str) -> dict:
-    return validate(read_json(path))
-
-
-def save(schedule: dict, path: str) -> None:
-    try:
-        with open(path, "w") as f:
-            json.dump(schedule, f, indent=1)
-            f.write("\n")
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+def text(schedule: dict) -> str:
+    """A schedule as its file holds it (`zabmc real --save-schedule`, `export --format
+    zookeeper`); the command line writes it through `zabmc.core.files.write`."""
+    return json.dumps(schedule, indent=1) + "\n"
