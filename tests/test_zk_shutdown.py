@@ -99,7 +99,7 @@ def test_a_truncation_reloads_memory_from_disk():
     f = shutdown.SdNode(1, role=FOLLOWING, phase=F_SYNC, leader=2, accepted_epoch=2,
                         current_epoch=1, conn=2, history=(T1, T2), disk=(T1,), leak=(T2,),
                         commit=(1, 2))
-    st = shutdown.deliver(handlers, f, 2, (SYNC, 2, TRUNC, (1, 1), (), 0), 3,
+    st = shutdown.KERNEL.deliver(handlers, f, 2, (SYNC, 2, TRUNC, (1, 1), (), 0), 3,
                           shutdown_rules())
     assert (st.node.history, st.node.disk, st.node.leak) == ((T1,), (T1,), (T2,))
     assert st.node.mode == TRUNC
@@ -112,7 +112,7 @@ def test_an_interrupted_truncation_keeps_its_memory():
     f = shutdown.SdNode(1, role=FOLLOWING, phase=F_SYNC, leader=2, accepted_epoch=2,
                         current_epoch=1, conn=2, history=(), disk=(), mode=TRUNC, mem=(T1,),
                         commit=(1, 1))
-    st = shutdown.timeout(handlers, f, 3, shutdown_rules())
+    st = shutdown.KERNEL.timeout(handlers, f, 3, shutdown_rules())
     y = st.node
     assert y.role == LOOKING and y.history == (T1,) and y.disk == () and y.leak == ()
     assert handlers.vote(y) == (1, (1, 1), 1)  # its vote names 1.1, which no disk holds

@@ -38,6 +38,7 @@ from zabmc.core.model import FAILED, Step
 from . import fine, storage
 from .codec import describe_msg, dump, msg_json  # noqa: F401  (the views, each Kernel's)
 from .fine import FineNode
+from .layer import Layer
 from .state import ACKLD, FOLLOWING, NEWLEADER, extend_node, last_zxid
 from .storage import StoreNode
 
@@ -55,40 +56,26 @@ assert EpochNode._fields[:len(FineNode._fields)] == FineNode._fields
 assert StoreEpochNode._fields[:len(StoreNode._fields)] == StoreNode._fields
 
 
-class Kernel:
-    """The epoch grain over `parent` (a kernel module with the entry points of fine.py), whose
-    nodes are `node` (the parent's node type with `snapped`). `norm` is the parent's own
-    normal form, if it has one. It is also the variants' codec: the parent's views, and its
-    own field."""
+class Kernel(Layer):
+    """The epoch grain over `parent` (a kernel module with the entry points of fine.py, or a
+    `layer.Layer`), whose nodes are `node` (the parent's node type with `snapped`)."""
 
-    dump = staticmethod(dump)
-    msg_json = staticmethod(msg_json)
-    describe_msg = staticmethod(describe_msg)
+    FIELDS = {"snapped": 0}
 
-    def __init__(self, parent, node, norm=None):
-        self.parent, self.node, self._pnorm = parent, node, norm
+    def __init__(self, parent, node):
+        super().__init__(parent, node)
         self.owes_ack = "owed" in node._fields  # fine.py's F1: the ACK a step of its own
+        #: what a restart loads: the disk apart from memory (shutdown.py, H1), or `history`
+        self.disk = "disk" if "disk" in node._fields else "history"
 
     def __repr__(self) -> str:
-        return f"epoch.Kernel({self.parent.__name__})"
+        return f"epoch.Kernel({getattr(self.parent, '__name__', None) or self.parent!r})"
 
-    def fresh(self, node_id: int, n: int):
-        return self.node(node_id)
-
-    def norm(self, node):
-        """The parent's normal form, and `snapped` in its one form: only a follower inside
-        NEWLEADER owes the epoch."""
-        if self._pnorm is not None:
-            node = self._pnorm(node)
+    def own_norm(self, node):
+        """`snapped` in its one form: only a follower inside NEWLEADER owes the epoch."""
         if node.snapped and (node.role != FOLLOWING or not node.nl):
             node = node._replace(snapped=0)
         return node
-
-    def _step(self, st: Step | None) -> Step | None:
-        return None if st is None else Step(self.norm(st.node), st.outs, st.effects)
-
-    def _steps(self, pairs: list) -> list:
-        return [(i, self._step(st)) for i, st in pairs]
 
     def set_epoch(self, node, rules) -> tuple:
         """K1: the QuorumPeer thread writes currentEpoch (`QuorumPeer.setCurrentEpoch`) and goes
@@ -117,7 +104,7 @@ class Kernel:
         (`load-exception`). The model goes on as if it had started: after a failure only the
         finding counts (an operator has to mend the disk)."""
         st = self._step(self.parent.start(h, node, n, rules))
-        z = last_zxid(node.history)
+        z = last_zxid(getattr(node, self.disk))
         if z[0] <= node.current_epoch:
             return st
         what = (f"node {node.id} restarts with its disk's last zxid {z[0]}.{z[1]} of an epoch "
@@ -132,12 +119,6 @@ class Kernel:
         if st is None:
             return None if not pre else Step(self.norm(node), pre, _NO)
         return self._step(Step(st.node, pre + st.outs, st.effects))
-
-    def propose(self, h, node, payload: bytes, n: int, rules) -> Step:
-        return self._step(self.parent.propose(h, node, payload, n, rules))
-
-    def on_drop(self, h, nodes, src: int, dst: int, msg: tuple, n: int, rules) -> list:
-        return self._steps(self.parent.on_drop(h, nodes, src, dst, msg, n, rules))
 
     def actions(self, h, nodes, down: int, n: int, rules) -> list:
         """The parent's actions without the SyncThread's write of a node that owes the epoch
@@ -193,5 +174,5 @@ class Kernel:
 
 #: over fine.py (`zk-3.7.0-epoch`, `zk-3.9.2-epoch`) and storage.py (`zk-3.9.3-epoch`,
 #: `zk-3.9.4-epoch`)
-FINE = Kernel(fine, EpochNode, fine.norm)
+FINE = Kernel(fine, EpochNode)
 STORE = Kernel(storage, StoreEpochNode)

@@ -1,5 +1,5 @@
 """The `zk` kernel at the grain of ZooKeeper 3.7.0's follower threads (models/zk/README.md, "A finer
-grain: F1-F8"): `zk-3.7.0` and `zk-3.9.2`.
+grain: F1-F8"): `zk-3.7.0-threads` and `zk-3.9.2-threads`.
 
 The coarse kernel (`handlers`) takes a follower's NEWLEADER as one step: currentEpoch written, the
 synchronised proposals queued for the SyncThread, the ACK sent. Here the ACK is a step of its own
@@ -39,6 +39,10 @@ FineNode = extend_node(
 assert FineNode._fields[:len(Node._fields)] == Node._fields
 assert FineNode._field_defaults == {**Node._field_defaults, "owed": False, "toack": (),
                                     "nlread": ()}
+
+
+#: this kernel's node type (a `layer.Layer` over it extends it)
+node = FineNode
 
 
 def fresh(node_id: int, n: int) -> FineNode:

@@ -1,5 +1,5 @@
 """The leader's NEWLEADER a step after its synchronisation (models/zk/README.md F7, F9-F11):
-`zk-3.7.0-fwd`, `zk-3.7.0` with broadcasts that can fall between SYNC and NEWLEADER.
+`zk-3.7.0-fwd`, `zk-3.7.0-threads` with broadcasts that can fall between SYNC and NEWLEADER.
 
 In ZooKeeper 3.7.0 `LearnerHandler.syncFollower` ends with `learnerMaster.startForwarding(this,
 currentZxid)`: from then on the leader's new PROPOSALs and COMMITs are queued for this learner
@@ -11,13 +11,14 @@ there as it takes the sync packets: a PROPOSAL goes to packetsNotCommitted, a CO
 packetsCommitted (DIFF) or applies the first pending proposal in memory (TRUNC, where
 writeToTxnLog is false until NEWLEADER).
 
-The kernel of `zk-3.7.0` (fine.py over the coarse handlers) queues NEWLEADER in the same step as
+The kernel of `zk-3.7.0-threads` (fine.py over the coarse handlers) queues NEWLEADER in the same step as
 SYNC. Here an established leader's synchronisation of a learner stops after SYNC and owes the
 learner NEWLEADER (the field `nlq`, per node); the action `newleader i j` queues it. A new
 leader's synchronisations stay whole: it proposes nothing before it is established.
 
-Every function takes the coarse kernel `h` first, as fine.py's do (so `zabmc mutate` reaches
-this variant too). Nothing here changes another variant: their nodes, steps and counts are
+`Forward` is this grain as a `layer.Layer`: over fine.py for `zk-3.7.0-fwd` (`KERNEL`), and in
+the release stacks (releases.py). Its entry points take the coarse kernel `h` first, as fine.py's
+do (so `zabmc mutate` reaches these variants too). Nothing here changes another variant: their nodes, steps and counts are
 untouched.
 """
 
@@ -30,6 +31,7 @@ from .codec import describe_msg, dump, msg_json  # noqa: F401  (the views: `Forw
 from .state import (COMMIT, F_SYNC, L_BROADCAST, LEADING, NEWLEADER, NONE, PROPOSAL, TRUNC,
                     ACKEPOCH, bits, extend_node)
 from .fine import FineNode
+from .layer import Layer
 
 _NO = ()
 
@@ -42,73 +44,61 @@ FwdNode = extend_node(
 assert FwdNode._fields[:len(FineNode._fields)] == FineNode._fields
 
 
-def fresh(node_id: int, n: int) -> FwdNode:
-    return FwdNode(node_id)
+class Forward(Layer):
+    """F9-F11 over `parent` (fine.py, or a stack over it): an established leader's NEWLEADER a
+    step after the synchronisation, and the follower's packets between."""
+
+    FIELDS = {"nlq": 0}
+
+    def own_norm(self, node):
+        """`nlq` in its one form: only a leader owes NEWLEADER, and only to a learner it still
+        forwards to (a learner it dropped, `_drop_learner`, is owed nothing)."""
+        if node.nlq:
+            keep = node.nlq & node.forwarding & node.learners if node.role == LEADING else 0
+            if keep != node.nlq:
+                node = node._replace(nlq=keep)
+        return node
+
+    def actions(self, h, nodes, down: int, n: int, rules) -> list:
+        """The parent's actions, then each leader's owed NEWLEADERs (F9)."""
+        out = self.parent.actions(h, nodes, down, n, rules)
+        out.extend(("newleader", i, j) for i in range(n) if not down >> i & 1
+                   for j in bits(nodes[i].nlq))
+        return out
+
+    def act(self, h, nodes, label: tuple, n: int, rules) -> list:
+        if label[0] == "newleader":
+            _, i, j = label
+            lead = nodes[i]
+            msg = (NEWLEADER, lead.lconn[j], lead.accepted_epoch)
+            return [(i, Step(lead._replace(nlq=lead.nlq & ~(1 << j)), ((j, msg),), _NO))]
+        return self._steps(self.parent.act(h, nodes, label, n, rules))
+
+    def deliver(self, h, node, src: int, msg: tuple, n: int, rules) -> Step:
+        kind = msg[0]
+        if kind == ACKEPOCH and node.role == LEADING and node.phase == L_BROADCAST:
+            return self._step(_hold_newleader(self.parent.deliver(h, node, src, msg, n, rules),
+                                              src))
+        if (kind in (PROPOSAL, COMMIT) and fine._live(node, src, msg) and node.phase == F_SYNC
+                and node.mode != NONE and not node.nl):
+            return self._step(_before_newleader(h, node, msg))
+        return self._step(self.parent.deliver(h, node, src, msg, n, rules))
+
+    def node_json(self, node) -> dict:
+        out = self.parent.node_json(node)
+        out.update(newleader_owed=bits(node.nlq))
+        return out
+
+    def describe_action(self, label: tuple) -> str:
+        if label[0] == "newleader":
+            return (f"newleader node {label[1]} to {label[2]} (the LearnerHandler queues NEWLEADER "
+                    "after the sync packets and what it forwarded since)")
+        return self.parent.describe_action(label)
 
 
-def norm(node: FwdNode) -> FwdNode:
-    """fine.norm, and `nlq` in its one form: only a leader owes NEWLEADER, and only to a learner
-    it still forwards to (a learner it dropped, `_drop_learner`, is owed nothing)."""
-    node = fine.norm(node)
-    if node.nlq:
-        keep = node.nlq & node.forwarding & node.learners if node.role == LEADING else 0
-        if keep != node.nlq:
-            node = node._replace(nlq=keep)
-    return node
-
-
-def _step(st: Step | None) -> Step | None:
-    return None if st is None else Step(norm(st.node), st.outs, st.effects)
-
-
-def _steps(pairs: list) -> list:
-    return [(i, _step(st)) for i, st in pairs]
-
-
-# --- the model's entry points ---------------------------------------------------------------------
-
-
-def start(h, node, n: int, rules) -> Step:
-    return _step(fine.start(h, node, n, rules))
-
-
-def timeout(h, node, n: int, rules) -> Step | None:
-    return _step(fine.timeout(h, node, n, rules))
-
-
-def propose(h, node, payload: bytes, n: int, rules) -> Step:
-    return _step(fine.propose(h, node, payload, n, rules))
-
-
-def on_drop(h, nodes, src: int, dst: int, msg: tuple, n: int, rules) -> list:
-    return _steps(fine.on_drop(h, nodes, src, dst, msg, n, rules))
-
-
-def actions(h, nodes, down: int, n: int, rules) -> list:
-    """fine.py's actions, then each leader's owed NEWLEADERs (F9)."""
-    out = fine.actions(h, nodes, down, n, rules)
-    out.extend(("newleader", i, j) for i in range(n) if not down >> i & 1
-               for j in bits(nodes[i].nlq))
-    return out
-
-
-def act(h, nodes, label: tuple, n: int, rules) -> list:
-    if label[0] == "newleader":
-        _, i, j = label
-        lead = nodes[i]
-        msg = (NEWLEADER, lead.lconn[j], lead.accepted_epoch)
-        return [(i, Step(lead._replace(nlq=lead.nlq & ~(1 << j)), ((j, msg),), _NO))]
-    return _steps(fine.act(h, nodes, label, n, rules))
-
-
-def deliver(h, node, src: int, msg: tuple, n: int, rules) -> Step:
-    kind = msg[0]
-    if kind == ACKEPOCH and node.role == LEADING and node.phase == L_BROADCAST:
-        return _step(_hold_newleader(fine.deliver(h, node, src, msg, n, rules), src))
-    if (kind in (PROPOSAL, COMMIT) and fine._live(node, src, msg) and node.phase == F_SYNC
-            and node.mode != NONE and not node.nl):
-        return _step(_before_newleader(h, node, msg))
-    return _step(fine.deliver(h, node, src, msg, n, rules))
+#: over fine.py: `zk-3.7.0-fwd`
+KERNEL = Forward(fine, FwdNode)
+norm = KERNEL.norm
 
 
 def _hold_newleader(st: Step, j: int) -> Step:
@@ -135,19 +125,3 @@ def _before_newleader(h, node, msg: tuple) -> Step:
         return Step(node._replace(mem=node.mem + node.pending[:1], pending=node.pending[1:],
                                   commit=max(node.commit, z)), _NO, _NO)
     return Step(node, _NO, h._npe(node, msg))
-
-
-# --- views ---------------------------------------------------------------------------------------
-
-
-def node_json(node: FwdNode) -> dict:
-    out = fine.node_json(node)
-    out.update(newleader_owed=bits(node.nlq))
-    return out
-
-
-def describe_action(label: tuple) -> str:
-    if label[0] == "newleader":
-        return (f"newleader node {label[1]} to {label[2]} (the LearnerHandler queues NEWLEADER "
-                "after the sync packets and what it forwarded since)")
-    return fine.describe_action(label)

@@ -235,7 +235,7 @@ class Fwd370Rules(Fine370Rules):
 class ForwardZkModel(FineZkModel):
     """A `ZkModel` whose kernel is `forward` (over fine.py over the bound `handlers`)."""
 
-    kernel = forward
+    kernel = forward.KERNEL
 
     @staticmethod
     def busy(node) -> bool:
@@ -272,7 +272,7 @@ class Sd392Rules(Fine392Rules):
 class ShutdownZkModel(FineZkModel):
     """A `ZkModel` whose kernel is `shutdown` (over fine.py over the bound `handlers`)."""
 
-    kernel = shutdown
+    kernel = shutdown.KERNEL
     properties = _props.SHUTDOWN
     real_grain = FineZkModel.real_grain | {LEAKED_SYNC_THREAD}
 

@@ -28,6 +28,7 @@ from zabmc.core.model import Step, txn_json
 from . import fine
 from .codec import describe_msg, dump, msg_json  # noqa: F401  (the views)
 from .fine import FineNode
+from .layer import Layer
 from .state import (FOLLOWING, LOOKING, NONE, SYNC, TRUNC, ZERO, extend_node, last_zxid,
                     queued)
 
@@ -46,10 +47,6 @@ assert SdNode._fields[:len(FineNode._fields)] == FineNode._fields
 #: only while the node is down, so that what it delivered stays as it was; the restart replaces
 #: it with the disk (H7)
 DURABLE = ("accepted_epoch", "current_epoch", "history", "last_committed", "conn", "disk")
-
-
-def fresh(node_id: int, n: int) -> SdNode:
-    return SdNode(node_id)
 
 
 def _write(disk: tuple, txns) -> tuple:
@@ -81,10 +78,11 @@ def _durable(node) -> SdNode:
     return node if best == lc else node._replace(last_committed=best)
 
 
-def _track(x, y, truncate=None):
-    """`y`, fine.py's node after a step from `x`, with its disk and leaked queue brought along."""
+def _track(x, y, norm, truncate=None, leaks=True):
+    """`y`, the parent's node after a step from `x`, with its disk and leaked queue brought
+    along; `norm` is the parent's normal form, `leaks` the rules' (see `_shutdown`)."""
     if x.role != LOOKING and y.role == LOOKING:
-        return _durable(_shutdown(x, y))
+        return _durable(_shutdown(x, y, norm, leaks))
     if truncate is not None:  # H6: truncateLog cuts the disk, then clear() and loadDataBase()
         disk = tuple(t for t in x.disk if t[0] <= truncate)
         return _durable(y._replace(disk=disk, history=disk))
@@ -98,13 +96,21 @@ def _track(x, y, truncate=None):
     raise AssertionError(f"node {x.id}: history changed other than by a write or a TRUNC")
 
 
-def _shutdown(x, y):
+def _shutdown(x, y, norm, leaks=True):
     """H2, H3: node `x` leaves its role; `y` is the kernel's shutdown (D8: queue written, memory
     reloaded). A follower's SyncThread is not shut down: its queue leaks, unwritten; the data
     tree keeps what it applied (the queue's committed transactions, and a TRUNC
     synchronisation's before NEWLEADER); then fastForwardDataBase replays the log beyond it.
     A leader's shutdown (`LeaderZooKeeperServer.shutdown`) stops its processors: nothing is
-    queued there (D7)."""
+    queued there (D7). With `leaks` false (3.6.2, whose `Learner.shutdown` calls
+    `zk.shutdown()`, which `LearnerZooKeeperServer` overrides to shut the SyncRequestProcessor
+    down), the queue is written first; the data tree is kept all the same."""
+    if x.role == FOLLOWING and not leaks and queued(x):
+        disk = _write(x.disk, x.mem)
+        history = x.history + x.mem
+        last = last_zxid(history)
+        history += tuple(t for t in disk if t[0] > last)
+        return norm(y._replace(history=history, disk=disk))
     if x.role == FOLLOWING:
         if queued(x):
             leak = x.leak + x.mem
@@ -116,54 +122,78 @@ def _shutdown(x, y):
         leak, history, disk = x.leak, y.history, _write(x.disk, y.history[len(x.history):])
     last = last_zxid(history)
     history += tuple(t for t in disk if t[0] > last)  # fastForwardDataBase
-    return fine.norm(y._replace(history=history, disk=disk, leak=leak))
+    return norm(y._replace(history=history, disk=disk, leak=leak))
 
 
-def _step(x, st, truncate=None):
-    return None if st is None else Step(_track(x, st.node, truncate), st.outs, st.effects)
+class Shutdown(Layer):
+    """H1-H9 over `parent` (fine.py, or a stack over it): memory and disk apart, the SyncThread a
+    follower's shutdown leaves running."""
+
+    FIELDS = {"disk": (), "leak": ()}
+
+    def _track(self, x, st, rules, truncate=None):
+        if st is None:
+            return None
+        y = _track(x, st.node, self.parent.norm, truncate, rules.leaks)
+        return Step(y, st.outs, st.effects)
+
+    def start(self, h, node, n: int, rules) -> Step:
+        """Start-up and every restart (H7): loadDataBase makes the data tree of the disk; what was
+        delivered stays within it."""
+        d = node.disk
+        lc = max((t[0] for t in d if t[0] <= node.last_committed), default=ZERO)
+        node = node._replace(history=d, last_committed=lc, leak=())
+        st = self.parent.start(h, node, n, rules)
+        return Step(st.node._replace(disk=d), st.outs, st.effects)
+
+    def timeout(self, h, node, n: int, rules) -> Step | None:
+        return self._track(node, self.parent.timeout(h, node, n, rules), rules)
+
+    def propose(self, h, node, payload: bytes, n: int, rules) -> Step:
+        return self._track(node, self.parent.propose(h, node, payload, n, rules), rules)
+
+    def on_drop(self, h, nodes, src: int, dst: int, msg: tuple, n: int, rules) -> list:
+        return [(i, self._track(nodes[i], st, rules))
+                for i, st in self.parent.on_drop(h, nodes, src, dst, msg, n, rules)]
+
+    def actions(self, h, nodes, down: int, n: int, rules) -> list:
+        """The parent's actions, then each leaked SyncThread's write (H2)."""
+        out = self.parent.actions(h, nodes, down, n, rules)
+        out.extend(("flush", i) for i in range(n) if not down >> i & 1 and nodes[i].leak)
+        return out
+
+    def act(self, h, nodes, label: tuple, n: int, rules) -> list:
+        if label[0] == "flush":
+            i = label[1]
+            return [(i, Step(flush(h, nodes[i]), _NO, _NO))]
+        return [(i, self._track(nodes[i], st, rules))
+                for i, st in self.parent.act(h, nodes, label, n, rules)]
+
+    def deliver(self, h, node, src: int, msg: tuple, n: int, rules) -> Step:
+        truncate = None
+        if (msg[0] == SYNC and msg[2] == TRUNC and fine._live(node, src, msg)
+                and node.mode == NONE and not node.nl and node.role == FOLLOWING):
+            truncate = msg[3]
+        st = self.parent.deliver(h, node, src, msg, n, rules)
+        if truncate is not None and st.node.mode != TRUNC:
+            truncate = None  # not taken as a synchronisation (a stale phase)
+        return self._track(node, st, rules, truncate)
+
+    def node_json(self, node) -> dict:
+        out = self.parent.node_json(node)
+        out.update(disk=[txn_json(t) for t in node.disk],
+                   leaked_queue=[txn_json(t) for t in node.leak])
+        return out
+
+    def describe_action(self, label: tuple) -> str:
+        if label[0] == "flush":
+            return (f"flush node {label[1]} (the SyncThread its last shutdown left running writes "
+                    "its queue)")
+        return self.parent.describe_action(label)
 
 
-def _steps(nodes, pairs: list) -> list:
-    return [(i, _step(nodes[i], st)) for i, st in pairs]
-
-
-# --- the model's entry points ---------------------------------------------------------------------
-
-
-def start(h, node, n: int, rules) -> Step:
-    """Start-up and every restart (H7): loadDataBase makes the data tree of the disk; what was
-    delivered stays within it."""
-    d = node.disk
-    lc = max((t[0] for t in d if t[0] <= node.last_committed), default=ZERO)
-    node = node._replace(history=d, last_committed=lc, leak=())
-    st = fine.start(h, node, n, rules)
-    return Step(st.node._replace(disk=d), st.outs, st.effects)
-
-
-def timeout(h, node, n: int, rules) -> Step | None:
-    return _step(node, fine.timeout(h, node, n, rules))
-
-
-def propose(h, node, payload: bytes, n: int, rules) -> Step:
-    return _step(node, fine.propose(h, node, payload, n, rules))
-
-
-def on_drop(h, nodes, src: int, dst: int, msg: tuple, n: int, rules) -> list:
-    return _steps(nodes, fine.on_drop(h, nodes, src, dst, msg, n, rules))
-
-
-def actions(h, nodes, down: int, n: int, rules) -> list:
-    """fine.py's actions, then each leaked SyncThread's write (H2)."""
-    out = fine.actions(h, nodes, down, n, rules)
-    out.extend(("flush", i) for i in range(n) if not down >> i & 1 and nodes[i].leak)
-    return out
-
-
-def act(h, nodes, label: tuple, n: int, rules) -> list:
-    if label[0] == "flush":
-        i = label[1]
-        return [(i, Step(flush(h, nodes[i]), _NO, _NO))]
-    return _steps(nodes, fine.act(h, nodes, label, n, rules))
+#: over fine.py: `zk-3.7.0-shutdown`, `zk-3.9.2-shutdown`
+KERNEL = Shutdown(fine, SdNode)
 
 
 def flush(h, node):
@@ -172,17 +202,6 @@ def flush(h, node):
     does not change; what memory holds that is now on disk may be delivered (D5)."""
     node = node._replace(disk=_write(node.disk, node.leak), leak=())
     return _durable(h.settle(node))
-
-
-def deliver(h, node, src: int, msg: tuple, n: int, rules) -> Step:
-    truncate = None
-    if (msg[0] == SYNC and msg[2] == TRUNC and fine._live(node, src, msg) and node.mode == NONE
-            and not node.nl and node.role == FOLLOWING):
-        truncate = msg[3]
-    st = fine.deliver(h, node, src, msg, n, rules)
-    if truncate is not None and st.node.mode != TRUNC:
-        truncate = None  # not taken as a synchronisation (a stale phase)
-    return _step(node, st, truncate)
 
 
 # --- the windows (models/zk/README.md, H9; node checks, as D18's windows) ------------------------
@@ -233,20 +252,3 @@ def stale_log_write(node) -> str | None:
     return (f"node {node.id}'s log holds {', '.join(f'{z[0]}.{z[1]}' for z in odd)}, which its "
             f"data tree (last {last[0]}.{last[1]}) lacks: written by a SyncThread its shutdown "
             "left running (ZOOKEEPER-4712); a load applies it after the later transactions")
-
-
-# --- views ---------------------------------------------------------------------------------------
-
-
-def node_json(node: SdNode) -> dict:
-    out = fine.node_json(node)
-    out.update(disk=[txn_json(t) for t in node.disk],
-               leaked_queue=[txn_json(t) for t in node.leak])
-    return out
-
-
-def describe_action(label: tuple) -> str:
-    if label[0] == "flush":
-        return (f"flush node {label[1]} (the SyncThread its last shutdown left running writes "
-                "its queue)")
-    return fine.describe_action(label)

@@ -1,5 +1,5 @@
 """The `zk` kernel at the grain of ZooKeeper 3.9's in-memory database (models/zk/README.md, "The
-storage grain: S1-S10"): `zk-3.9.3` and `zk-3.9.4`.
+storage grain: S1-S10"): `zk-3.9.3-store` and `zk-3.9.4-store`.
 
 The coarse kernel (`handlers`) keeps one `history` per node for the data tree, the transaction
 log, the snapshot and the committed log, and rebuilds memory from disk at every role change (D8).
@@ -45,8 +45,17 @@ assert StoreNode._fields[:len(Node._fields)] == Node._fields
 assert StoreNode._field_defaults == {**Node._field_defaults, "clog": (), "dt": ZERO}
 
 
+#: this kernel's node type (a `layer.Layer` over it extends it)
+node = StoreNode
+
+
 def fresh(node_id: int, n: int) -> StoreNode:
     return StoreNode(node_id)
+
+
+def norm(node: StoreNode) -> StoreNode:
+    """The storage grain's fields have one form already."""
+    return node
 
 
 def _zx(txns) -> tuple:
