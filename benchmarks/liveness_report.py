@@ -64,16 +64,16 @@ RUNS = [
     ("zk-pre3911", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
     ("zk-3.9.3-coarse", "--nodes 2 --proposals 1 --depth 60", "no faults"),
     ("zk-3.9.3-coarse", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
-    # the finer grains: the follower's threads (zk-3.7.0, zk-3.9.2) and storage (zk-3.9.3,
-    # zk-3.9.4)
-    ("zk-3.7.0", "--nodes 2 --proposals 1 --depth 60", "no faults"),
-    ("zk-3.7.0", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
-    ("zk-3.9.2", "--nodes 2 --proposals 1 --depth 60", "no faults"),
-    ("zk-3.9.2", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
-    ("zk-3.9.3", "--nodes 2 --proposals 1 --depth 60", "no faults"),
-    ("zk-3.9.3", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
-    ("zk-3.9.4", "--nodes 2 --proposals 1 --depth 60", "no faults"),
-    ("zk-3.9.4", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    # the finer grains: the follower's threads (zk-3.7.0-threads, zk-3.9.2-threads) and storage (zk-3.9.3-store,
+    # zk-3.9.4-store)
+    ("zk-3.7.0-threads", "--nodes 2 --proposals 1 --depth 60", "no faults"),
+    ("zk-3.7.0-threads", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    ("zk-3.9.2-threads", "--nodes 2 --proposals 1 --depth 60", "no faults"),
+    ("zk-3.9.2-threads", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    ("zk-3.9.3-store", "--nodes 2 --proposals 1 --depth 60", "no faults"),
+    ("zk-3.9.3-store", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    ("zk-3.9.4-store", "--nodes 2 --proposals 1 --depth 60", "no faults"),
+    ("zk-3.9.4-store", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
     # broadcasts before NEWLEADER (zk-3.7.0-fwd) and a follower's shutdown as 3.7.0-3.9.2 do it
     # (zk-3.7.0-shutdown, zk-3.9.2-shutdown)
     ("zk-3.7.0-fwd", "--nodes 2 --proposals 1 --depth 60", "no faults"),
@@ -186,10 +186,10 @@ def main() -> None:
         "(`FileTxnSnapLog.fastForwardFromEdits`). The model delivers only what a node knows "
         "committed (models/zk/README.md D5), so its DIFF would have to say that the follower's "
         "log up to the DIFF's zxid is committed, a change to every zk count that is left for "
-        "now. The storage grain (`zk-3.9.3`, `zk-3.9.4`) does fast-forward at a role change "
+        "now. The storage grain (`zk-3.9.3-store`, `zk-3.9.4-store`) does fast-forward at a role change "
         "(S5: its in-memory data tree applies 1.1), but the property reads what a node has "
         "delivered (`last_committed`, D5), which the fast-forward does not move: the same lasso. "
-        "`zk-3.7.0`'s follower owes its NEWLEADER ACK for a step (F1); the QuorumPeer thread "
+        "`zk-3.7.0-threads`'s follower owes its NEWLEADER ACK for a step (F1); the QuorumPeer thread "
         "writes it at once, so no timer fires meanwhile (the model's `busy`, docs/liveness.md); "
         "before that rule a timeout there began new epochs forever and the space never ended. "
         "The FLE variants' spaces never end (each abandoned round raises the logical "

@@ -181,7 +181,7 @@ def section(rows, version, runs, again, n, seed, repeat) -> list:
         "by PR #2154 (ZOOKEEPER-4712), which shuts the learner's SyncRequestProcessor down; "
         "branch-3.8 never got it.",
         "- **ZOOKEEPER-4685 is real in 3.8.0: a leader discards an ACK and gives up.** On "
-        "`zookeeper-4685-diff` (`zk-3.7.0`, the grain of 3.8.0's follower threads) every step "
+        "`zookeeper-4685-diff` (`zk-3.7.0-threads`, the grain of 3.8.0's follower threads) every step "
         "happened on the servers. Server 1, synchronised by a DIFF carrying 0x100000002, handed it "
         "to its SyncThread at NEWLEADER, which wrote and acknowledged it while the QuorumPeer "
         "thread had not yet written NEWLEADER's ACK (the `newleader-ack` hook holds it there). "

@@ -4,7 +4,7 @@ the stated bounds.
 
     python benchmarks/release_matrix.py --jobs 2 --write            # every cell (about an hour
                                                                     # of CPU on a 2-core machine)
-    python benchmarks/release_matrix.py --only zk-3.9.4 --write     # one release's cells again
+    python benchmarks/release_matrix.py --only zk-3.9.4-store --write     # one release's cells again
 
 Every cell is one `zabmc check ... --json` child process (its CPU time is the child's own). The
 results are kept in reports/data/release-matrix.json with the commit each cell ran at, so `--only`
@@ -33,28 +33,28 @@ RELEASES = [
     ("3.6.2", "before ZOOKEEPER-3911's fix (PR #1445): the proposals logged at UPTODATE",
      "zk-pre3911"),
     ("3.7.0", "3911's fix: currentEpoch, the proposals queued for the SyncThread, then the ACK "
-              "(threads' grain)", "zk-3.7.0"),
+              "(threads' grain)", "zk-3.7.0-threads"),
     ("3.8.0", "as 3.7.0, at the coarse grain `zabmc real` schedules (Debian's package)", "zk"),
     ("3.7.0 with its shutdown", "as 3.7.0, with a follower's shutdown leaving its SyncThread's "
                                 "queue unwritten and its data tree, which the next votes read, "
                                 "kept (ZOOKEEPER-4712; shutdown grain, H1-H9)",
      "zk-3.7.0-shutdown"),
     ("3.8.5 / 3.9.2", "ZOOKEEPER-4785's fix (PR #2111): written, then currentEpoch, then the ACK "
-                      "(threads' grain)", "zk-3.9.2"),
+                      "(threads' grain)", "zk-3.9.2-threads"),
     ("3.8.5 / 3.9.2 with its shutdown", "as 3.9.2, with 3.7.0's shutdown, which 3.8.5, 3.8.6 "
                                         "and 3.9.2 keep (4712's fix, PR #2154, is in 3.9.3 "
                                         "only; shutdown grain, H1-H9)", "zk-3.9.2-shutdown"),
     ("3.9.3", "PR #2152 (#2188): the committed written (applied outside the committed log), "
-              "the outstanding kept for UPTODATE (storage grain)", "zk-3.9.3"),
+              "the outstanding kept for UPTODATE (storage grain)", "zk-3.9.3-store"),
     ("3.9.4", "as 3.9.3, the synchronised transactions added to the committed log "
-              "(ZOOKEEPER-4925's fix, PR #2254; storage grain)", "zk-3.9.4"),
+              "(ZOOKEEPER-4925's fix, PR #2254; storage grain)", "zk-3.9.4-store"),
 ]
-FINE = ("zk-3.7.0", "zk-3.9.2", "zk-3.7.0-shutdown", "zk-3.9.2-shutdown")  # the threads' grain
+FINE = ("zk-3.7.0-threads", "zk-3.9.2-threads", "zk-3.7.0-shutdown", "zk-3.9.2-shutdown")  # the threads' grain
 SHUTDOWN = ("zk-3.7.0-shutdown", "zk-3.9.2-shutdown")  # memory apart from disk (shutdown.py)
-STORAGE = ("zk-3.9.3", "zk-3.9.4")  # the models with a committed log (models/zk/storage.py)
+STORAGE = ("zk-3.9.3-store", "zk-3.9.4-store")  # the models with a committed log (models/zk/storage.py)
 #: a release's model -> the variant a row runs instead: currentEpoch a step after NEWLEADER's
 #: writes to disk (models/zk/epoch.py), which the release's own model writes in one step
-VIA_EPOCH = {m: f"{m}-epoch" for m in ("zk-3.7.0", "zk-3.9.2", "zk-3.9.3", "zk-3.9.4")}
+VIA_EPOCH = {m: f"{m}-epoch" for m in ("zk-3.7.0-threads", "zk-3.9.2-threads", "zk-3.9.3-store", "zk-3.9.4-store")}
 EPOCH = tuple(VIA_EPOCH)
 #: row -> the variants its cells run on, by release model (others: the release's own model)
 VIA = {"ZOOKEEPER-2354": VIA_EPOCH}

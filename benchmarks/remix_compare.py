@@ -40,7 +40,7 @@ ROWS = [
     # the fixed release: Remix's invariant holds on it (Remix has no row of it)
     ("ZOOKEEPER-4646 and 4643 fixed (3.8.5, 3.9.2)", None, None, "zk-fixed",
      DATA_LOSS.replace("--depth 30", "--depth 24"), ("llc",)),
-    ("ZOOKEEPER-4685", 10, 67_418, "zk-3.7.0",
+    ("ZOOKEEPER-4685", 10, 67_418, "zk-3.7.0-threads",
      "--nodes 3 --proposals 1 --max-timeouts 1 --depth 30 --invariant leader-unexpected-ack",
      ("bfs",)),
 ]
@@ -120,7 +120,7 @@ NOTES = [
     "depth-first run (29 events) is 4646's shape: the ack counted, then the follower's crash.",
     "- **ZOOKEEPER-4394** (`zk`, 18 events, no fault): a COMMIT that follows NEWLEADER finds "
     "`packetsNotCommitted` emptied and `Learner.syncWithLeader` throws a NullPointerException.",
-    "- **ZOOKEEPER-4685** (`zk-3.7.0`, the threads' grain, 18 events): the follower's SyncThread "
+    "- **ZOOKEEPER-4685** (`zk-3.7.0-threads`, the threads' grain, 18 events): the follower's SyncThread "
     "acknowledges a synchronised transaction before its NEWLEADER ack, the leader takes it for "
     "that ack, and without that follower it has no quorum (its own section above).",
     "- **`leader-log-completeness`** (the last column, Remix's invariant: a node that becomes "

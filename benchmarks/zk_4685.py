@@ -1,5 +1,5 @@
 """ZOOKEEPER-4685 at the grain of the follower's threads (models/zk/README.md, F1-F8): the
-searches for `leader-unexpected-ack` on `zk-3.7.0` (as released) and `zk-3.9.2` (PR #2111's fix),
+searches for `leader-unexpected-ack` on `zk-3.7.0-threads` (as released) and `zk-3.9.2-threads` (PR #2111's fix),
 into a section of reports/zookeeper.md that benchmarks/zk_report.py keeps.
 
     python benchmarks/zk_4685.py --write     # about a minute on a 2-core machine
@@ -21,7 +21,7 @@ sys.path.insert(0, ROOT)
 from benchmarks.common import check_cell, commit, search_table, write_zk_section  # noqa: E402
 
 HEADING = "## ZOOKEEPER-4685: the follower's threads"
-MODELS = ("zk-3.7.0", "zk-3.9.2")
+MODELS = ("zk-3.7.0-threads", "zk-3.9.2-threads")
 PROPERTY = "--invariant leader-unexpected-ack"
 #: (what the bounds are for, flags)
 SEARCHES = [
@@ -40,10 +40,10 @@ def main() -> int:
         HEADING, "",
         f"Produced by `python benchmarks/zk_4685.py` (commit `{commit()}`, "
         f"{datetime.date.today()}): `zabmc check --model MODEL FLAGS {PROPERTY}`, breadth-first, "
-        "on a 2-core machine shared with other jobs. `zk-3.7.0` lets the follower's SyncThread "
+        "on a 2-core machine shared with other jobs. `zk-3.7.0-threads` lets the follower's SyncThread "
         "write and acknowledge a synchronised transaction before its QuorumPeer thread writes the "
         "NEWLEADER ack, and its leader takes the first ACK it reads as the NEWLEADER ack; "
-        "`zk-3.9.2` writes the transactions before that ack and acknowledges them after "
+        "`zk-3.9.2-threads` writes the transactions before that ack and acknowledges them after "
         "UPTODATE's (PR #2111). The coarser variants (`zk`, `zk-fixed`, ...) take NEWLEADER as "
         "one step and cannot reach it.", "",
     ]

@@ -109,7 +109,7 @@ STORY = [
     "quorum accepted and that node 2 never saw. The model reports it as `prefix` and "
     "`global-primary-order`: node 0 delivers 1.1 after 2.1.",
     "",
-    "On `zk-3.9.2`, whose shutdown writes the queue first (D8, 3.9.3's), node 0's log holds 1.1 "
+    "On `zk-3.9.2-threads`, whose shutdown writes the queue first (D8, 3.9.3's), node 0's log holds 1.1 "
     "before it votes, so it names 1.1, and nothing is applied out of order. The release matrix's "
     "data-loss row (\"Releases\") is clean there to depth 30 over 12,089,704 states. This is the "
     "data inconsistency ZOOKEEPER-4712's title names.",

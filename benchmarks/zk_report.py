@@ -53,14 +53,14 @@ RELATED = [
     "real 3.8.0 servers, the acknowledged write lost without the NEWLEADER ACK counted "
     "(\"On ZooKeeper 3.8.0\") |",
     "| ZOOKEEPER-4685 | a follower's ACK of a proposal overtakes its ACK of NEWLEADER and the "
-    "leader gives up (availability, not safety) | found on `zk-3.7.0`, whose NEWLEADER ack is a "
+    "leader gives up (availability, not safety) | found on `zk-3.7.0-threads`, whose NEWLEADER ack is a "
     "step of its own racing the SyncThread's acknowledgements, as the failure property "
-    "`leader-unexpected-ack` (18 events; the section below); not on `zk-3.9.2`. The coarser "
+    "`leader-unexpected-ack` (18 events; the section below); not on `zk-3.9.2-threads`. The coarser "
     "variants queue and acknowledge in one step and cannot reach it. Realised on real 3.8.0 "
     "servers, where the leader logs the discarded ACK and gives up (\"On ZooKeeper 3.8.0\") |",
     "| ZOOKEEPER-2845 | the in-memory database kept across an election diverges from the disk | "
     "its fix (fastForwardDataBase at a shutdown) is modelled where memory outlives a role change: "
-    "the storage grain (`zk-3.9.3`, `zk-3.9.4`, S5) and the shutdown grain (`-shutdown`, H3); the "
+    "the storage grain (`zk-3.9.3-store`, `zk-3.9.4-store`, S5) and the shutdown grain (`-shutdown`, H3); the "
     "coarse and threads' grains reload memory from disk at every shutdown (D8) |",
     "| ZOOKEEPER-4712 | a follower's shutdown leaves its SyncThread running: its queue is "
     "written later or lost, while the data tree, which the next votes and ACKEPOCH read, is kept "
@@ -88,7 +88,7 @@ RELATED = [
     "first) at 19 events: unfixed in the last release. The other variants write both in one "
     "step |",
     "| ZOOKEEPER-4925 | a hole in the leader's committed log (3.9.3 only) | found on "
-    "`zk-3.9.3` at the storage grain (models/zk/README.md, S1-S10; not applicable to the 3.7 "
+    "`zk-3.9.3-store` at the storage grain (models/zk/README.md, S1-S10; not applicable to the 3.7 "
     "variants, which reload memory at every role change): a follower synchronised by DIFF "
     "applies the DIFF's committed 1.2 outside its in-memory committed log, keeps that log "
     "across its role change and, leading the next epoch, sends a follower stale at 1.1 an "
@@ -98,7 +98,7 @@ RELATED = [
     "`agreement` and `total-order` once the stale follower "
     "commits a later write (tests/corpus/zk/zookeeper-4925.trace.json, 50 events); the "
     "window, `committed-log-hole`, breadth-first on two nodes at 20 events (335 states). "
-    "`zk-3.9.4` (PR #2254): none breadth-first to 35 events (39,016,503 states, 3,011 CPU s), "
+    "`zk-3.9.4-store` (PR #2254): none breadth-first to 35 events (39,016,503 states, 3,011 CPU s), "
     "and the two-node window space exhausted (411 states) |",
     "",
     "## Findings that were the model's",

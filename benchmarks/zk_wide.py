@@ -3,7 +3,7 @@ than the known bugs need, every property (the failure properties and the bugs' w
 every finding listed with its trace and what it is.
 
     python benchmarks/zk_wide.py --jobs 2 --write              # every cell (about an hour of CPU)
-    python benchmarks/zk_wide.py --only zk-3.9.4 --write       # one release's cells again
+    python benchmarks/zk_wide.py --only zk-3.9.4-store --write       # one release's cells again
 
 Two searches per release: breadth-first to every path of 19 events (three nodes, two proposals,
 a timeout, two crashes, a drop: the explorer's partition), and 100,000 seeded random walks of up
@@ -30,12 +30,12 @@ from benchmarks.release_matrix import RELEASES  # noqa: E402
 #: the releases (the shutdown grain's columns too), the variant with an established leader's
 #: broadcasts before NEWLEADER, and each release's epoch grain (currentEpoch a step after what
 #: NEWLEADER writes, and the start-up's epoch check: models/zk/README.md K1-K4)
-WIDE = RELEASES + [("3.7.0 with F9-F11", "zk-3.7.0 with broadcasts between SYNC and NEWLEADER",
+WIDE = RELEASES + [("3.7.0 with F9-F11", "zk-3.7.0-threads with broadcasts between SYNC and NEWLEADER",
                     "zk-3.7.0-fwd")] + [
     (f"{release} with K1-K4", f"{model} with currentEpoch written a step after NEWLEADER's writes",
      f"{model}-epoch")
-    for release, model in (("3.7.0", "zk-3.7.0"), ("3.8.5 / 3.9.2", "zk-3.9.2"),
-                           ("3.9.3", "zk-3.9.3"), ("3.9.4", "zk-3.9.4"))]
+    for release, model in (("3.7.0", "zk-3.7.0-threads"), ("3.8.5 / 3.9.2", "zk-3.9.2-threads"),
+                           ("3.9.3", "zk-3.9.3-store"), ("3.9.4", "zk-3.9.4-store"))]
 HEADING = "## Wider searches"
 RESULTS = os.path.join(ROOT, "reports", "data", "zk-wide.json")
 TRACES = os.path.join("reports", "data", "zk-wide")

@@ -190,7 +190,7 @@ def test_export_of_every_zk_trace_says_what_is_not_supported(cli, tmp_path, name
     from zabmc.real.schedule import REAL_MODELS
 
     if json.loads(pathlib.Path(path).read_text())["model"] not in REAL_MODELS:
-        # zookeeper-4925 is zk-3.9.3's, at the storage grain, which `zabmc real` does not run
+        # zookeeper-4925 is zk-3.9.3-store's, at the storage grain, which `zabmc real` does not run
         assert rc == 2 and "has no real counterpart" in _one_line(err) and not out_file.exists()
         return
     assert rc == 0 and out_file.exists()

@@ -208,16 +208,16 @@ ZK_LIVENESS = {
                  (1, 40): ("exhausted", 156, 200, ("eventually-commit", "cycle", 22, 20, 20))},
     # the storage grain (models/zk/README.md, S1-S10): the same verdicts; its counts are zabmc's
     # own and only detect change (one more state where the committed logs differ)
-    "zk-3.9.3": {(0, 40): ("exhausted", 15, 21, None),
+    "zk-3.9.3-store": {(0, 40): ("exhausted", 15, 21, None),
                  (1, 40): ("exhausted", 157, 202, ("eventually-commit", "cycle", 22, 20, 20))},
-    "zk-3.9.4": {(0, 40): ("exhausted", 15, 21, None),
+    "zk-3.9.4-store": {(0, 40): ("exhausted", 15, 21, None),
                  (1, 40): ("exhausted", 157, 202, ("eventually-commit", "cycle", 22, 20, 20))},
-    # the threads' grain (F1-F8): zk-3.7.0's follower owes its NEWLEADER ACK for a step, which is
+    # the threads' grain (F1-F8): zk-3.7.0-threads's follower owes its NEWLEADER ACK for a step, which is
     # `busy` (no timer fires before it); without that rule its fault-free space never ended (a
     # timeout while the ACK was owed began a new epoch, again and again)
-    "zk-3.7.0": {(0, 40): ("exhausted", 16, 22, None),
+    "zk-3.7.0-threads": {(0, 40): ("exhausted", 16, 22, None),
                  (1, 40): ("exhausted", 175, 234, ("eventually-commit", "cycle", 24, 22, 22))},
-    "zk-3.9.2": {(0, 40): ("exhausted", 15, 21, None),
+    "zk-3.9.2-threads": {(0, 40): ("exhausted", 15, 21, None),
                  (1, 40): ("exhausted", 157, 201, ("eventually-commit", "cycle", 22, 20, 20))},
     "zk-fle": {(0, 30): ("depth-bound", 379, 2270, None)},
     "zk-fixed-fle": {(0, 30): ("depth-bound", 379, 2270, None)},
@@ -252,7 +252,8 @@ def test_the_epoch_grain_keeps_its_release_s_liveness_on_two_nodes(model, extra)
     write it at NEWLEADER before currentEpoch, so their graphs have that one state more, in each
     phase (`extra`); 3.7.0 queues it after currentEpoch, so its graphs are its release's. The
     lassos are the same."""
-    base = model[:-len("-epoch")]
+    base = {"zk-3.7.0-epoch": "zk-3.7.0-threads", "zk-3.9.2-epoch": "zk-3.9.2-threads",
+            "zk-3.9.3-epoch": "zk-3.9.3-store", "zk-3.9.4-epoch": "zk-3.9.4-store"}[model]
     for timeouts, depth in ZK_LIVENESS[base]:
         env = _env(model, nodes=2, depth=depth, proposals=1, max_timeouts=timeouts)
         r = check_liveness(env)
@@ -265,13 +266,13 @@ def test_the_epoch_grain_keeps_its_release_s_liveness_on_two_nodes(model, extra)
 
 
 def test_no_timer_fires_while_a_node_is_busy():
-    """zk-3.7.0's follower that owes its NEWLEADER ACK is `busy`: at that quiet state (nothing in
+    """zk-3.7.0-threads's follower that owes its NEWLEADER ACK is `busy`: at that quiet state (nothing in
     flight) the fault-free suffix offers its `ack-newleader` and no timeout; the same state with
     the ACK written offers the timeouts again."""
     from zabmc.core import events as E
     from zabmc.explore.liveness import busy, suffix_successors
 
-    env = _env("zk-3.7.0", nodes=2, depth=40, proposals=1)
+    env = _env("zk-3.7.0-threads", nodes=2, depth=40, proposals=1)
     s, _ = env.initial()
     owed = None
     for _ in range(20):  # the first run of events to a state where a node owes its ACK

@@ -228,17 +228,20 @@ def test_every_corpus_violation_is_one_its_model_says_it_can_break(trace, model,
 
 
 def test_can_break_on_models_with_and_without_their_own():
-    """A model without its own properties can break the papers' alone; zk-3.7.0 (the threads'
+    """A model without its own properties can break the papers' alone; zk-3.7.0-threads (the threads'
     grain, models/zk/fine.py) adds ZooKeeper's NEWLEADER failures and windows, not the storage
     grain's (hand-written from models/zk/properties.py)."""
     from zabmc.core.properties import ALWAYS, CORE, REGISTRY, can_break
 
     papers = tuple(p for p in CORE if REGISTRY[p].kind == ALWAYS)
     assert can_break(get_model("db19")) == papers == can_break(get_model("zab"))
-    assert set(can_break(get_model("zk-3.7.0"))) - set(CORE) == {
+    assert set(can_break(get_model("zk-3.7.0-threads"))) - set(CORE) == {
         "sync-exception", "leader-gives-up", "ack-before-logging", "ack-before-disk",
         "epoch-before-disk", "leader-unexpected-ack"}
-    assert "leader-unexpected-ack" not in can_break(get_model("zk-3.8.0"))  # the coarse `zk`
+    assert "leader-unexpected-ack" not in can_break(get_model("zk"))  # the coarse grain
+    # a release's model has every grain of its stack, so every property of each (issue #62)
+    assert {"leader-unexpected-ack", "ack-from-memory", "stale-log-write", "load-exception"} <= set(
+        can_break(get_model("zk-3.8.0")))
 
 
 def test_the_core_alone_registers_only_the_papers_properties():
@@ -271,8 +274,8 @@ def test_a_process_without_the_entry_points_finds_a_model_from_where():
     code = ("import importlib.metadata as md; md.entry_points = lambda **k: (); "
             "from zabmc.core import model, properties; "
             "print(model.model_names()); "
-            f"model.ensure('zk-3.7.0', {where('zk-3.7.0')!r}); "
-            "print(model.get_model('zk-3.7.0').name, 'leader-unexpected-ack' in properties.REGISTRY)")
+            f"model.ensure('zk-3.7.0-threads', {where('zk-3.7.0-threads')!r}); "
+            "print(model.get_model('zk-3.7.0-threads').name, 'leader-unexpected-ack' in properties.REGISTRY)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.splitlines()
-    assert out == ["()", "zk-3.7.0 True"]
+    assert out == ["()", "zk-3.7.0-threads True"]

@@ -151,7 +151,7 @@ def test_the_4685_trace_holds_the_newleader_ack_behind_the_sync_thread():
     (event 34) cuts it from node 1 only; node 1, which noticed (35), stays cut off; node 0 joins
     the leader's next epoch."""
     s = _sched("zookeeper-4685-diff")
-    assert s["source"]["model"] == "zk-3.7.0" and s["source"]["steps"] == 43
+    assert s["source"]["model"] == "zk-3.7.0-threads" and s["source"]["steps"] == 43
     assert _ops(s) == [
         (0, 17, [("hold", 1), ("hold", 2), ("start", 1), ("start", 2), ("start", 3),
                  ("links", []), ("release", 1), ("release", 2)]),  # both synchronised first

@@ -542,8 +542,8 @@ def test_a_run_with_sleep_sets_resumes_from_every_level_to_the_same_states(tmp_p
 # --- models with actions of their own (the zk family; docs/reduction.md, "Models with actions of
 # their own") ---------------------------------------------------------------------------------------
 
-ZK_MODELS = ["zk", "zk-fixed", "zk-pre3911", "zk-3.7.0", "zk-3.9.2", "zk-3.9.3", "zk-3.9.3-coarse",
-             "zk-3.9.4", "zk-3.7.0-fwd", "zk-3.7.0-shutdown", "zk-3.9.2-shutdown", "zk-3.7.0-epoch",
+ZK_MODELS = ["zk", "zk-fixed", "zk-pre3911", "zk-3.7.0-threads", "zk-3.9.2-threads", "zk-3.9.3-store", "zk-3.9.3-coarse",
+             "zk-3.9.4-store", "zk-3.7.0-fwd", "zk-3.7.0-shutdown", "zk-3.9.2-shutdown", "zk-3.7.0-epoch",
              "zk-3.9.2-epoch", "zk-3.9.3-epoch", "zk-3.9.4-epoch"]
 #: small exhausted spaces of every zk model: no budget (where most states are reduced), and two
 #: nodes with a timeout, a crash or a drop (where few are: see the docs)
@@ -642,12 +642,12 @@ def _persistent_checks(model, bounds, states=200, depth=3, deep=False):
 
 @pytest.mark.parametrize("model, bounds, least", [
     ("zk", dict(nodes=3, proposals=1), 500),
-    ("zk-3.7.0", dict(nodes=3, proposals=1), 500),
-    ("zk-3.9.3", dict(nodes=3, proposals=2), 500),
+    ("zk-3.7.0-threads", dict(nodes=3, proposals=1), 500),
+    ("zk-3.9.3-store", dict(nodes=3, proposals=2), 500),
     # two nodes with a timeout and a crash: few states are reduced (both must be spent), few runs
     ("zk-pre3911", dict(nodes=2, proposals=2, max_timeouts=1, max_crashes=1), 50),
     ("zk", dict(nodes=3, proposals=1, max_timeouts=1, deep=True), 500),
-    ("zk-3.7.0", dict(nodes=3, proposals=1, max_crashes=1, deep=True), 500),
+    ("zk-3.7.0-threads", dict(nodes=3, proposals=1, max_crashes=1, deep=True), 500),
     # a leader owing NEWLEADER (forward.py): its `newleader` action touches every node
     ("zk-3.7.0-fwd", dict(nodes=3, proposals=2), 500),
     # a follower's leaked SyncThread (shutdown.py): `flush` after a timeout's shutdown
@@ -680,7 +680,7 @@ def test_a_model_with_actions_that_does_not_say_what_they_touch_is_refused():
 
 @pytest.mark.parametrize("args, prop, depth", [
     # ZOOKEEPER-4685 (reports/zookeeper.md): the full search's first counterexample has 18 steps
-    (["--model", "zk-3.7.0", "--nodes", "3", "--proposals", "1", "--max-timeouts", "1"],
+    (["--model", "zk-3.7.0-threads", "--nodes", "3", "--proposals", "1", "--max-timeouts", "1"],
      "leader-unexpected-ack", 18),
     # ZOOKEEPER-4394: 18 steps in the full search (779 states); with no budget many states are
     # reduced (442), and the reduced graph's first counterexample is two steps longer

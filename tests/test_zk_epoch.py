@@ -110,15 +110,15 @@ def test_the_shortest_3_9_2_run_is_fifteen_events():
 
 
 def test_the_coarser_variants_take_newleader_whole():
-    """Without the window the same run writes currentEpoch with the disk: zk-3.9.2 has no
+    """Without the window the same run writes currentEpoch with the disk: zk-3.9.2-threads has no
     `epoch` action and its restart is not checked (no variant but the -epoch ones reports
-    load-exception, and a check of it on zk-3.9.2 is refused: it could not fail)."""
+    load-exception, and a check of it on zk-3.9.2-threads is refused: it could not fail)."""
     from zabmc.core.errors import UsageError
 
     steps = EPOCH_1 + ["deliver 0->2 ACK-NEWLEADER"] + LATE
-    with pytest.raises(UsageError, match="'load-exception' cannot break on model zk-3.9.2"):
-        _walk("zk-3.9.2", steps)
-    env, states, _ = _walk("zk-3.9.2", steps, invariants=())
+    with pytest.raises(UsageError, match="'load-exception' cannot break on model zk-3.9.2-threads"):
+        _walk("zk-3.9.2-threads", steps)
+    env, states, _ = _walk("zk-3.9.2-threads", steps, invariants=())
     f = states[-1].nodes[1]
     assert (f.history, f.current_epoch) == ((T1,), 1)
 

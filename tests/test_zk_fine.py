@@ -1,4 +1,4 @@
-"""`zk-3.7.0` and `zk-3.9.2`: the zk kernel at the grain of the follower's threads
+"""`zk-3.7.0-threads` and `zk-3.9.2-threads`: the zk kernel at the grain of the follower's threads
 (models/zk/README.md, F1-F8; issue #36 point 1). Every state below is derived by hand from
 ZooKeeper 3.7.0's Learner.syncWithLeader, SendAckRequestProcessor, LearnerHandler.run and
 Leader.waitForNewLeaderAck (and 3.9.2's Learner.syncWithLeader for the fix)."""
@@ -27,18 +27,19 @@ ACK_T1 = (ACK, 1, (1, 1))
 ACK_NL = (ACKLD, 1, 2)
 
 
-def test_the_versions_name_the_finer_variants():
-    """3.7.0 is the finer variant now; 3.8.5 ships 3.9.2's syncWithLeader (PR #2111 as #2132 and
-    #2133); Debian's 3.8.0, which `zabmc real` runs, keeps the coarse `zk`."""
-    assert get_model("zk-3.7.0").name == "zk-3.7.0" and get_model("zk-3.9.2").name == "zk-3.9.2"
-    assert get_model("zk-3.8.5") is get_model("zk-3.9.2")
-    assert ALIASES["zk-3.8.0"] == "zk" and "zk-3.7.0" not in ALIASES
+def test_the_threads_grain_is_an_abstraction_apart_from_the_releases():
+    """Issue #62: a release's name is its own model (models/zk/releases.py); the threads' grain
+    alone is an abstraction named for the rules it takes."""
+    assert get_model("zk-3.7.0-threads").name == "zk-3.7.0-threads"
+    assert get_model("zk-3.9.2-threads").name == "zk-3.9.2-threads"
+    assert get_model("zk-3.7.0-threads").release is None
+    assert get_model("zk-3.8.0").release == "3.8.0" and "zk-3.8.0" not in ALIASES
 
 
 def test_3_7_0_newleader_queues_then_owes_its_ack():
     """Learner.syncWithLeader (3.7.0) at NEWLEADER: currentEpoch (line 749), the proposals handed
     to the SyncThread (760-763), and only then the ACK (766), a step of its own (F1)."""
-    m = get_model("zk-3.7.0")
+    m = get_model("zk-3.7.0-threads")
     st = m.deliver(FOLLOWER, 1, NL, 3)
     assert st.outs == () and st.effects == ()
     assert st.node == FOLLOWER._replace(current_epoch=2, nl=True, mem=(T1,), pending=(), owed=True)
@@ -53,7 +54,7 @@ def test_3_7_0_sync_thread_acknowledges_every_transaction_it_writes():
     """SendAckRequestProcessor.processRequest sends an ACK for every request it gets, whatever its
     epoch (F3): 1.1 of epoch 1 is acknowledged to the leader of epoch 2, before NEWLEADER's ACK.
     The coarse `zk` acknowledges only the current epoch's (D6), so it sends nothing here."""
-    m = get_model("zk-3.7.0")
+    m = get_model("zk-3.7.0-threads")
     owing = m.deliver(FOLLOWER, 1, NL, 3).node
     [(i, st)] = m.act((m.fresh(0, 3), LEADER, owing), ("log", 2), 3)
     assert (i, st.outs) == (2, ((1, ACK_T1),))
@@ -65,7 +66,7 @@ def test_3_7_0_sync_thread_acknowledges_every_transaction_it_writes():
 
 def test_a_follower_writes_its_owed_ack_before_it_reads_a_packet():
     """F2: the QuorumPeer thread reads the next packet only after the ACK is written."""
-    m = get_model("zk-3.7.0")
+    m = get_model("zk-3.7.0-threads")
     owing = m.deliver(FOLLOWER, 1, NL, 3).node
     st = m.deliver(owing, 1, (PROPOSAL, 1, T2), 3)
     assert st.outs == ((1, ACK_NL),)
@@ -77,7 +78,7 @@ def test_the_leader_takes_the_first_ack_as_newleaders_and_discards_a_proposals()
     Leader.waitForNewLeaderAck, which drops a zxid that is not NEWLEADER's (2.0) without counting
     the follower (F4); the NEWLEADER ack that follows goes to processAck, which ignores a zxid whose
     counter is 0. The failure is `leader-unexpected-ack` (ZOOKEEPER-4685)."""
-    m = get_model("zk-3.7.0")
+    m = get_model("zk-3.7.0-threads")
     st = m.deliver(LEADER, 2, ACK_T1, 3)
     assert st.node == LEADER._replace(nlread=(0, 0, 1)) and st.outs == ()
     [(tag, prop, what)] = st.effects
@@ -92,7 +93,7 @@ def test_the_newleader_ack_first_establishes_and_a_later_proposal_ack_is_process
     """The other order: NEWLEADER's ACK first is counted (a quorum with the leader's own), the
     leader is established (every transaction it holds committed) and sends UPTODATE; the ACK of
     1.1 then goes to processAck, which finds no outstanding proposal 1.1 and does nothing."""
-    m = get_model("zk-3.7.0")
+    m = get_model("zk-3.7.0-threads")
     st = m.deliver(LEADER, 2, ACK_NL, 3)
     est = LEADER._replace(phase=L_BROADCAST, ackld=0b110, commit=(1, 1), last_committed=(1, 1),
                           nlread=(0, 0, 1))
@@ -104,7 +105,7 @@ def test_a_discarded_follower_gets_uptodate_when_others_establish_the_leader():
     """F4: the LearnerHandler whose first ACK was discarded goes on to waitForStartup and queues
     UPTODATE once the leader starts; an established leader's handler (quorumFormed) sends UPTODATE
     whatever its first ACK (F5)."""
-    m = get_model("zk-3.7.0")
+    m = get_model("zk-3.7.0-threads")
     both = LEADER._replace(learners=0b111, lconn=(1, 0, 1), connecting=0b111, electing=0b111,
                            forwarding=0b101)
     discarded = m.deliver(both, 2, ACK_T1, 3)
@@ -121,7 +122,7 @@ def test_3_9_2_writes_acks_newleader_and_acknowledges_the_proposals_after_uptoda
     """3.9.2's Learner.syncWithLeader (PR #2111): at NEWLEADER the proposals are appended and
     committed to the log in the QuorumPeer thread (lines 759-772), then currentEpoch (775), then
     the ACK (779), one step; their ACKs are written after UPTODATE (801-804, F6)."""
-    m = get_model("zk-3.9.2")
+    m = get_model("zk-3.9.2-threads")
     st = m.deliver(FOLLOWER, 1, NL, 3)
     assert st.outs == ((1, ACK_NL),) and st.effects == ()
     assert st.node == FOLLOWER._replace(current_epoch=2, nl=True, history=(T1,), pending=(),
@@ -161,7 +162,7 @@ SHORTEST = [
 
 
 def test_zookeeper_4685_on_3_7_0_in_18_events():
-    spec = CheckSpec(model="zk-3.7.0", depth=40, **BOUNDS).validate()
+    spec = CheckSpec(model="zk-3.7.0-threads", depth=40, **BOUNDS).validate()
     [found] = spec.run().violations
     trace = rebuild(spec.env(), found.path, "leader-unexpected-ack")
     assert [e.describe(spec.env().model) for e in trace.events] == SHORTEST
@@ -170,7 +171,7 @@ def test_zookeeper_4685_on_3_7_0_in_18_events():
 
 def test_zookeeper_4685_needs_a_second_epoch():
     """Without a fault every synchronisation is epoch 1's, whose DIFFs are empty: exhausted."""
-    out = CheckSpec(model="zk-3.7.0", nodes=3, proposals=1, depth=100,
+    out = CheckSpec(model="zk-3.7.0-threads", nodes=3, proposals=1, depth=100,
                     invariants=("leader-unexpected-ack",)).validate().run()
     assert out.violations == [] and str(out.stop_reason) == "exhausted"
 
@@ -178,10 +179,10 @@ def test_zookeeper_4685_needs_a_second_epoch():
 def test_no_zookeeper_4685_with_3_9_2s_fix():
     """3.9.2 acknowledges NEWLEADER before any proposal: not within the bounds that find it on
     3.7.0, to its depth (18), and exhausted with two nodes, where 3.7.0 shows it in 21 events."""
-    out = CheckSpec(model="zk-3.9.2", depth=18, **BOUNDS).validate().run()
+    out = CheckSpec(model="zk-3.9.2-threads", depth=18, **BOUNDS).validate().run()
     assert out.violations == [] and str(out.stop_reason) == "depth-bound"
     two = dict(BOUNDS, nodes=2, depth=100)
-    fixed = CheckSpec(model="zk-3.9.2", **two).validate().run()
+    fixed = CheckSpec(model="zk-3.9.2-threads", **two).validate().run()
     assert fixed.violations == [] and str(fixed.stop_reason) == "exhausted"
-    [found] = CheckSpec(model="zk-3.7.0", **two).validate().run().violations
+    [found] = CheckSpec(model="zk-3.7.0-threads", **two).validate().run().violations
     assert found.depth == 21

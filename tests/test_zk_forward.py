@@ -37,8 +37,8 @@ def test_an_established_leader_owes_newleader_after_the_sync_packets():
     labels = [ev.describe(env.model) for ev in env.events(states[-1])]
     assert any(t.startswith("newleader node 2 to 1 ") for t in labels), labels
     assert not any(t.startswith("deliver 2->1 NEWLEADER") for t in labels), labels
-    # zk-3.7.0 queues it with the sync packets
-    env, states, _ = _walk("zk-3.7.0", EPOCH_1 + ["deliver 1->2 ACKEPOCH", "deliver 2->1 SYNC"])
+    # zk-3.7.0-threads queues it with the sync packets
+    env, states, _ = _walk("zk-3.7.0-threads", EPOCH_1 + ["deliver 1->2 ACKEPOCH", "deliver 2->1 SYNC"])
     labels = [ev.describe(env.model) for ev in env.events(states[-1])]
     assert any(t.startswith("deliver 2->1 NEWLEADER") for t in labels), labels
 
@@ -65,7 +65,7 @@ def test_a_proposal_and_its_commit_before_newleader_are_kept_for_it():
 def test_a_commit_after_newleader_of_a_proposal_forwarded_before_it_throws():
     """The same proposal, committed after NEWLEADER: packetsNotCommitted was cleared there, the
     COMMIT peeks an empty queue (ZOOKEEPER-4394), here with a proposal that was forwarded, not
-    sent with the sync packets as in zk-3.7.0's runs."""
+    sent with the sync packets as in zk-3.7.0-threads's runs."""
     steps = EPOCH_1 + ["deliver 1->2 ACKEPOCH", "propose zab-0 at node 2", "deliver 2->1 SYNC",
                        "deliver 2->1 PROPOSAL", "newleader node 2 to 1", "deliver 2->1 NEWLEADER",
                        "deliver 2->0 PROPOSAL", "log node 0", "deliver 0->2 ACK(",
@@ -88,7 +88,7 @@ def test_a_truncating_follower_applies_a_commit_before_newleader_in_memory():
     assert st.node == f and st.effects == ()
 
 
-@pytest.mark.parametrize("model,depth", [("zk-3.7.0", 19), ("zk-3.7.0-fwd", 20)])
+@pytest.mark.parametrize("model,depth", [("zk-3.7.0-threads", 19), ("zk-3.7.0-fwd", 20)])
 def test_the_shortest_4394_run_each_finds(model, depth):
     """Both find 4394; the fwd variant's shortest run is one event longer (its NEWLEADER is a step
     of its own). zabmc's own figures: they detect change."""

@@ -280,18 +280,23 @@ def test_a_leader_gives_up_when_a_follower_is_ahead():
 
 # --- releases by version (#36 point 3) -------------------------------------------------------------
 def test_release_names_are_the_models_that_ship_their_rules():
-    """ZooKeeper's releases by version: 3.6.2 before ZOOKEEPER-3911's fix, Debian's 3.8.0 as `zk`,
-    3.7.0 and 3.9.2 their own variants at the grain of the follower's threads
-    (tests/test_zk_fine.py), 3.8.5 as 3.9.2 (ZOOKEEPER-4785's fix, PRs #2132, #2133), 3.9.3 its
-    own, and 3.8.0's follower shutdown as 3.7.0's (the code it follows is unchanged between them:
-    `git diff release-3.7.0-2 release-3.8.0-1` on Learner, Follower, ZKDatabase, FileTxnLog,
-    FileTxnSnapLog and LearnerHandler changes names, metrics and log text only)."""
-    expect = {"zk-3.6.2": "zk-pre3911", "zk-3.7.0": "zk-3.7.0", "zk-3.8.0": "zk",
-              "zk-3.8.5": "zk-3.9.2", "zk-3.9.2": "zk-3.9.2", "zk-3.9.3": "zk-3.9.3",
-              "zk-3.8.0-shutdown": "zk-3.7.0-shutdown"}
-    for version, model in expect.items():
-        assert get_model(version) is get_model(model)
-        assert get_model(version).name == model
+    """Issue #62: one model per release (models/zk/releases.py), each with its rules: 3.6.2
+    before ZOOKEEPER-3911's fix (PR #1445, in 3.6.3), 3.7.0 and Debian's 3.8.0 as released,
+    3.8.5 and 3.9.2 with ZOOKEEPER-4785's fix (PRs #2132, #2133), 3.9.3 and 3.9.4 on the storage
+    grain; 3.8.6 and 3.9.5 name 3.8.5's and 3.9.4's (their ZAB code is the same: releases.SAME)."""
+    from models.zk import handlers
+
+    newleader = {"zk-3.6.2": "uptodate", "zk-3.7.0": "async", "zk-3.8.0": "async",
+                 "zk-3.8.5": "sync", "zk-3.9.2": "sync"}
+    for name, rule in newleader.items():
+        m = get_model(name)
+        assert (m.name, m.release, m.rules.newleader) == (name, name[3:], rule)
+    assert get_model("zk-3.6.2").rules.leaks is False and get_model("zk-3.8.0").rules.leaks
+    assert isinstance(get_model("zk-3.9.3").rules, handlers.Committed393Rules)
+    assert (get_model("zk-3.9.3").rules.sync_in_clog, get_model("zk-3.9.4").rules.sync_in_clog) == (
+        False, True)
+    assert get_model("zk-3.8.6") is get_model("zk-3.8.5")
+    assert get_model("zk-3.9.5") is get_model("zk-3.9.4")
 
 
 def test_3_9_3_newleader_writes_the_committed_and_keeps_the_outstanding():
@@ -299,7 +304,7 @@ def test_3_9_3_newleader_writes_the_committed_and_keeps_the_outstanding():
     COMMIT 1.1, PROPOSAL 1.2: 1.1 is appended, written and applied; 1.2 stays in packetsNotLogged
     (for the SyncThread at UPTODATE); currentEpoch is written; the ACK goes out. 3.8.5 (`zk-fixed`)
     writes both before the ACK; 3.7.0 (`zk`) queues both for the SyncThread. At the coarse grain
-    (`zk-3.9.3-coarse`); tests/test_zk_storage.py has the storage grain's (`zk-3.9.3`)."""
+    (`zk-3.9.3-coarse`); tests/test_zk_storage.py has the storage grain's (`zk-3.9.3-store`)."""
     from models.zk.state import ACKLD, DIFF, F_SYNC, FOLLOWING, NEWLEADER, Node
 
     t1, t2 = ((1, 1), b"zab-0"), ((1, 2), b"zab-1")
@@ -322,9 +327,9 @@ def test_3_9_3_has_no_sync_exception():
     from zabmc.spec import CheckSpec
 
     bounds = dict(nodes=3, proposals=1, depth=100, invariants=("sync-exception",))
-    fixed393 = CheckSpec(model="zk-3.9.3", **bounds).validate().run()
+    fixed393 = CheckSpec(model="zk-3.9.3-store", **bounds).validate().run()
     assert fixed393.violations == [] and str(fixed393.stop_reason) == "exhausted"
-    [found] = CheckSpec(model="zk-3.8.5", **bounds).validate().run().violations
+    [found] = CheckSpec(model="zk-fixed", **bounds).validate().run().violations
     assert found.violation.property == "sync-exception"
 
 
@@ -425,7 +430,7 @@ def test_breadth_first_search_meets_the_4646_run_first():
     assert [shape(ev.to_json(env.model)) for ev in rebuild(env, f.path).events] == LLC_4646
 
 
-@pytest.mark.parametrize("model", ["zk", "zk-pre3911", "zk-fixed", "zk-3.7.0", "zk-3.9.3"])
+@pytest.mark.parametrize("model", ["zk", "zk-pre3911", "zk-fixed", "zk-3.7.0-threads", "zk-3.9.3-store"])
 def test_leader_log_completeness_agrees_with_a_plain_recomputation(model):
     """A second implementation along seeded random walks of 40 events (every fault of the
     bounds): every transaction some node has ever had at or below its commit point, and, at

@@ -50,8 +50,8 @@ def test_a_follower_leaves_its_role_with_its_queue_leaked_and_its_memory_kept():
     assert f.history == (T1,)  # the data tree applied 1.1 (the COMMIT, then UPTODATE)
     assert f.disk == () and f.leak == (T1,)  # nobody wrote it: the SyncThread still holds it
     assert f.last_committed == ZERO  # delivered only once on disk (D5, H4)
-    # zk-3.7.0 (D8, the behaviour of 3.9.3's fix) writes the queue at the shutdown
-    _, states, _ = _walk("zk-3.7.0", EPOCH_1, invariants=())
+    # zk-3.7.0-threads (D8, the behaviour of 3.9.3's fix) writes the queue at the shutdown
+    _, states, _ = _walk("zk-3.7.0-threads", EPOCH_1, invariants=())
     f = states[-1].nodes[1]
     assert f.history == (T1,) and f.last_committed == (1, 1) and not hasattr(f, "disk")
 
@@ -71,8 +71,8 @@ def test_the_leader_sends_an_empty_diff_from_the_named_zxid():
     texts = [ev.describe(env.model) for ev in env.events(states[-1])]
     want = "deliver 2->1 SYNC(conn=2, mode=DIFF, zxid=1.1, txns=[]"
     assert any(t.startswith(want) for t in texts), texts
-    # zk-3.7.0: node 1 wrote 1.1 at its shutdown, and names it from disk: the same DIFF, safely
-    env, states, found = _walk("zk-3.7.0", EPOCH_1 + EPOCH_2, invariants=())
+    # zk-3.7.0-threads: node 1 wrote 1.1 at its shutdown, and names it from disk: the same DIFF, safely
+    env, states, found = _walk("zk-3.7.0-threads", EPOCH_1 + EPOCH_2, invariants=())
     from zabmc.core.properties import can_break  # its kernel has no window of this kind
 
     assert "ack-from-memory" not in can_break(env.model)
@@ -122,16 +122,16 @@ def test_an_interrupted_truncation_keeps_its_memory():
 
 def test_without_faults_the_space_is_zk_3_7_0s():
     """With no fault no follower leaves its role: disk and memory never part, and the search
-    meets the states of zk-3.7.0, level by level (a second kernel for the same space)."""
+    meets the states of zk-3.7.0-threads, level by level (a second kernel for the same space)."""
     a, b = (CheckSpec(model=m, nodes=3, proposals=1, depth=60).validate().run()
-            for m in ("zk-3.7.0", "zk-3.7.0-shutdown"))
+            for m in ("zk-3.7.0-threads", "zk-3.7.0-shutdown"))
     assert a.stop_reason == b.stop_reason == "exhausted"
     assert a.distinct == b.distinct and a.per_depth == b.per_depth and a.generated == b.generated
 
 
 def test_the_shortest_window_each_finds():
     """Breadth-first: 30 events on zk-3.7.0-shutdown (the run above). zabmc's own figure: it
-    detects change. zk-3.9.3's shutdown writes the queue (D8): no model of it has the window."""
+    detects change. zk-3.9.3-store's shutdown writes the queue (D8): no model of it has the window."""
     out = CheckSpec(model="zk-3.7.0-shutdown", nodes=3, proposals=1, max_timeouts=1, depth=30,
                     invariants=("ack-from-memory",)).validate().run()
     [v] = out.violations
@@ -187,9 +187,9 @@ def test_zookeeper_4712_replays_to_an_uncommitted_write_applied_at_the_load():
 
 
 def test_zk_3_9_2_writes_the_queue_before_it_votes():
-    """The same first 11 events on zk-3.9.2 (D8, 3.9.3's shutdown): node 0 writes 1.1 at its
+    """The same first 11 events on zk-3.9.2-threads (D8, 3.9.3's shutdown): node 0 writes 1.1 at its
     timeout and names it in its vote, so the next epoch's history holds it before 2.1."""
-    s, found = _events_on("zk-3.9.2", "zookeeper-4712", TIMEOUT_4712, proposals=2,
+    s, found = _events_on("zk-3.9.2-threads", "zookeeper-4712", TIMEOUT_4712, proposals=2,
                           max_timeouts=1, max_crashes=1, depth=30)
     assert found == [None] * TIMEOUT_4712
     f = s.nodes[0]
@@ -244,9 +244,9 @@ def test_zookeeper_5094_replays_to_a_gap_in_the_log():
 
 
 def test_zk_3_9_2_drops_the_truncation_memory_at_the_shutdown():
-    """D8 (zk-3.9.2): the same run up to node 2's timeout leaves its memory as its disk (empty),
+    """D8 (zk-3.9.2-threads): the same run up to node 2's timeout leaves its memory as its disk (empty),
     so its vote names 0.0 and the leader would send 2.1 again."""
-    s, _ = _events_on("zk-3.9.2", "zookeeper-5094", TIMEOUT_5094, proposals=4, max_timeouts=2,
+    s, _ = _events_on("zk-3.9.2-threads", "zookeeper-5094", TIMEOUT_5094, proposals=4, max_timeouts=2,
                       max_crashes=1, depth=100)
     f = s.nodes[2]
     assert f.role == LOOKING and f.history == () and handlers.vote(f)[1] == ZERO

@@ -1,4 +1,4 @@
-"""`zk-3.9.3` and `zk-3.9.4` at the storage grain (models/zk/README.md, S1-S10; models/zk/storage.py):
+"""`zk-3.9.3-store` and `zk-3.9.4-store` at the storage grain (models/zk/README.md, S1-S10; models/zk/storage.py):
 the in-memory committed log and data tree, the leader's DIFF/TRUNC/SNAP chosen from them, and
 ZOOKEEPER-4925 (tests/corpus/zk/zookeeper-4925.trace.json).
 
@@ -106,8 +106,8 @@ def diff_follower(model):
                      dt=(1, 1))
 
 
-@pytest.mark.parametrize("model, clog", [("zk-3.9.3", ((1, 1),)),
-                                         ("zk-3.9.4", ((1, 1), (1, 2)))])
+@pytest.mark.parametrize("model, clog", [("zk-3.9.3-store", ((1, 1),)),
+                                         ("zk-3.9.4-store", ((1, 1), (1, 2)))])
 def test_newleader_applies_the_diffs_commits_outside_the_committed_log_in_3_9_3(model, clog):
     """Learner.syncWithLeader at NEWLEADER (3.9.3 lines 771-785): 1.2 appended, written and
     applied with processTxn(hdr, txn), which 3.9.4 (lines 797-799) replaces with
@@ -117,8 +117,8 @@ def test_newleader_applies_the_diffs_commits_outside_the_committed_log_in_3_9_3(
     assert (x.history, x.dt, x.clog) == ((T11, T12), (1, 2), clog)
 
 
-@pytest.mark.parametrize("model, clog", [("zk-3.9.3", ((1, 1),)),
-                                         ("zk-3.9.4", ((1, 1), (1, 2)))])
+@pytest.mark.parametrize("model, clog", [("zk-3.9.3-store", ((1, 1),)),
+                                         ("zk-3.9.4-store", ((1, 1), (1, 2)))])
 def test_trunc_reloads_the_log_then_applies_the_commits(model, clog):
     """TRUNC(1.1) of a follower holding 1.1 and 1.3: truncateLog is clear() and loadDataBase()
     (ZKDatabase.java 595-608), so the committed log is [1.1]; the committed 1.2 that follows is
@@ -134,7 +134,7 @@ def test_snap_empties_the_committed_log_in_both_releases():
     571-592, lastProcessedZxid set at 589)."""
     f = StoreNode(0, role=FOLLOWING, phase=F_SYNC, leader=1, accepted_epoch=2, current_epoch=1,
                   conn=2)
-    for model in ("zk-3.9.3", "zk-3.9.4"):
+    for model in ("zk-3.9.3-store", "zk-3.9.4-store"):
         x = get_model(model).deliver(f, 1, (SYNC, 2, SNAP, (1, 2), (T11, T12), 2), 3).node
         assert (x.history, x.mem, x.mode, x.dt, x.clog) == ((), (T11, T12), TRUNC, (1, 2), ())
 
@@ -143,7 +143,7 @@ def test_a_role_change_keeps_the_database_and_a_restart_reloads_it():
     """shutdown(false) keeps the committed log with its hole and fast-forwards over the log
     beyond the data tree (ZooKeeperServer.java 922-949); a crash and restart load it from disk
     (loadDataBase), hole gone."""
-    m = get_model("zk-3.9.3")
+    m = get_model("zk-3.9.3-store")
     x = m.deliver(diff_follower(m), 1, (NEWLEADER, 2, 2), 3).node
     left = m.timeout(x, 3).node
     assert (left.role, left.clog, left.dt) == (0, ((1, 1),), (1, 2))
@@ -158,7 +158,7 @@ def test_a_role_change_keeps_the_database_and_a_restart_reloads_it():
 def test_the_leaders_ackepoch_sends_the_storage_sync_and_reports_the_loss():
     """At the ACKEPOCH that completes the quorum, the SYNC to the learner is the committed log's
     DIFF, and the loss is the failure `sync-loses-committed`."""
-    m = get_model("zk-3.9.3")
+    m = get_model("zk-3.9.3-store")
     lead = leader((T11, T12), ((1, 1),), (1, 2), phase=L_EPOCH)
     lead = lead._replace(accepted_epoch=3, current_epoch=2, learners=0b11, lconn=(2, 0),
                          connecting=0b11, electing=0b10, peers=(None, None), ackld=0b10)
@@ -200,7 +200,7 @@ def _run(model: str, invariants, name: str = "zookeeper-4925"):
 
 def test_zookeeper_4925_replays_to_the_lost_commit():
     data = load(str(CORPUS / "zookeeper-4925.trace.json"))
-    assert data.model == "zk-3.9.3" and len(data.events) == LOST
+    assert data.model == "zk-3.9.3-store" and len(data.events) == LOST
     result = replay(data)
     assert result.confirmed
     assert (result.trace.violation.property, result.trace.violation_step) == (
@@ -216,7 +216,7 @@ def test_zookeeper_4925_is_the_committed_logs_hole():
     assert ev[NEWLEADER_2 - 1]["msg"]["type"] == "NEWLEADER" and ev[NEWLEADER_2 - 1]["dst"] == 1
     assert ev[NEWLEADER_2 - 2]["msg"]["txns"][0]["zxid"] == [1, 2]  # the DIFF carries 1.2
     assert ev[NEWLEADER_2 - 2]["msg"]["committed"] == 1
-    _, states = _run("zk-3.9.3", ())
+    _, states = _run("zk-3.9.3-store", ())
     before, after = states[NEWLEADER_2 - 1].nodes[1], states[NEWLEADER_2].nodes[1]
     assert (before.clog, before.dt) == (((1, 1),), (1, 1))
     assert (after.clog, after.dt, after.history) == (((1, 1),), (1, 2), (T11_, T12_))
@@ -231,7 +231,7 @@ def test_zookeeper_4925_is_the_committed_logs_hole():
 def test_zookeeper_4925_breaks_agreement_once_the_learner_commits():
     """With the default properties only: node 0 delivers 3.1 without 1.2, which node 1 (leader
     of epoch 3) delivered before 3.1."""
-    found, states = _run("zk-3.9.3", DEFAULT_PROPERTIES)
+    found, states = _run("zk-3.9.3-store", DEFAULT_PROPERTIES)
     assert found == [(LOST, "agreement"), (LOST, "total-order")]
     last = states[-1].nodes
     assert [z for z, _ in last[0].history] == [(1, 1), (3, 1)]
@@ -239,9 +239,9 @@ def test_zookeeper_4925_breaks_agreement_once_the_learner_commits():
 
 
 def test_zookeeper_4925_is_fixed_in_3_9_4():
-    """The same 50 events on zk-3.9.4: node 1's committed log holds 1.2, the DIFF carries it."""
+    """The same 50 events on zk-3.9.4-store: node 1's committed log holds 1.2, the DIFF carries it."""
     invariants = _corpus().invariants
-    found, states = _run("zk-3.9.4", invariants)
+    found, states = _run("zk-3.9.4-store", invariants)
     assert found == []
     assert states[LOSS].nodes[1].clog == ((1, 1), (1, 2))
     assert [z for z, _ in states[-1].nodes[0].history] == [(1, 1), (1, 2), (3, 1)]
@@ -256,11 +256,11 @@ def test_zookeeper_4925_window_opens_at_the_diffs_newleader():
 
     p = REGISTRY["committed-log-hole"]
     assert (p.kind, p.default, p.needs) == ("always", False, frozenset())
-    found, states = _run("zk-3.9.3", ("committed-log-hole",))
+    found, states = _run("zk-3.9.3-store", ("committed-log-hole",))
     assert found[0] == (NEWLEADER_2, "committed-log-hole")
     assert "node 1 applied 1.2 outside its committed log (1.1" in p.check(
         states[NEWLEADER_2].nodes[1])
-    assert _run("zk-3.9.4", ("committed-log-hole",))[0] == []
+    assert _run("zk-3.9.4-store", ("committed-log-hole",))[0] == []
     assert p.check(get_model("zk").fresh(0, 3)) is None  # other models keep no committed log
 
 
@@ -276,21 +276,21 @@ WINDOW = dict(nodes=2, proposals=2, max_timeouts=1, depth=100,
 def test_the_window_on_two_nodes_breadth_first_and_3_9_4_exhausted():
     from zabmc.spec import CheckSpec
 
-    [found] = CheckSpec(model="zk-3.9.3", **WINDOW).validate().run().violations
+    [found] = CheckSpec(model="zk-3.9.3-store", **WINDOW).validate().run().violations
     assert (found.violation.property, found.depth) == ("committed-log-hole", 20)
-    fixed = CheckSpec(model="zk-3.9.4", **WINDOW).validate().run()
+    fixed = CheckSpec(model="zk-3.9.4-store", **WINDOW).validate().run()
     assert fixed.violations == [] and str(fixed.stop_reason) == "exhausted"
 
 
 def test_the_depth_first_loss_replays_and_is_4925s():
-    """tests/corpus/zk/zookeeper-4925-dfs.trace.json: what `zabmc check --model zk-3.9.3 --nodes 3
+    """tests/corpus/zk/zookeeper-4925-dfs.trace.json: what `zabmc check --model zk-3.9.3-store --nodes 3
     --proposals 2 --max-timeouts 2 --depth 35 --strategy dfs --invariant sync-loses-committed`
     finds (reports/zookeeper.md). Node 1 leads epoch 1; node 0 logs 1.1 (its fast-forward puts
     it in its committed log), node 2 gets 1.1 by SNAP; node 1 leads node 0 in epoch 2 with 1.2 by
     DIFF, committed (the hole); node 0 leads node 2 in epoch 3 with an empty DIFF."""
     data = load(str(CORPUS / "zookeeper-4925-dfs.trace.json"))
     result = replay(data)
-    assert result.confirmed and data.model == "zk-3.9.3" and len(data.events) == 35
+    assert result.confirmed and data.model == "zk-3.9.3-store" and len(data.events) == 35
     assert result.trace.violation.property == "sync-loses-committed"
     ev = data.events
     assert ev[17]["msg"]["type"] == "SYNC" and ev[17]["msg"]["mode"] == "SNAP"
@@ -300,5 +300,5 @@ def test_the_depth_first_loss_replays_and_is_4925s():
     assert (lead.clog, lead.dt) == (((1, 1),), (1, 2))
     # the same events on 3.9.4: node 0's committed log holds 1.2, and its DIFF carries it
     every = tuple(data.invariants) + ("committed-log-hole",)
-    found, states = _run("zk-3.9.4", every, "zookeeper-4925-dfs")
+    found, states = _run("zk-3.9.4-store", every, "zookeeper-4925-dfs")
     assert found == [] and states[-1].nodes[0].clog == ((1, 1), (1, 2))

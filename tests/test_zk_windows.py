@@ -34,8 +34,8 @@ def broken(node) -> set:
 
 def after_newleader(model: str):
     m = get_model(model)
-    node = FOLLOWER if model in ("zk-3.7.0", "zk-3.9.2") else windows_coarse(FOLLOWER)
-    node = type(m.fresh(2, 3))(*node)  # the storage grain's nodes (zk-3.9.3) have two more fields
+    node = FOLLOWER if model in ("zk-3.7.0-threads", "zk-3.9.2-threads") else windows_coarse(FOLLOWER)
+    node = type(m.fresh(2, 3))(*node)  # the storage grain's nodes (zk-3.9.3-store) have two more fields
     return m.deliver(node, 1, (NEWLEADER, 1, 2), 3).node
 
 
@@ -59,21 +59,21 @@ def test_which_window_each_release_opens_at_newleader():
     expect = {
         "zk-pre3911": set(WINDOWS),  # 1.1 in packetsNotCommitted, acknowledged, currentEpoch 2
         "zk": {"ack-before-disk", "epoch-before-disk"},  # 1.1 queued for the SyncThread
-        "zk-3.7.0": {"epoch-before-disk"},  # queued; the ACK is owed, not written yet (F1)
-        "zk-fixed": set(), "zk-3.9.2": set(),  # 1.1 written before currentEpoch and the ACK
-        "zk-3.9.3": set(),  # the committed 1.1 written before currentEpoch and the ACK
+        "zk-3.7.0-threads": {"epoch-before-disk"},  # queued; the ACK is owed, not written yet (F1)
+        "zk-fixed": set(), "zk-3.9.2-threads": set(),  # 1.1 written before currentEpoch and the ACK
+        "zk-3.9.3-store": set(),  # the committed 1.1 written before currentEpoch and the ACK
     }
     for model, names in expect.items():
         node = after_newleader(model)
         assert node.current_epoch == 2 and node.nl
         assert broken(node) == names, model
-    acked = get_model("zk-3.7.0").act(
-        (None, None, after_newleader("zk-3.7.0")), ("ack-newleader", 2), 3)[0][1].node
+    acked = get_model("zk-3.7.0-threads").act(
+        (None, None, after_newleader("zk-3.7.0-threads")), ("ack-newleader", 2), 3)[0][1].node
     assert broken(acked) == {"ack-before-disk", "epoch-before-disk"}
 
 
 def test_the_windows_close_when_the_sync_thread_writes():
-    for model in ("zk", "zk-3.7.0"):
+    for model in ("zk", "zk-3.7.0-threads"):
         node = after_newleader(model)
         [(_, st)] = get_model(model).act((None, None, node), ("log", 2), 3)
         assert st.node.history == (T1,) and broken(st.node) == set()
@@ -102,8 +102,8 @@ TWO = dict(nodes=2, proposals=1, max_timeouts=1, max_crashes=1, depth=100)
 FOUND = {
     "zk-pre3911": set(WINDOWS),
     "zk": {"ack-before-disk", "epoch-before-disk"},
-    "zk-3.7.0": {"ack-before-disk", "epoch-before-disk"},
-    "zk-fixed": set(), "zk-3.9.2": set(), "zk-3.9.3": set(),
+    "zk-3.7.0-threads": {"ack-before-disk", "epoch-before-disk"},
+    "zk-fixed": set(), "zk-3.9.2-threads": set(), "zk-3.9.3-store": set(),
 }
 
 
@@ -121,7 +121,7 @@ def test_the_windows_each_release_reaches(model):
         m = spec.env().model
         last = trace.events[-1].describe(m)
         # the window opens at the victim's NEWLEADER, or at its ACK at the threads' grain (F1)
-        if model == "zk-3.7.0" and name == "ack-before-disk":
+        if model == "zk-3.7.0-threads" and name == "ack-before-disk":
             assert last.startswith(f"ack-newleader node {victim} "), last
         else:
             assert last.startswith("deliver ") and f"->{victim} NEWLEADER(" in last, last
@@ -133,13 +133,13 @@ def test_3_7_0s_epoch_window_opens_one_event_before_its_ack_window():
     zabmc's own figures: they detect change only; the order between them is the point.)"""
     depth = {}
     for name in ("epoch-before-disk", "ack-before-disk"):
-        [found] = CheckSpec(model="zk-3.7.0", invariants=(name,), **TWO).validate().run().violations
+        [found] = CheckSpec(model="zk-3.7.0-threads", invariants=(name,), **TWO).validate().run().violations
         depth[name] = found.depth
     assert depth == {"epoch-before-disk": 18, "ack-before-disk": 19}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", ["zk-fixed", "zk-3.9.2", "zk-3.9.3"])
+@pytest.mark.parametrize("model", ["zk-fixed", "zk-3.9.2-threads", "zk-3.9.3-store"])
 def test_the_fixed_releases_stay_clean_with_three_nodes(model):
     """Three nodes, a timeout, depth 30: the bounds at which 3.6.2 and 3.7.0 open the windows in
     15 to 17 events."""
@@ -158,7 +158,7 @@ FINDINGS = {
     "zookeeper-4646-window": ("zk", "ack-before-disk", 17, "zk-fixed"),
     "zookeeper-4643-window": ("zk", "epoch-before-disk", 17, "zk-fixed"),
     "zookeeper-4394": ("zk", "sync-exception", 18, "zk-3.9.3-coarse"),
-    "zookeeper-4685": ("zk-3.7.0", "leader-unexpected-ack", 18, None),  # 3.9.2: by search
+    "zookeeper-4685": ("zk-3.7.0-threads", "leader-unexpected-ack", 18, None),  # 3.9.2: by search
 }
 
 

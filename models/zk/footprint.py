@@ -2,7 +2,7 @@
 --reduction por`; docs/reduction.md, "Models with actions of their own").
 
 Three functions, each read off the kernel (models/zk/handlers.py `actions`, `act`, `deliver`;
-fine.py for `zk-3.7.0` and `zk-3.9.2`; forward.py for `zk-3.7.0-fwd`; shutdown.py for the
+fine.py for `zk-3.7.0-threads` and `zk-3.9.2-threads`; forward.py for `zk-3.7.0-fwd`; shutdown.py for the
 `-shutdown` variants; epoch.py for the `-epoch` ones). Node sets are bit sets (node i is bit i); "S" is the set of nodes a stubborn set is built from, and "before S acts"
 means along any run of events that change no node of S. Every action sends only from the nodes it
 writes (the explorer adds a step's messages to the links out of the step's node), so what an

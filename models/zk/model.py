@@ -25,6 +25,8 @@ class ZkModel(RulesModel):
     fresh = staticmethod(fresh_node)
     #: the features of this grain that a real schedule follows (zabmc.core.model, "zabmc real")
     real_grain = frozenset()
+    #: the ZooKeeper release this model is (releases.py), or None: an abstraction
+    release = None
 
     def __init__(self, rules: Rules | None = None, description: str = "", real: bool = False):
         """`real`: the release this variant models is the one `zabmc real` runs (Debian's 3.8.0,
@@ -92,7 +94,7 @@ FIXED_FLE = ZkModel(FixedFleRules(), description="zk-fixed with the election at 
                                                  "Election's grain", real=True)
 class Coarse393Rules(Committed393Rules):
     """3.9.3's NEWLEADER at the coarse grain (one history for memory and disk, D4, D8): what
-    `zk-3.9.3` was before the storage grain; `zk-3.9.3` is now models/zk/storage.py's."""
+    `zk-3.9.3-store` was before the storage grain; `zk-3.9.3-store` is now models/zk/storage.py's."""
 
     tag = "3.9.3-coarse"
 
@@ -111,7 +113,7 @@ class Fine370Rules(Rules):
     (F1), the SyncThread acknowledging every transaction it writes (F3), the leader taking the
     first ACK it reads as the NEWLEADER ack (F4)."""
 
-    tag = "3.7.0"
+    tag = "3.7.0-threads"
 
 
 class Fine392Rules(FixedRules):
@@ -119,7 +121,7 @@ class Fine392Rules(FixedRules):
     3.8.5, #2133 in 3.9.2) writes the proposals in the QuorumPeer thread before the NEWLEADER ACK
     and acknowledges them only after UPTODATE's (F6): ZOOKEEPER-4685 cannot happen."""
 
-    tag = "3.9.2"
+    tag = "3.9.2-threads"
 
 
 class KernelZkModel(ZkModel):
@@ -193,7 +195,7 @@ class Store393Rules(Committed393Rules):
     transactions its synchronisation committed with `processTxn(TxnHeader, Record)`, which does
     not add them to `ZKDatabase.committedLog` (S4; ZOOKEEPER-4925)."""
 
-    tag = "3.9.3"
+    tag = "3.9.3-store"
     sync_in_clog = False
 
 
@@ -201,7 +203,7 @@ class Store394Rules(Committed393Rules):
     """ZooKeeper 3.9.4: 4925's fix (PR #2254, #2266 in 3.9.4) applies them with
     `processTxn(Request)`, which adds them to the committed log (S4)."""
 
-    tag = "3.9.4"
+    tag = "3.9.4-store"
     sync_in_clog = True
 
 
@@ -216,7 +218,7 @@ R393 = StoreZkModel(Store393Rules(), description="ZooKeeper 3.9.3 with its in-me
                                                   "the sync's committed transactions applied "
                                                   "outside it, DIFF chosen from it "
                                                   "(ZOOKEEPER-4925)")
-R394 = StoreZkModel(Store394Rules(), description="ZooKeeper 3.9.4: as zk-3.9.3, with the sync's "
+R394 = StoreZkModel(Store394Rules(), description="ZooKeeper 3.9.4: as zk-3.9.3-store, with the sync's "
                                                   "committed transactions added to the committed "
                                                   "log (4925's fix, PR #2254)")
 
@@ -226,7 +228,7 @@ from . import forward  # noqa: E402
 
 
 class Fwd370Rules(Fine370Rules):
-    """`zk-3.7.0` with an established leader's NEWLEADER queued a step after the sync packets, so
+    """`zk-3.7.0-threads` with an established leader's NEWLEADER queued a step after the sync packets, so
     that its broadcasts can fall between them (LearnerHandler.syncFollower's startForwarding, F9)."""
 
     tag = "3.7.0-fwd"
@@ -239,12 +241,12 @@ class ForwardZkModel(FineZkModel):
 
     @staticmethod
     def busy(node) -> bool:
-        """As `zk-3.7.0`'s, and a leader that owes NEWLEADER: its LearnerHandler queues it right
+        """As `zk-3.7.0-threads`'s, and a leader that owes NEWLEADER: its LearnerHandler queues it right
         after syncFollower (F9), before a timer could fire."""
         return node.owed or bool(node.nlq)
 
 
-R370F = ForwardZkModel(Fwd370Rules(), description="zk-3.7.0 with an established leader's NEWLEADER "
+R370F = ForwardZkModel(Fwd370Rules(), description="zk-3.7.0-threads with an established leader's NEWLEADER "
                                                    "a step after the sync packets: broadcasts can "
                                                    "fall between them (startForwarding, F9-F11)")
 
@@ -254,7 +256,7 @@ from . import shutdown  # noqa: E402
 
 
 class Sd370Rules(Fine370Rules):
-    """`zk-3.7.0` with its follower's shutdown (ZOOKEEPER-4712, fixed in 3.9.3 by PR #2154): the
+    """`zk-3.7.0-threads` with its follower's shutdown (ZOOKEEPER-4712, fixed in 3.9.3 by PR #2154): the
     SyncThread's queue leaks, the data tree is kept, votes and ACKEPOCH read memory (H1-H9)."""
 
     tag = "3.7.0-shutdown"
@@ -262,7 +264,7 @@ class Sd370Rules(Fine370Rules):
 
 
 class Sd392Rules(Fine392Rules):
-    """`zk-3.9.2` (and 3.8.5) with the same shutdown: PR #2111 writes the synchronisation's
+    """`zk-3.9.2-threads` (and 3.8.5) with the same shutdown: PR #2111 writes the synchronisation's
     proposals before the NEWLEADER ack, but a broadcast's queue still leaks (H1-H9)."""
 
     tag = "3.9.2-shutdown"
@@ -277,11 +279,11 @@ class ShutdownZkModel(FineZkModel):
     real_grain = FineZkModel.real_grain | {LEAKED_SYNC_THREAD}
 
 
-R370S = ShutdownZkModel(Sd370Rules(), description="zk-3.7.0 with a follower's shutdown as 3.7.0 "
+R370S = ShutdownZkModel(Sd370Rules(), description="zk-3.7.0-threads with a follower's shutdown as 3.7.0 "
                                                    "does it: the SyncThread's queue leaks, memory "
                                                    "is kept and read by votes and ACKEPOCH "
                                                    "(ZOOKEEPER-4712, 5094)", real=True)
-R392S = ShutdownZkModel(Sd392Rules(), description="zk-3.9.2 with the same shutdown (ZOOKEEPER-4712 "
+R392S = ShutdownZkModel(Sd392Rules(), description="zk-3.9.2-threads with the same shutdown (ZOOKEEPER-4712 "
                                                    "until 3.9.3; 5094)")
 
 
@@ -290,14 +292,14 @@ from . import epoch  # noqa: E402
 
 
 class Epoch370Rules(Fine370Rules):
-    """`zk-3.7.0` with currentEpoch written a step after a TRUNC's snapshot (Learner.java 746-749),
+    """`zk-3.7.0-threads` with currentEpoch written a step after a TRUNC's snapshot (Learner.java 746-749),
     and the start-up's epoch check (QuorumPeer.loadDataBase; ZOOKEEPER-2354)."""
 
     tag = "3.7.0-epoch"
 
 
 class Epoch392Rules(Fine392Rules):
-    """`zk-3.9.2` (and 3.8.5) with currentEpoch written a step after the snapshot and the
+    """`zk-3.9.2-threads` (and 3.8.5) with currentEpoch written a step after the snapshot and the
     synchronisation's proposals (PR #2111; 3.9.2 Learner.java 746-775), and the same check."""
 
     tag = "3.9.2-epoch"
@@ -312,29 +314,29 @@ class EpochZkModel(FineZkModel):
 
     @staticmethod
     def busy(node) -> bool:
-        """As `zk-3.7.0`'s, and a follower that owes currentEpoch: its QuorumPeer thread writes it
+        """As `zk-3.7.0-threads`'s, and a follower that owes currentEpoch: its QuorumPeer thread writes it
         before it reads again (E2)."""
         return node.owed or bool(node.snapped)
 
 
-R370E = EpochZkModel(Epoch370Rules(), description="zk-3.7.0 with currentEpoch written a step "
+R370E = EpochZkModel(Epoch370Rules(), description="zk-3.7.0-threads with currentEpoch written a step "
                                                    "after NEWLEADER's snapshot, and the start-up's "
                                                    "epoch check (ZOOKEEPER-2354)", real=True)
 #: what each -epoch variant adds to its release's
 _EPOCH = ("with currentEpoch written a step after NEWLEADER's writes to disk, and the start-up's "
           "epoch check (ZOOKEEPER-2354)")
-R392E = EpochZkModel(Epoch392Rules(), description=f"zk-3.9.2 {_EPOCH}")
+R392E = EpochZkModel(Epoch392Rules(), description=f"zk-3.9.2-threads {_EPOCH}")
 
 
 class Epoch393Rules(Store393Rules):
-    """`zk-3.9.3` with currentEpoch written a step after NEWLEADER's snapshot and the DIFF's
+    """`zk-3.9.3-store` with currentEpoch written a step after NEWLEADER's snapshot and the DIFF's
     committed transactions (PR #2152; 3.9.4 Learner.java 759-813), and the start-up's check."""
 
     tag = "3.9.3-epoch"
 
 
 class Epoch394Rules(Store394Rules):
-    """`zk-3.9.4` with the same window and check (ZOOKEEPER-2354 is unfixed in 3.9.4)."""
+    """`zk-3.9.4-store` with the same window and check (ZOOKEEPER-2354 is unfixed in 3.9.4)."""
 
     tag = "3.9.4-epoch"
 
@@ -353,5 +355,94 @@ class StoreEpochZkModel(StoreZkModel):
         return bool(node.snapped)
 
 
-R393E = StoreEpochZkModel(Epoch393Rules(), description=f"zk-3.9.3 {_EPOCH}")
-R394E = StoreEpochZkModel(Epoch394Rules(), description=f"zk-3.9.4 {_EPOCH}")
+R393E = StoreEpochZkModel(Epoch393Rules(), description=f"zk-3.9.3-store {_EPOCH}")
+R394E = StoreEpochZkModel(Epoch394Rules(), description=f"zk-3.9.4-store {_EPOCH}")
+
+
+# --- one model per release: every grain its stack has at once (models/zk/releases.py) ----------
+from . import releases  # noqa: E402
+
+
+class Rel362Rules(Pre3911Rules):
+    """ZooKeeper 3.6.2: proposals logged only at UPTODATE (before ZOOKEEPER-3911's fix); its
+    follower's shutdown writes the SyncThread's queue and keeps the data tree (no leak)."""
+
+    tag = "3.6.2"
+    durable = shutdown.DURABLE
+    leaks = False
+
+
+class Rel370Rules(Fine370Rules):
+    """ZooKeeper 3.7.0 (releases.py)."""
+
+    tag = "3.7.0"
+    durable = shutdown.DURABLE
+
+
+class Rel380Rules(Rel370Rules):
+    """ZooKeeper 3.8.0, Debian's build: 3.7.0's rules (releases.py)."""
+
+    tag = "3.8.0"
+
+
+class Rel385Rules(Fine392Rules):
+    """ZooKeeper 3.8.5 (and 3.8.6): ZOOKEEPER-4785's fix, 3.7.0's shutdown (releases.py)."""
+
+    tag = "3.8.5"
+    durable = shutdown.DURABLE
+
+
+class Rel392Rules(Rel385Rules):
+    """ZooKeeper 3.9.2: as 3.8.5 (releases.py)."""
+
+    tag = "3.9.2"
+
+
+class Rel393Rules(Store393Rules):
+    """ZooKeeper 3.9.3 (releases.py)."""
+
+    tag = "3.9.3"
+
+
+class Rel394Rules(Store394Rules):
+    """ZooKeeper 3.9.4 (and 3.9.5) (releases.py)."""
+
+    tag = "3.9.4"
+
+
+class ReleaseZkModel(KernelZkModel):
+    """A ZooKeeper release: the THREADS stack of releases.py (fine.py, forward.py, shutdown.py
+    and epoch.py at once) under that release's rules."""
+
+    kernel = releases.THREADS
+    properties = tuple(dict.fromkeys(_props.SHUTDOWN + _props.EPOCH))
+    real_grain = frozenset({NEWLEADER_ACK_STEP, LEAKED_SYNC_THREAD, EPOCH_STEP})
+
+    @staticmethod
+    def busy(node) -> bool:
+        """A thread that owes a step before it reads again: the NEWLEADER ACK (F1), a
+        LearnerHandler's NEWLEADER (F9), currentEpoch (K2)."""
+        return node.owed or bool(node.nlq) or bool(node.snapped)
+
+
+class StoreReleaseZkModel(StoreEpochZkModel):
+    """A ZooKeeper release on the STORE stack of releases.py (storage.py under epoch.py)."""
+
+    kernel = releases.STORE
+
+
+def _release(version: str):
+    row = next(r for r in releases.RELEASES if r.version == version)
+    rules = globals()[row.rules]()
+    cls = ReleaseZkModel if row.stack == "threads" else StoreReleaseZkModel
+    what = f"ZooKeeper {version}: {releases.GRAINS[row.stack]}"
+    if row.missing:
+        what += f"; not yet its {' and '.join(row.missing)} grains"
+    # `zabmc real` runs 3.8.0 and later (Debian's, and Maven Central's, docs/real-zookeeper.md)
+    runs = row.stack == "threads" and tuple(map(int, version.split("."))) >= (3, 8, 0)
+    model = cls(rules, description=what, real=runs)
+    model.release = version
+    return model
+
+
+Z362, Z370, Z380, Z385, Z392, Z393, Z394 = (_release(r.version) for r in releases.RELEASES)

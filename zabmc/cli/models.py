@@ -1,5 +1,6 @@
 """`zabmc models`: the registered protocol models, each with a one-line description, the network
-semantics it is claimed correct under, and the ZooKeeper releases named after it."""
+semantics it is claimed correct under and the other names it answers to; the models of a release
+(a model's `release`, zabmc.core.model) listed apart."""
 
 from __future__ import annotations
 
@@ -27,15 +28,25 @@ def models(as_json):
         m = get_model(name)
         rows.append({"name": m.name, "description": m.description,
                      "network_assumption": m.network_assumption,
+                     "release": getattr(m, "release", None),
                      "releases": [v for v, target in others.items() if target == name]})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return EXIT_OK
     width = max(len(r["name"]) for r in rows)
-    for r in rows:
-        click.echo(f"{r['name']:<{width}}  {r['description']}")
-        meaning = NETWORK_MEANING.get(r["network_assumption"], "see the model")
-        click.echo(f"{'':<{width}}  network: {r['network_assumption']} ({meaning})")
-        if r["releases"]:
-            click.echo(f"{'':<{width}}  also named: {', '.join(r['releases'])}")
+    groups = (("Models and abstractions:", [r for r in rows if not r["release"]]),
+              ("Releases, one model each with every grain it has:",
+               [r for r in rows if r["release"]]))
+    for k, (title, group) in enumerate(g for g in groups if g[1]):
+        click.echo(("\n" if k else "") + title)
+        for r in group:
+            _row(r, width)
     return EXIT_OK
+
+
+def _row(r: dict, width: int) -> None:
+    click.echo(f"  {r['name']:<{width}}  {r['description']}")
+    meaning = NETWORK_MEANING.get(r["network_assumption"], "see the model")
+    click.echo(f"  {'':<{width}}  network: {r['network_assumption']} ({meaning})")
+    if r["releases"]:
+        click.echo(f"  {'':<{width}}  also named: {', '.join(r['releases'])}")

@@ -80,7 +80,7 @@ def section(title: str, *decorators):
 def _models_help() -> str:
     from zabmc.core.model import aliases, model_names
 
-    return (f"Protocol model: {', '.join(model_names())}; ZooKeeper releases by version: "
+    return (f"Protocol model: {', '.join(model_names())}; also named: "
             f"{', '.join(aliases())} (`zabmc models` says what each is).")
 
 

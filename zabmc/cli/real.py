@@ -200,7 +200,7 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, release, l
     """Run a `zk` counterexample's faults (or random ones) on real ZooKeeper servers.
 
     SOURCE is a trace of the zk family (zk, zk-pre3911, zk-fixed, zk-fle, zk-fixed-fle,
-    zk-3.7.0, zk-3.7.0-shutdown, zk-3.7.0-epoch) or a schedule written by `zabmc export
+    zk-3.7.0-threads, zk-3.7.0-shutdown, zk-3.7.0-epoch) or a schedule written by `zabmc export
     --format zookeeper`.
     zabmc starts one server per model node on 127.0.0.1 (Debian's zookeeper package, a release
     from Maven Central with --release, or --zookeeper DIR), drives them through the schedule

@@ -107,7 +107,7 @@ def suffix_successors(env: Env, s: State, timers: bool = True) -> list:
 
 def busy(env: Env, s: State) -> bool:
     """Some node has a step of its own that a real thread takes at once, waiting for nothing (a
-    model's `busy(node)`, e.g. zk-3.7.0's QuorumPeer thread writing the ACK of NEWLEADER it
+    model's `busy(node)`, e.g. zk-3.7.0-threads's QuorumPeer thread writing the ACK of NEWLEADER it
     owes): the cluster is not quiescent, so no timer fires yet (docs/liveness.md)."""
     check = getattr(env.model, "busy", None)
     return check is not None and any(check(x) for x in s.nodes)

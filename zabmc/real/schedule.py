@@ -25,7 +25,7 @@ The translation (docs/real-zookeeper.md has the table):
   leaks is held by the `sync-append` hook instead, before it appends, from the step that queued
   it; `flush i` releases it, a crash loses what it held. The hook holds that one thread: the
   server's next role writes freely;
-- in a trace of a model with `newleader-ack-step` (`zk-3.7.0` and its variants, 3.8.0's
+- in a trace of a model with `newleader-ack-step` (`zk-3.7.0-threads` and its variants, 3.8.0's
   follower threads: NEWLEADER's ACK is a step of its own, `ack-newleader i`), a follower whose
   trace takes other steps between its NEWLEADER and that ACK has its QuorumPeer thread held by
   the `newleader-ack` hook, from the entry that delivers NEWLEADER to `ack-newleader i` (or to

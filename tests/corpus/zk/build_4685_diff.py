@@ -1,4 +1,4 @@
-"""Build tests/corpus/zk/zookeeper-4685-diff.trace.json through the zk-3.7.0 kernel, step by step.
+"""Build tests/corpus/zk/zookeeper-4685-diff.trace.json through the zk-3.7.0-threads kernel, step by step.
 
 ZOOKEEPER-4685 on a synchronisation a real leader sends as a DIFF. The breadth-first run
 (tests/corpus/zk/zookeeper-4685.trace.json) synchronises a follower at zxid 0, which a real
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from build_4646_acked import ESTABLISH, INVARIANTS, Builder, save_built  # noqa: E402
 
-MODEL = "zk-3.7.0"
+MODEL = "zk-3.7.0-threads"
 CONFIG = {"nodes": 3, "network": "fifo", "max_drops": 0, "max_timeouts": 2,
           "max_heartbeats": 0, "proposals": 2, "depth": 60, "max_crashes": 0}
 

@@ -1,4 +1,4 @@
-"""Build tests/corpus/zk/zookeeper-4925.trace.json through the zk-3.9.3 kernel, step by step.
+"""Build tests/corpus/zk/zookeeper-4925.trace.json through the zk-3.9.3-store kernel, step by step.
 
 ZOOKEEPER-4925 (3.9.3 only): a follower synchronised by DIFF applies the transactions the DIFF
 committed with `ZooKeeperServer.processTxn(TxnHeader, Record)`, which leaves them out of
@@ -46,7 +46,7 @@ class Builder(base.Builder):
             base.CONFIG, base.INVARIANTS = saved
 
 
-def build(model: str = "zk-3.9.3"):
+def build(model: str = "zk-3.9.3-store"):
     b = Builder(model)
     every = {(a, c) for a in range(3) for c in range(3) if a != c}
     # epoch 1: node 2 leads nodes 0 and 1 (the greatest id wins among equals)
@@ -81,7 +81,7 @@ def build(model: str = "zk-3.9.3"):
 
 
 if __name__ == "__main__":
-    t = build(sys.argv[2] if len(sys.argv) > 2 else "zk-3.9.3")
+    t = build(sys.argv[2] if len(sys.argv) > 2 else "zk-3.9.3-store")
     if len(sys.argv) > 1 and sys.argv[1]:
         t.save(sys.argv[1])
     v = t.violation

@@ -1,0 +1,113 @@
+"""One model per ZooKeeper release (models/zk/README.md, "Releases"): each release's rules, and
+the grains stacked that its model has at once.
+
+Two stacks exist today (models/zk/layer.py):
+
+- **THREADS**, for 3.6.2 to 3.9.2: the follower's threads (fine.py: NEWLEADER's ACK a step of
+  its own, the SyncThread acknowledging what it writes, the leader's first ACK read as
+  NEWLEADER's), broadcasts between the sync packets and NEWLEADER (forward.py), the follower's
+  shutdown with memory and disk apart (shutdown.py), and currentEpoch a step after NEWLEADER's
+  writes with the start-up's check (epoch.py).
+- **STORE**, for 3.9.3 to 3.9.5: the in-memory committed log and SNAP/DIFF/TRUNC chosen from it
+  (storage.py), and the epoch grain (epoch.py). 3.9.3's shutdown is the coarse kernel's (D8:
+  PR #2154 shuts the SyncThread down). What STORE lacks, the threads' and the forwarding grain,
+  is said in `RELEASES` (`missing`), in `zabmc models` and in the release matrix.
+
+Every row of `RELEASES` names the tag its rules were read at, and the methods that decide them;
+`SAME` lists releases whose ZAB code does not differ from a modelled one (`git diff` of the files
+below between the two tags, apache/zookeeper), which name that model.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from . import epoch, fine, forward, shutdown
+from .fine import FineNode
+from .state import extend_node
+
+#: the files whose diff between two tags decides whether a release's ZAB code differs (under
+#: zookeeper-server/src/main/java/org/apache/zookeeper/server/)
+FILES = ("quorum/Learner.java", "quorum/Follower.java", "quorum/Leader.java",
+         "quorum/LearnerHandler.java", "quorum/LearnerZooKeeperServer.java",
+         "quorum/FollowerZooKeeperServer.java", "quorum/SendAckRequestProcessor.java",
+         "quorum/QuorumPeer.java", "ZKDatabase.java", "ZooKeeperServer.java",
+         "SyncRequestProcessor.java", "persistence/FileTxnLog.java",
+         "persistence/FileTxnSnapLog.java")
+
+# --- the THREADS stack: fine.py, then forward, shutdown and epoch, each a layer.Layer ------------
+
+ThreadsFwdNode = extend_node("ThreadsFwdNode", __name__, "fine.FineNode and forward's `nlq`.",
+                             base=FineNode, **forward.Forward.FIELDS)
+ThreadsSdNode = extend_node("ThreadsSdNode", __name__,
+                            "ThreadsFwdNode and shutdown's `disk` and `leak`.",
+                            base=ThreadsFwdNode, **shutdown.Shutdown.FIELDS)
+ReleaseNode = extend_node("ReleaseNode", __name__,
+                          "A release model's node: every field of the THREADS stack's layers "
+                          "(fine.py, forward.py, shutdown.py, epoch.py).",
+                          base=ThreadsSdNode, **epoch.Kernel.FIELDS)
+
+THREADS = epoch.Kernel(shutdown.Shutdown(forward.Forward(fine, ThreadsFwdNode), ThreadsSdNode),
+                       ReleaseNode)
+#: the STORE stack: storage.py under the epoch grain (the kernel of the former -epoch variants)
+STORE = epoch.STORE
+
+
+#: what each stack's model has, in words (`zabmc models`)
+GRAINS = {"threads": "the follower's threads, broadcasts before NEWLEADER, the follower's shutdown "
+                     "and currentEpoch's own step, at once",
+          "store": "the in-memory committed log with SNAP/DIFF/TRUNC chosen from it and "
+                   "currentEpoch's own step, at once"}
+
+
+class Release(NamedTuple):
+    version: str
+    stack: str  # "threads" or "store"
+    rules: str  # the rules class (models/zk/model.py) whose decisions this release ships
+    missing: tuple  # grains this release's code has that its model does not yet
+    source: str  # where the rules were read: tag, file and method
+
+
+RELEASES = (
+    Release("3.6.2", "threads", "Rel362Rules", (),
+            "release-3.6.2 Learner.syncWithLeader (proposals logged at UPTODATE: before "
+            "ZOOKEEPER-3911's fix, PR #1445 in 3.6.3); Learner.shutdown calls zk.shutdown(), "
+            "which LearnerZooKeeperServer overrides to shut the SyncRequestProcessor down"),
+    Release("3.7.0", "threads", "Rel370Rules", (),
+            "release-3.7.0 Learner.syncWithLeader (NEWLEADER's proposals handed to the "
+            "SyncThread, ACK at once); Learner.shutdown's zk.shutdown(boolean) leaves the "
+            "SyncRequestProcessor running (ZOOKEEPER-4712)"),
+    Release("3.8.0", "threads", "Rel380Rules", (),
+            "release-3.8.0-1 (Debian's zookeeper 3.8.0): Learner.syncWithLeader and "
+            "Learner.shutdown as 3.7.0's (the diff touches log text, metrics, properties)"),
+    Release("3.8.5", "threads", "Rel385Rules", (),
+            "release-3.8.5 Learner.syncWithLeader: ZOOKEEPER-4785's fix (PR #2132) writes the "
+            "proposals before currentEpoch and the ACK; Learner.shutdown unchanged"),
+    Release("3.9.2", "threads", "Rel392Rules", (),
+            "release-3.9.2 Learner.syncWithLeader (PR #2133, as 3.8.5); Learner.shutdown "
+            "unchanged until 3.9.3"),
+    Release("3.9.3", "store", "Rel393Rules", ("threads", "forwarding"),
+            "release-3.9.3 Learner.syncWithLeader (PR #2152 as #2188: the DIFF's committed "
+            "transactions written and applied at NEWLEADER with processTxn(TxnHeader, Record), "
+            "ZOOKEEPER-4925); ZooKeeperServer.shutdownComponents stops the SyncThread (PR #2154)"),
+    Release("3.9.4", "store", "Rel394Rules", ("threads", "forwarding"),
+            "release-3.9.4 Learner.syncWithLeader: 4925's fix (PR #2254, #2266) applies them as "
+            "Requests, into the committed log"),
+)
+
+#: releases whose ZAB code (FILES) is the same as a modelled release's: name -> that release
+SAME = {
+    "3.8.6": ("3.8.5", "git diff release-3.8.5 release-3.8.6 -- FILES is empty"),
+    "3.9.5": ("3.9.4", "git diff release-3.9.4 release-3.9.5 -- FILES: one line of "
+                       "ChangeRecord.duplicate and an annotation"),
+}
+
+#: releases served by Maven Central that no model stands for yet, and why
+NOT_MODELLED = {
+    "3.8.1": "differs from 3.8.0 in Leader, QuorumPeer, ZooKeeperServer (49 lines): not reviewed",
+    "3.8.2": "the same ZAB code as 3.8.1",
+    "3.8.3": "the same ZAB code as 3.8.1",
+    "3.8.4": "differs from 3.8.3 in Leader, FileTxnSnapLog, ZooKeeperServer: not reviewed",
+    "3.9.0": "differs from 3.8.6 in Learner, Leader, FileTxnLog, ZKDatabase...: not reviewed",
+    "3.9.1": "the same ZAB code as 3.9.0",
+}
