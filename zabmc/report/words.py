@@ -81,4 +81,4 @@ def issue_names(trace) -> str | None:
     if not known:
         bad = trace.violation is not None or getattr(trace, "lasso", None) is not None
         return "no known issue matches" + (": possibly a new bug" if bad else "")
-    return "known issue(s) " + ", ".join(f"{x.issue} (window from step {x.step})" for x in known)
+    return "known issue(s) " + ", ".join(f"{x.issue} (from step {x.step})" for x in known)
