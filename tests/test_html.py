@@ -318,3 +318,59 @@ def test_every_corpus_trace_and_lasso_has_its_picture_in_the_reports():
     missing = sorted(s for s in want if not (pics / f"{s}.html").exists()
                      or f"[{s}]({s}.html)" not in index)
     assert not missing, f"run python benchmarks/pictures.py: no picture of {missing}"
+
+
+def test_a_zk_headline_names_its_model_release_lost_write_and_known_issues(tmp_path, cli,
+                                                                           chromium):
+    """Issue #62 item 7. The headline of a zk data loss named `sane-history` alone and, under it,
+    its source "db-19 model"; it now names the model with its release, says the lost write in
+    words, and lists the known issues whose windows the run passes through (4643's and 4646's,
+    both opened by node 0's NEWLEADER at step 39: tests/test_issues_named.py), as Chromium
+    renders the page."""
+    from html.parser import HTMLParser
+
+    out = tmp_path / "lost.html"
+    code, _, _ = cli(["show", str(CORPUS / "zk" / "zookeeper-4643-acked.trace.json"), "-o",
+                      str(out)])
+    assert code == 0 and "db-19" not in out.read_text()
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                          out.as_uri()], check=True, capture_output=True, text=True,
+                         timeout=120).stdout
+
+    class Texts(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.h1, self.what, self._in = "", [], None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "h1":
+                self._in = "h1"
+            elif tag == "ul" and ("id", "what") in attrs:
+                self._in = "what"
+            elif tag == "li" and self._in == "what":
+                self.what.append("")
+
+        def handle_endtag(self, tag):
+            if tag in ("h1", "ul"):
+                self._in = None
+
+        def handle_data(self, data):
+            if self._in == "h1":
+                self.h1 += data
+            elif self._in == "what" and self.what:
+                self.what[-1] += data
+
+    p = Texts()
+    p.feed(dom)
+    assert p.h1 == ("zabmc: a lost write, sane-history (52 steps, model zk (ZooKeeper 3.7.0's ZAB "
+                    "1.0 (FLE outcome, DIFF/TRUNC sync, asynchronous transaction log); also named "
+                    "zk-3.8.0), network fifo)")
+    assert p.what[0] == ("a lost write at step 48: node 1 delivered 1.2 as committed, and its log "
+                         "no longer holds it (it ends at 1.1)")
+    assert [w.split(" (")[0] for w in p.what[1:]] == [
+        "known issue ZOOKEEPER-4643: the run enters its window at step 39",
+        "known issue ZOOKEEPER-4646: the run enters its window at step 39"]
+    # a db-19 counterexample: its own model in the headline, and no issue named or denied
+    page = H.render(replay(load(str(CORPUS / "db19" / "fifo-crash-two-leaders.trace.json"))).trace)
+    assert 'id="what"' not in page and "known issue" not in page
+    assert re.search(r"<h1>zabmc: leadership \(38 steps, model db19 \(the db-19 lab design", page)

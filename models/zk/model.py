@@ -9,6 +9,7 @@ from zabmc.core.model import EPOCH_STEP, LEAKED_SYNC_THREAD, NEWLEADER_ACK_STEP
 
 from . import codec, footprint, handlers
 from . import properties as _props
+from .issues import known_issues as _known_issues
 from .handlers import Committed393Rules, FixedFleRules, FixedRules, FleRules, Pre3911Rules, Rules
 from .state import ELECTION, FOLLOWING, L_BROADCAST, LEADING, Node
 
@@ -22,6 +23,8 @@ class ZkModel(RulesModel):
     codec = codec
     #: the zk package's own properties this kernel can break (models/zk/properties.py)
     properties = _props.BASE
+    #: the known ZooKeeper issues a run passes through (models/zk/issues.py)
+    known_issues = staticmethod(_known_issues)
     fresh = staticmethod(fresh_node)
     #: the features of this grain that a real schedule follows (zabmc.core.model, "zabmc real")
     real_grain = frozenset()

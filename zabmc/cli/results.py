@@ -49,7 +49,12 @@ def write_html(path: str, trace, others=(), flag: str = "--html", force: bool = 
 
 def save_trace(trace, path: str, force: bool = False) -> None:
     """A counterexample as a trace file (`Trace.text`), through the one writer: an existing file
-    that is not a trace is refused unless `force`."""
+    that is not a trace is refused unless `force`. The known issues its run passes through are
+    looked for first (`name_issues`), so that the file, the console and the picture name them."""
+    from zabmc.explore.trace import name_issues
+
+    if trace.known_issues is None:
+        name_issues(trace)
     files.write(path, trace.text(), "trace file", kind="trace", flag="--trace-out", force=force)
 
 
@@ -245,8 +250,8 @@ def _print(spec, outcome, traces, trace_paths, replaced, console, failed) -> Non
                               len(groups) > 1)
             if failed.attempt(write_html, path, first, others, "--html", spec.force):
                 pictures.append((first.violation.property, path))
-    print_end(spec, console, bool(traces), lambda: outcome_json(outcome, trace_paths),
-              lambda: print_summary(console, outcome, trace_paths, replaced))
+    print_end(spec, console, bool(traces), lambda: outcome_json(outcome, trace_paths, traces),
+              lambda: print_summary(console, outcome, trace_paths, replaced, traces))
     for prop, path in pictures:
         console.print(f"picture of the {prop} counterexample written to {path}", highlight=False)
 def print_end(spec, console, printed: bool, document, summary) -> None:
@@ -261,7 +266,8 @@ def print_end(spec, console, printed: bool, document, summary) -> None:
     summary()
 
 
-def outcome_json(o, trace_paths: dict) -> dict:
+def outcome_json(o, trace_paths: dict, traces=()) -> dict:
+    named = {t.violation.property: t.known_issues for t in traces if t.violation is not None}
     out = {
         "verdict": o.verdict,
         "stop_reason": o.stop_reason,
@@ -281,7 +287,8 @@ def outcome_json(o, trace_paths: dict) -> dict:
         "collision_probability": o.collision_probability,
         "violations": [
             dict(f.violation.to_json(), depth=f.depth,
-                 trace=trace_paths.get(f.violation.property))
+                 trace=trace_paths.get(f.violation.property),
+                 **_known_json(named.get(f.violation.property)))
             for f in o.violations
         ],
     }
@@ -294,6 +301,11 @@ def outcome_json(o, trace_paths: dict) -> dict:
     if "spark" in o.extra:  # the Spark engine's run statistics (zabmc.spark.engine)
         out["spark"] = o.extra["spark"]
     return out
+
+
+def _known_json(known) -> dict:
+    """A violation's `known_issues` in the JSON document: only for a model that names them."""
+    return {} if known is None else {"known_issues": [x.to_json() for x in known]}
 
 
 def memory_json(o) -> dict:

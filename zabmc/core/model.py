@@ -66,6 +66,14 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   (`zabmc.core.properties.register`, from the package's `register()`) that the model's runs can
   break: a FAILED effect it may report, a node check its nodes may fail. The papers' properties
   (the core's) apply to every model (`zabmc.core.properties.can_break`).
+- **Known issues** (optional): `known_issues(states, broken)`, the known bugs of the
+  implementation a model follows whose windows a run passes through: `states` holds the
+  cluster's nodes before the first event and after each (one tuple of nodes per state), `broken`
+  the violations of the model's own `properties` along the run (its failures and its windows'
+  node checks, each `(step, property, nodes, message)`, in step order; step 0 is the start-up).
+  It returns `KnownIssue`s, one per issue, at the step where its window first opens, in that
+  order, or `()` when none matches (a possibly new bug). A model that follows no implementation
+  has no such member: its runs name nothing (`known_issues` below returns None).
 - **Views**: `dump(nodes)` (the canonical `DSEZAB01` dump), `msg_json`, `node_json` (with a
   `role` and a `current_epoch` entry: the state graph reads them), `describe_msg`.
 - **Mutation** (`zabmc mutate`): a model registered as `models.<pkg>:<attr>` has its kernel in
@@ -105,7 +113,7 @@ MEMBERS = ("name", "description", "network_assumption", "durable", "fresh", "sta
 #: reduced search reads
 OPTIONAL_MEMBERS = ("actions", "act", "describe_action", "on_drop", "leader_of", "established",
                     "busy", "footprint", "couplings", "may_send", "progress",
-                    "progress_delivered", "properties")
+                    "progress_delivered", "properties", "known_issues")
 #: the node fields the engines, invariants and reports read
 NODE_FIELDS = ("id", "role", "current_epoch", "accepted_epoch", "history", "last_committed")
 #: node fields the reports print when a model's nodes have them
@@ -141,6 +149,31 @@ class Step(NamedTuple):
     node: Any
     outs: tuple
     effects: tuple
+
+
+class KnownIssue(NamedTuple):
+    """A known bug of the implementation a model follows whose window a run passes through."""
+
+    issue: str  # its name in the implementation's issue tracker
+    step: int  # where the run enters its window: 0 the start-up, k the state after event k
+    why: str  # one line: what in that state opens the window
+
+    def to_json(self) -> dict:
+        return {"issue": self.issue, "step": self.step, "why": self.why}
+
+
+def known_issues(model, states: Sequence, broken: Sequence) -> tuple | None:
+    """The known issues whose windows a run of `model` passes through (`KnownIssue`s, in the
+    order their windows open; `()`: none does), or None when the model follows no implementation
+    whose issues it knows (it has no `known_issues` member). `states` and `broken` as the model
+    contract's "Known issues" says."""
+    hook = getattr(model, "known_issues", None)
+    if hook is None:
+        return None
+    found = tuple(hook(tuple(states), tuple(broken)))
+    if not all(isinstance(x, KnownIssue) for x in found):
+        raise TypeError(f"{model.name}.known_issues must return KnownIssue values")
+    return tuple(sorted(found, key=lambda x: x.step))
 
 
 class Model(Protocol):

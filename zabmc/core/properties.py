@@ -92,7 +92,7 @@ REGISTRY: dict[str, Property] = {
         always("single-prospective-leader", "at most one node becomes a prospective leader "
                "of any epoch", "DSN 2011 §V-A", default=False, needs={"prospective"}),
         always("sane-history", "history zxids strictly increase and last_committed <= "
-               "last_zxid()", "db-19 model"),
+               "last_zxid()", "zabmc's well-formedness check of a node (docs/semantics.md)"),
         always("leader-log-completeness", "a node that becomes leader holds every transaction "
                "any node has delivered: the election picks the latest history, as ZooKeeper's "
                "FastLeaderElection does (`zab-omega`'s election is blind to the data: its "

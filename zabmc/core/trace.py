@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from .errors import UsageError
 from .files import parse_json, read_text
-from .model import get_model
+from .model import KnownIssue, get_model
 from .properties import ALWAYS, EVENTUALLY, of_kind
 
 FORMAT = "zabmc-trace"
@@ -52,6 +52,11 @@ class TraceFile:
     lasso: dict | None  # {"property", "kind", "faults_stop", "loop_start"} of a liveness lasso
     final_sha256: str | None  # 64 lowercase hex digits, or None when the file has none
     path: str
+    #: the known issues the file names (`KnownIssue`s, in the order their windows open), or None
+    #: when it names none (written by an older zabmc, or of a model that follows no
+    #: implementation). Replay names them afresh from the run (`zabmc.explore.trace.name_issues`):
+    #: what the file says is read and checked, not trusted.
+    known_issues: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,8 @@ def parse(data, path: str) -> TraceFile:
     if violation is not None:
         violation = _violation(violation, len(events), lasso)
     return TraceFile(version, model, dict(config), tuple(names), tuple(events),
-                     _states(data, len(events)), violation, lasso, _sha256(data), path)
+                     _states(data, len(events)), violation, lasso, _sha256(data), path,
+                     _known_issues(data.get("known_issues"), len(events)))
 
 
 def check_header(data, path: str) -> int:
@@ -196,6 +202,25 @@ def _states(data: dict, n_events: int) -> tuple | None:
                          f"(one before the first event and one after each: {n_events + 1})")
     # each is compared with the state replay reaches (which says which one differs)
     return tuple(states)
+
+
+def _known_issues(known, n_events: int) -> tuple | None:
+    """The file's `known_issues` (optional: zabmc writes it for a model that names the issues of
+    the implementation it follows), checked: a list of {"issue", "step", "why"}, each step one of
+    the run's states."""
+    if known is None:
+        return None
+    if not isinstance(known, list):
+        raise UsageError("malformed trace file: 'known_issues' must be a list")
+    out = []
+    for x in known:
+        issue, step, why = (need(x, "issue", str, "known issue"), need(x, "step", int, "known issue"),
+                            need(x, "why", str, "known issue"))
+        if not 0 <= step <= n_events:
+            raise UsageError(f"malformed trace file: known issue {issue}'s step {step} is outside "
+                             f"the {n_events} events")
+        out.append(KnownIssue(issue, step, why))
+    return tuple(out)
 
 
 def _sha256(data: dict) -> str | None:

@@ -19,6 +19,7 @@ from zabmc.core import events as E
 from zabmc.core import files
 from zabmc.core.errors import UsageError
 from zabmc.core.model import get_model
+from zabmc.core.model import known_issues as model_known_issues
 from zabmc.core.trace import FORMAT as TRACE_FORMAT
 from zabmc.core.trace import LASSO_VERSION, READABLE_VERSIONS, Replayed, TraceFile, need
 from zabmc.core.trace import VERSION as TRACE_VERSION
@@ -29,7 +30,8 @@ from .env import Env, ExploreConfig, State
 from .liveness import suffix_start, suffix_successors
 
 __all__ = ["LASSO_VERSION", "READABLE_VERSIONS", "TRACE_FORMAT", "TRACE_VERSION", "Trace",
-           "ReplayResult", "env_of", "load", "rebuild", "replay", "shorten", "to_trace"]
+           "ReplayResult", "env_of", "load", "name_issues", "rebuild", "replay", "shorten",
+           "to_trace"]
 
 
 @dataclass
@@ -40,6 +42,10 @@ class Trace:
     violation: Violation | None
     violation_step: int | None  # index into events (1-based step number), 0 = initial state
     lasso: dict | None = None  # a liveness counterexample's shape (the `liveness` object)
+    #: the known issues of the implementation the model follows whose windows the run passes
+    #: through (`zabmc.core.model.KnownIssue`s; `()`: none), once `name_issues` has looked; None
+    #: when it has not, or the model follows no implementation (nothing is then written or said)
+    known_issues: tuple | None = None
 
     @property
     def final_sha256(self) -> str:
@@ -60,6 +66,8 @@ class Trace:
         }
         if self.lasso is not None:
             out["liveness"] = dict(self.lasso)
+        if self.known_issues is not None:
+            out["known_issues"] = [x.to_json() for x in self.known_issues]
         out.update({
             "events": [e.to_json(env.model) for e in self.events],
             "states": [env.state_json(s) for s in self.states],
@@ -185,7 +193,43 @@ def replay(tf: TraceFile) -> ReplayResult:
     if expected is not None and expected["property"] not in env.checker.names:
         raise UsageError(f"malformed trace file: the violation's property "
                          f"{expected['property']!r} is not one of the trace's 'invariants'")
-    return _verdict(env, walk.trace(lasso), tf)
+    return _verdict(env, name_issues(walk.trace(lasso)), tf)
+
+
+def name_issues(trace: Trace) -> Trace:
+    """`trace` with its `known_issues` found (zabmc.core.model.known_issues): the run is walked
+    again with every property of the model's own checked (its failures and windows, whatever the
+    trace checked), and the model names the issues those violations mark. A model that follows
+    no implementation is left as it is (None)."""
+    model = trace.env.model
+    if getattr(model, "known_issues", None) is None:
+        return trace
+    broken = _broken_along(trace, tuple(getattr(model, "properties", ())))
+    trace.known_issues = model_known_issues(model, [s.nodes for s in trace.states], broken)
+    return trace
+
+
+def _broken_along(trace: Trace, names: tuple) -> tuple:
+    """Every violation of the properties `names` along `trace`'s run: `(step, property, nodes,
+    message)`, in step order (step 0: the start-up)."""
+    if not names:
+        return ()
+    env = Env(trace.env.model, trace.env.config, Checker(names))
+    s, v = env.initial()
+    out = [(0, x.property, x.nodes, x.message) for x in (v.all() if v else ())]
+    lasso = trace.lasso
+    for k, ev in enumerate(trace.events, start=1):
+        if lasso is not None and k - 1 == lasso["faults_stop"]:
+            s = suffix_start(s)
+        if lasso is not None and k > lasso["faults_stop"]:
+            item = next((x for x in suffix_successors(env, s) if x[0] == ev), None)
+        else:
+            item = next((env.successor(s, x) for x in env.events(s) if x == ev), None)
+        if item is None or item[1].nodes != trace.states[k].nodes:
+            raise RuntimeError(f"step {k} of the trace does not apply again")  # a kernel bug
+        _, s, v = item
+        out.extend((k, x.property, x.nodes, x.message) for x in (v.all() if v else ()))
+    return tuple(out)
 
 
 def _check_states(env: Env, walk: _Walk, recorded: tuple | None) -> None:

@@ -14,6 +14,7 @@ from zabmc.core.events import DOWN
 from zabmc.explore.outcome import Found, Observer, Outcome, Progress, StopReason
 
 from .simtrace import ROLE, _changes, _zx
+from .words import headline_words, issue_lines, issue_names
 
 
 def _rate(x: float) -> str:
@@ -112,7 +113,11 @@ class ConsoleObserver(Observer):
 RSS_PER_STATE_FROM = 100_000
 
 
-def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=()) -> None:
+def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=(),
+                  traces=()) -> None:
+    """The verdict, the run's figures, and each counterexample's file with what it is: the known
+    issues whose windows its run passes through (`traces`, the counterexamples saved), or that
+    none matches, for a model that follows an implementation."""
     ok = not o.violations
     verdict = ("[bold green]OK[/]: no property violated" if ok else
                f"[bold red]VIOLATION[/]: {', '.join(f.violation.property for f in o.violations)}")
@@ -172,7 +177,14 @@ def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=()) 
     t.add_row("fingerprint collision probability", f"{o.collision_probability:.1e} (optimistic, TLC)")
     console.print(t)
     written = []
+    named = {t.violation.property: t for t in traces if t.violation is not None}
     for f in o.violations:
+        t = named.get(f.violation.property)
+        what = issue_names(t) if t is not None else None
+        if what is not None:
+            words = headline_words(t)
+            console.print(f"{f.violation.property}: " + (f"{words[0]}; " if words else "") + what,
+                          highlight=False, markup=False)
         path = trace_paths.get(f.violation.property)
         if path:
             again = " (it replaced the file of an earlier run)" if path in replaced else ""
@@ -255,6 +267,12 @@ def print_trace(console: Console, trace, others=()) -> None:
                           "reached --[/]")
         console.print(f"    [bold red]=> {escape(lasso['message'])}[/]")
     last = trace.states[-1]
+    words = headline_words(trace)
+    if words is not None:
+        console.print(f"    [bold red]=> {escape(words[0])}:[/] {escape(words[1])}",
+                      highlight=False)
+    for line in issue_lines(trace):
+        console.print(f"    [bold]{escape(line)}[/]", highlight=False)
     console.print("    final: " + "; ".join(
         f"node {x.id} {'down' if _down(last) >> x.id & 1 else ROLE[x.role]} e{x.current_epoch} "
         f"hist [{' '.join(_zx(t[0]) for t in x.history)}] commit {_zx(x.last_committed)}"

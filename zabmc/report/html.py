@@ -6,7 +6,8 @@ end when it is still in flight). A down node's lane is a grey bar; role and epoc
 written on the lanes; the violating row is highlighted with the property's statement, message
 and witnesses; below each lane, the node's delivered transactions. Hovering a row shows the whole
 state after it in the side panel (an inline script; every byte is in the file, nothing is
-fetched).
+fetched). The headline names the model with its release and says a lost write as one; under it,
+the known issues whose windows the run passes through, or that none matches (zabmc.report.words).
 
 `LAYOUT` holds the geometry; tests read it to find lanes and rows in a screenshot.
 """
@@ -21,6 +22,7 @@ from zabmc.core.events import DOWN
 from zabmc.invariants import PROPERTIES
 
 from .simtrace import ROLE, _zx
+from .words import headline_words, issue_lines, model_line
 
 #: geometry (pixels): lanes start at LANE_X0 and are LANE_W apart; row k (0 = initial state) is
 #: centred at TOP + k * ROW_H + ROW_H / 2
@@ -127,8 +129,15 @@ def render(trace, others=()) -> str:
     svg.append("</svg>")
     notes, names = _notes(trace, marks, lasso, loop_from)
     states = [env.state_json(s) for s in trace.states]
-    title = f"zabmc: {names} ({steps} steps, model {model.name}, network {env.config.network})"
-    return _page(title, notes, svg, states)
+    words = headline_words(trace)
+    what = f"{words[0]}, {names}" if words else names
+    title = f"zabmc: {what} ({steps} steps, model {model.name}, network {env.config.network})"
+    # the headline names the model with its release; under it what the violation is in words,
+    # and the known issues whose windows the run passes through
+    headline = (f"zabmc: {what} ({steps} steps, model {model_line(model)}, network "
+                f"{env.config.network})")
+    said = ([f"{words[0]} at step {trace.violation_step}: {words[1]}"] if words else [])
+    return _page(title, notes, svg, states, headline, said + issue_lines(trace))
 
 
 def _rows_and_lanes(svg, trace, marks, loop_from, width) -> None:
@@ -265,8 +274,9 @@ def _notes(trace, marks, lasso, loop_from) -> tuple:
     return notes, names
 
 
-def _page(title, notes, svg, states) -> str:
-    """The self-contained page: headline, notes, chart, and the states the hover shows."""
+def _page(title, notes, svg, states, headline=None, said=()) -> str:
+    """The self-contained page: headline, what it is (a lost write, the known issues), notes,
+    chart, and the states the hover shows."""
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -276,10 +286,12 @@ def _page(title, notes, svg, states) -> str:
         "#chart{padding:8px}#side{position:sticky;top:0;align-self:flex-start;height:100vh;",
         "overflow:auto;width:420px;border-left:1px solid #d0d7de;padding:8px;font-size:11px}",
         "rect.row:hover{fill:#ddf4ff}h1{font-size:15px}ul{font-size:13px;max-width:900px}",
-        "pre{white-space:pre-wrap}",
+        "pre{white-space:pre-wrap}#what{list-style:none;padding-left:0;font-weight:bold}",
         "</style></head><body>",
         '<div id="chart">',
-        f"<h1>{html.escape(title)}</h1>",
+        f"<h1>{html.escape(headline or title)}</h1>",
+        (f'<ul id="what">{"".join(f"<li>{html.escape(x)}</li>" for x in said)}</ul>'
+         if said else ""),
         f"<ul>{''.join(notes)}</ul>" if notes else "",
         *svg,
         "</div>",
