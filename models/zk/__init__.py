@@ -34,6 +34,8 @@ def register() -> None:
     for attr in ("MODEL", "PRE3911", "FIXED", "FLE", "FIXED_FLE", "R393", "R370", "R392", "R393C",
                  "R394", "R370F", "R370S", "R392S", "R370E", "R392E", "R393E", "R394E"):
         register_model(model, attr)
+    from .scenarios import attach  # the named states to search from (--scenario)
+    attach(model)
     # ZooKeeper releases by version, each the registered model whose rules it ships
     register_alias("zk-3.6.2", "zk-pre3911")  # before ZOOKEEPER-3911's fix (PR #1445, in 3.6.3, 3.7.0)
     register_alias("zk-3.8.0", "zk")  # Debian's zookeeper package; `zabmc real` runs it (zk's grain)
