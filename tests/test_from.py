@@ -188,6 +188,20 @@ def test_dfs_counterexample_from_a_state_is_shortened_after_the_prefix(cli, tmp_
     assert cli(["replay", "-q", str(out)])[0] == 10
 
 
+def test_random_walks_start_from_the_state_too(cli, tmp_path):
+    """Random walks from DB19:8 (seed 0, 500 walks of up to 5 events) meet agreement's violation;
+    its trace, shortened by replay after the 8 events, keeps them and replays (exit 10)."""
+    out = tmp_path / "rw.trace.json"
+    code, _, _ = cli(["check", "--nodes", "2", "--network", "bag", "--from", f"{DB19}:8",
+                      "--depth", "5", "--strategy", "random", "--walks", "500", "--invariant",
+                      "agreement", "-q", "--trace-out", str(out)])
+    assert code == 10
+    t = json.loads(out.read_text())
+    assert t["events"][:8] == json.loads(Path(DB19).read_text())["events"][:8]
+    assert 11 <= t["violation"]["step"] <= 13  # BFS's 3 events after the 8, at most the 5 walked
+    assert cli(["replay", "-q", str(out)])[0] == 10
+
+
 def test_a_start_that_breaks_a_property_is_reported_there():
     """From DB19 at its end (K defaults to 11 events), the start itself breaks agreement: the
     search reports it at depth 0 and its trace is DB19's 11 events; a property the trace breaks
