@@ -26,13 +26,15 @@ class Prepared:
 
     def start_info(self) -> dict:
         """What the observer's `on_start` is told."""
-        s, cfg = self.spec, self.env.config
+        s, cfg = self.spec, self.env.search_config
         if s.liveness:
             return {"model": self.env.model.name, "strategy": "bfs (liveness)",
                     "engine": "in-process", "config": cfg._asdict(), "invariants": s.properties}
+        start = self.env.start
         return {"model": self.env.model.name, "strategy": s.strategy, "engine": s.engine,
                 "config": {k: v for k, v in cfg._asdict().items()}, "invariants": s.properties,
-                "walks": s.walks if s.strategy == "random" else None}
+                "walks": s.walks if s.strategy == "random" else None,
+                "start": None if start is None else start.to_json(self.env)}
 
     def run(self, observer=None):
         return run(self, observer)
@@ -140,6 +142,9 @@ def _identity(spec, env, strategy, codec_name, **more) -> dict:
     """What a checkpoint must match to be resumed by this check (`zabmc.explore.checkpoint`)."""
     from zabmc.explore import checkpoint as ck
 
+    if env.start is not None:  # the start state, whatever names it (--from, --scenario)
+        more["start"] = {"fingerprint": env.fingerprint(env.start.state).hex(),
+                         "events": env.start.events}
     return ck.identity(model=env.model.name, config=env.config, invariants=env.checker.names,
                        strategy=strategy, stop_at_first=spec.stop_at_first, codec=codec_name,
                        **more)

@@ -49,6 +49,11 @@ class CheckSpec:
     max_heartbeats: int = 0
     proposals: int = 2
     max_crashes: int = 0
+    #: where the search starts (`--from TRACE[:K]`, `--scenario NAME`; None: the initial state):
+    #: the state after the first K events of a trace replay confirms, the bounds above counted
+    #: from there (zabmc.explore.start)
+    start_from: str | None = None
+    scenario: str | None = None
     # properties: the safety ones of zabmc.invariants, or with `liveness` those of
     # zabmc.explore.liveness (`invariants` names them; empty: the defaults)
     invariants: tuple = ()
@@ -170,7 +175,29 @@ class CheckSpec:
         from zabmc.explore.env import Env
         from zabmc.invariants import Checker
 
+        started = self.started
+        if started is not None:  # its start's bounds, and a fresh environment's memos
+            return Env(started.model, started.config, started.checker, started.start)
         return Env(self.model_obj, self.config(), Checker(() if self.liveness else self.properties))
+
+    @cached_property
+    def started(self):
+        """The `Env` of a search from `--from` or `--scenario` (the trace read and replayed once,
+        a one-line `UsageError` for one that cannot be a start), or None."""
+        if self.start_from is None and self.scenario is None:
+            return None
+        from zabmc.explore.start import parse_from, start_env
+        from zabmc.invariants import Checker
+
+        if self.scenario is not None:
+            from zabmc.core.model import scenario
+
+            path, k = scenario(self.model_obj, self.scenario).path, None
+            label, where = f"scenario {self.scenario}", f"--scenario {self.scenario}:"
+        else:
+            (path, k), label, where = parse_from(self.start_from), self.start_from, "--from"
+        return start_env(self.model_obj, self.config(), Checker(self.properties), path, k, label,
+                         where)
 
     # --- the rules ---------------------------------------------------------------------------------
     def validate(self) -> "CheckSpec":
@@ -185,6 +212,7 @@ class CheckSpec:
             return self._validate_liveness()
         self._validate_search()
         self._validate_model()
+        self._validate_start()
         from zabmc.explore.por import refuse
 
         self.config()
@@ -194,6 +222,15 @@ class CheckSpec:
         self._validate_spill()
         self._validate_outputs()
         return self
+
+    def _validate_start(self) -> None:
+        """--from and --scenario: one of them, and a start the trace can give (read and replayed
+        here, before the search)."""
+        if self.start_from is not None and self.scenario is not None:
+            raise UsageError("--from and --scenario exclude each other (a scenario is a trace: "
+                             "--from TRACE[:K] names one of your own)")
+        self.config()
+        self.started  # noqa: B018
 
     def _validate_outputs(self) -> None:
         """--trace-out and --html can be written, and are not the same file: checked before the
@@ -286,7 +323,8 @@ class CheckSpec:
                            spill_dir=self.spill_dir, memory_limit=self.memory_limit,
                            all=self.find_all or None, no_invariants=self.no_invariants or None,
                            workers=(self.workers != 1) or None,
-                           reduction=(self.reduction != "none") or None)
+                           reduction=(self.reduction != "none") or None,
+                           **{"from": self.start_from, "scenario": self.scenario})
         for flag, value in unsupported.items():
             if value:
                 raise UsageError(f"--{flag.replace('_', '-')} does not work with --liveness")
@@ -367,7 +405,7 @@ MAX_WORKERS = 256
 _FIELD_TYPES = _field_types()
 #: flags whose field is not the flag's own name (tests/test_spec.py checks that `from_args` reads
 #: every flag of `zabmc check` as click does)
-_FLAG_FIELDS = {"--all": "find_all", "--invariant": "invariants", "--json": "as_json",
+_FLAG_FIELDS = {"--all": "find_all", "--from": "start_from", "--invariant": "invariants", "--json": "as_json",
                 "--html": "html_out", "--checkpoint": "checkpoint_dir", "--resume": "resume_dir",
                 "-q": "quiet"}
 

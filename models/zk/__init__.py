@@ -42,3 +42,6 @@ def register() -> None:
         register_alias(f"zk-{version}", f"zk-{target}")
     register_alias("zk-3.9.3-epoch", "zk-3.9.3")
     register_alias("zk-3.9.4-epoch", "zk-3.9.4")
+    from .scenarios import attach  # the named states to search from (--scenario)
+
+    attach(model)

@@ -158,6 +158,8 @@ def _file_commands() -> list:
         ("simulate-script", ["simulate", "--nodes", "2", "--rounds", "30", "--partition-script",
                              "in"]),
         ("resume", ["check", "--nodes", "2", "--depth", "6", "--resume", "in"]),
+        ("check-from", ["check", "--nodes", "2", "--network", "bag", "--depth", "3", "--from",
+                        "in"]),
     ]
 
 
@@ -170,7 +172,7 @@ def cases() -> list:
             out.append(Case(f"{cmd}/{label}", argv, codes, setup=list(setup)))
     for label, src, change in _forged_traces():
         setup = [("text", "in", _forge(src, change))]
-        for cmd in ("replay", "show", "export", "export-zookeeper"):
+        for cmd in ("replay", "show", "export", "export-zookeeper", "check-from"):
             argv = dict(_file_commands())[cmd]
             codes = (2, 3) if cmd == "export-zookeeper" else (2,)
             out.append(Case(f"{cmd}/forged-{label}", argv, codes, setup=list(setup)))
@@ -184,8 +186,41 @@ def cases() -> list:
     for label, change in _forged_schedules():
         out.append(Case(f"real/schedule-{label}", ["real", "in"],
                         setup=[("text", "in", _forge(SCHEDULE, change))]))
-    out += _output_cases() + _flag_cases() + _property_cases()
+    out += _output_cases() + _flag_cases() + _property_cases() + _from_cases()
     return out
+
+
+def _from_cases() -> list:
+    """`check --from TRACE[:K]` and `--scenario NAME` given what cannot be a start (one line,
+    exit 2 each)."""
+    db19 = ["check", "--nodes", "2", "--network", "bag", "--depth", "3"]
+    zk = ["check", "--model", "zk", "--depth", "2"]
+    digest = [("text", "in", _forge(DB19, lambda d: d.__setitem__("final_sha256", "0" * 64)))]
+    step = [("text", "in", _forge(DB19, lambda d: d["violation"].__setitem__("step", 10)))]
+    cases = [
+        ("k-beyond", [*db19, "--from", f"{DB19}:12"], []),
+        ("k-huge", [*db19, "--from", f"{DB19}:{10 ** 30}"], []),
+        ("k-negative", [*db19, "--from", f"{DB19}:-1"], []),
+        ("k-not-integer", [*db19, "--from", f"{DB19}:five"], []),
+        ("k-empty", [*db19, "--from", f"{DB19}:"], []),
+        ("missing-with-k", [*db19, "--from", "gone.json:3"], []),
+        ("other-model", ["check", "--model", "zab", "--nodes", "2", "--from", DB19], []),
+        ("other-nodes", ["check", "--nodes", "3", "--network", "bag", "--from", DB19], []),
+        ("other-network", ["check", "--nodes", "2", "--network", "fifo", "--from", DB19], []),
+        ("zk-trace-on-zk-fixed", ["check", "--model", "zk-fixed", "--from", ZK], []),
+        ("forged-digest", [*db19, "--from", "in"], digest),
+        ("forged-step", [*db19, "--from", "in"], step),
+        ("lasso", ["check", "--model", "zab-1419", "--proposals", "0", "--from", LASSO], []),
+        ("breaks-before-k", [*zk, "--from", ZK], []),
+        ("schedule", [*zk, "--from", SCHEDULE], []),
+        ("unknown-scenario", [*zk, "--scenario", "nope"], []),
+        ("scenario-of-no-model", ["check", "--scenario", "remix-epoch1"], []),
+        ("scenario-and-from", [*zk, "--scenario", "remix-epoch1", "--from", ZK], []),
+        ("scenario-other-nodes", [*zk, "--nodes", "2", "--scenario", "remix-epoch1"], []),
+        ("from-liveness", ["check", "--model", "zab", "--liveness", "--from", DB19], []),
+        ("from-directory", [*db19, "--from", "tests"], []),
+    ]
+    return [Case(f"from/{label}", argv, setup=setup) for label, argv, setup in cases]
 
 
 def _output_kinds() -> list:

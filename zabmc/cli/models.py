@@ -18,9 +18,16 @@ NETWORK_MEANING = {
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
-def models(as_json):
+@click.option("--scenarios", "list_scenarios", is_flag=True,
+              help="List the models' scenarios instead: named states to search from (`zabmc "
+                   "check --model MODEL --scenario NAME`), each with its trace file and how it "
+                   "was made.")
+def models(as_json, list_scenarios):
     """List the protocol models that --model accepts."""
     from zabmc.core.model import aliases, get_model, model_names
+
+    if list_scenarios:
+        return _scenarios(as_json)
 
     rows = []
     others = aliases()
@@ -44,9 +51,35 @@ def models(as_json):
     return EXIT_OK
 
 
+<<<<<<< HEAD
 def _row(r: dict, width: int) -> None:
     click.echo(f"  {r['name']:<{width}}  {r['description']}")
     meaning = NETWORK_MEANING.get(r["network_assumption"], "see the model")
     click.echo(f"  {'':<{width}}  network: {r['network_assumption']} ({meaning})")
     if r["releases"]:
         click.echo(f"  {'':<{width}}  also named: {', '.join(r['releases'])}")
+=======
+def _scenarios(as_json: bool) -> int:
+    """`zabmc models --scenarios`: every model's scenarios, with where each trace came from."""
+    from zabmc.core.model import get_model, model_names, scenarios
+    from zabmc.core.trace import read_document
+
+    rows = []
+    for name in model_names():
+        for sc in scenarios(get_model(name)):
+            doc = read_document(sc.path)
+            origin = doc.get("origin") if isinstance(doc, dict) else None
+            rows.append({"model": name, "name": sc.name, "description": sc.description,
+                         "trace": sc.path, "events": len(doc.get("events") or ()),
+                         "origin": origin if isinstance(origin, str) else None})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return EXIT_OK
+    if not rows:
+        click.echo("no model ships a scenario")
+    for r in rows:
+        click.echo(f"{r['model']} --scenario {r['name']}: {r['description']}")
+        click.echo(f"  the state after the {r['events']} events of {r['trace']}")
+        click.echo(f"  made by: {r['origin'] or 'not recorded'}")
+    return EXIT_OK
+>>>>>>> from

@@ -113,6 +113,22 @@ def bounds_options():
     )
 
 
+def start_options():
+    """--from and --scenario: where the search starts."""
+    return _stack(
+        click.option("--from", "start_from", default=None, metavar="TRACE[:K]",
+                     help="Search from the state after the first K events (default: all) of a "
+                          "trace that `zabmc replay` confirms, of this model, node count and "
+                          "network. --depth counts events after that state; each budget is what "
+                          "is left there (a TLC initial state). A counterexample holds the K "
+                          "events first: it replays from the initial state like any other "
+                          "(docs/check.md, \"Searching from a state\")."),
+        click.option("--scenario", default=None, metavar="NAME",
+                     help="Search from a named state the model ships, as --from its trace "
+                          "(`zabmc models --scenarios` lists them)."),
+    )
+
+
 def property_options():
     """--invariant and --no-invariants."""
     return _stack(
@@ -229,7 +245,7 @@ def long_run_options():
 def check_options():
     """Every flag of `zabmc check`, in sections."""
     return _stack(
-        section("Model and bounds", model_option(), bounds_options()),
+        section("Model and bounds", model_option(), bounds_options(), start_options()),
         section("Properties", property_options(),
                 click.option("--liveness", is_flag=True,
                              help="Check liveness instead of safety: once faults stop, a leader "

@@ -292,6 +292,8 @@ def outcome_json(o, trace_paths: dict, traces=()) -> dict:
             for f in o.violations
         ],
     }
+    if "start" in o.extra:  # --from, --scenario: where the search started
+        out["start"] = o.extra["start"]
     out.update(memory_json(o))
     if "checkpoint" in o.extra:
         out["checkpoint"] = {"dir": o.extra["checkpoint"], "level": o.extra.get("checkpoint_level")}

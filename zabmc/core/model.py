@@ -66,6 +66,7 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   (`zabmc.core.properties.register`, from the package's `register()`) that the model's runs can
   break: a FAILED effect it may report, a node check its nodes may fail. The papers' properties
   (the core's) apply to every model (`zabmc.core.properties.can_break`).
+<<<<<<< HEAD
 - **Known issues** (optional): `known_issues(states, broken)`, the known bugs of the
   implementation a model follows whose windows a run passes through: `states` holds the
   cluster's nodes before the first event and after each (one tuple of nodes per state), `broken`
@@ -74,6 +75,12 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   It returns `KnownIssue`s, one per issue, at the step where its window first opens, in that
   order, or `()` when none matches (a possibly new bug). A model that follows no implementation
   has no such member: its runs name nothing (`known_issues` below returns None).
+=======
+- **Scenarios** (optional; `zabmc check --scenario NAME`, `zabmc models --scenarios`):
+  `scenarios`, a tuple of `Scenario`s: named states to search from, each a trace file the model's
+  package ships (a run of this model, which replay confirms; its header's `origin` says how it
+  was made) and a one-line description; a search starts from the state after its last event.
+>>>>>>> from
 - **Views**: `dump(nodes)` (the canonical `DSEZAB01` dump), `msg_json`, `node_json` (with a
   `role` and a `current_epoch` entry: the state graph reads them), `describe_msg`.
 - **Mutation** (`zabmc mutate`): a model registered as `models.<pkg>:<attr>` has its kernel in
@@ -113,7 +120,11 @@ MEMBERS = ("name", "description", "network_assumption", "durable", "fresh", "sta
 #: reduced search reads
 OPTIONAL_MEMBERS = ("actions", "act", "describe_action", "on_drop", "leader_of", "established",
                     "busy", "footprint", "couplings", "may_send", "progress",
+<<<<<<< HEAD
                     "progress_delivered", "properties", "known_issues")
+=======
+                    "progress_delivered", "properties", "scenarios")
+>>>>>>> from
 #: the node fields the engines, invariants and reports read
 NODE_FIELDS = ("id", "role", "current_epoch", "accepted_epoch", "history", "last_committed")
 #: node fields the reports print when a model's nodes have them
@@ -229,6 +240,31 @@ REAL_FEATURES = (NEWLEADER_ACK_STEP, EPOCH_STEP, LEAKED_SYNC_THREAD)
 def real_translation(model: Model) -> frozenset | None:
     """The features of `model`'s grain its real schedule follows, or None: no real counterpart."""
     return getattr(model, "real_translation", None)
+
+
+class Scenario(NamedTuple):
+    """A named state a model ships to search from (`zabmc check --scenario NAME`): the state after
+    the last event of the trace file `path`."""
+
+    name: str
+    description: str  # one line
+    path: str  # the trace file, in the model's package
+
+
+def scenarios(model: Model) -> tuple:
+    """The model's `Scenario`s (none when it declares none)."""
+    return tuple(getattr(model, "scenarios", None) or ())
+
+
+def scenario(model: Model, name: str) -> Scenario:
+    """The model's scenario called `name`; a one-line `UsageError` naming its scenarios
+    otherwise."""
+    found = {s.name: s for s in scenarios(model)}
+    if name not in found:
+        has = (f"its scenarios: {', '.join(found)}" if found else "it ships none")
+        raise UsageError(f"--scenario {name}: model {model.name} has no such scenario ({has}; "
+                         "`zabmc models --scenarios` lists every model's)")
+    return found[name]
 
 
 def initial_steps(model: Model, n: int) -> list[Step]:

@@ -240,7 +240,7 @@ class BFS(Search):
         try:
             t = rebuild(self.env, path, v.property)
             ok = (t.violation is not None and t.violation.property == v.property
-                  and t.violation_step == len(path))
+                  and t.violation_step == len(self.env.prefix) + len(path))
         except Exception:  # noqa: BLE001 - a forged path the kernel cannot step
             ok = False
         if not ok:

@@ -261,11 +261,15 @@ class Snapshot:
 
 
 def identity(*, model: str, config, invariants, strategy: str, stop_at_first: bool,
-             codec: str, reduction: str = "none") -> dict:
-    """What a resumed search must share with the checkpointed one."""
-    return {"zabmc_version": zabmc_version(), "model": model, "config": dict(config._asdict()),
-            "invariants": list(invariants), "strategy": strategy,
-            "stop_at_first": bool(stop_at_first), "codec": codec, "reduction": reduction}
+             codec: str, reduction: str = "none", start: dict | None = None) -> dict:
+    """What a resumed search must share with the checkpointed one; `start`, a search's start
+    state other than the initial one (`zabmc check --from`): its fingerprint and event count."""
+    out = {"zabmc_version": zabmc_version(), "model": model, "config": dict(config._asdict()),
+           "invariants": list(invariants), "strategy": strategy,
+           "stop_at_first": bool(stop_at_first), "codec": codec, "reduction": reduction}
+    if start is not None:
+        out["start"] = dict(start)
+    return out
 
 
 def remove_stale(directory: str, stale) -> None:
@@ -580,7 +584,8 @@ def check_identity(directory: str, body: dict, expect: dict) -> None:
     for key, what in (("zabmc_version", "zabmc version"), ("model", "--model"),
                       ("strategy", "--strategy"), ("stop_at_first", "--all"),
                       ("invariants", "properties (--invariant, --no-invariants)"),
-                      ("codec", "state codec"), ("reduction", "--reduction")):
+                      ("codec", "state codec"), ("reduction", "--reduction"),
+                      ("start", "start state (--from, --scenario)")):
         default = "none" if key == "reduction" else None  # checkpoints from before --reduction
         there, here = body.get(key, default), expect.get(key, default)
         if there != here:

@@ -83,9 +83,14 @@ class State(NamedTuple):
 class Env:
     """Successor generation, stepping and fingerprinting for one (model, config, checker)."""
 
-    def __init__(self, model: Model, config: ExploreConfig, checker: Checker):
+    def __init__(self, model: Model, config: ExploreConfig, checker: Checker, start=None):
         self.model = model
         self.config = config.validate()
+        #: where searches start (`zabmc check --from`, `--scenario`): a `zabmc.explore.start.Start`,
+        #: or None for the initial state. `config` is then the bounds of the whole run from the
+        #: initial state (what a trace records): its budgets those used before the start plus
+        #: those given, its depth the start's plus the depth given
+        self.start = start
         self.checker = checker
         self.n = config.nodes
         self.fifo = config.network == "fifo"
@@ -117,8 +122,27 @@ class Env:
         # with no property checked the ghost never changes and no step violates anything
         self._checking = checker.active
 
+    @property
+    def prefix(self) -> tuple:
+        """The event indices from the initial state to the start state (empty without a start)."""
+        return self.start.prefix if self.start is not None else ()
+
+    @property
+    def search_config(self) -> ExploreConfig:
+        """The bounds a search counts from its start state: `config` without a start; with one,
+        the bounds given (its depth counted from the start, the budgets those left there)."""
+        return self.start.given if self.start is not None else self.config
+
     # --- states ------------------------------------------------------------------------------------
     def initial(self) -> tuple[State, Violation | None]:
+        """The state every search starts from, with the violation its last step caused: the
+        initial state (`origin`), or with a start (`zabmc check --from`) the state after the
+        start's prefix. A search's paths are event indices from here; `prefix` leads here."""
+        if self.start is not None:
+            return self.start.state, self.start.violation
+        return self.origin()
+
+    def origin(self) -> tuple[State, Violation | None]:
         """E3: the simulator's start-up for every node; the start-up steps feed the ghost too."""
         n = self.n
         steps = initial_steps(self.model, n)

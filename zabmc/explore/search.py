@@ -45,13 +45,15 @@ class Search:
     def __init__(self, env: Env, *, stop_at_first: bool = True,
                  observer: Observer = NULL_OBSERVER, time_limit: float | None = None, **options):
         self.env = env
-        self.config = env.config
+        self.config = env.search_config  # the bounds counted from the start (`Env.initial`)
         self.stop_at_first = stop_at_first
         self.observer = observer
         self.time_limit = time_limit
         self.options = options
         self.out = Outcome(strategy=self.name, engine=self.engine, model=env.model.name,
-                           config=env.config, invariants=env.checker.names)
+                           config=self.config, invariants=env.checker.names)
+        if env.start is not None:  # a search from a trace's state (zabmc.explore.start)
+            self.out.extra["start"] = env.start.to_json(env)
         self._reported: dict[str, int] = {}  # property -> index in out.violations
         self.t0 = 0.0
         self.next_progress = 0.0

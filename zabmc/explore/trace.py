@@ -98,7 +98,7 @@ class _Walk:
     when given), for `rebuild` and `replay`."""
 
     def __init__(self, env: Env, prop: str | None):
-        s, v = env.initial()
+        s, v = env.origin()
         self.env, self.prop = env, prop
         self.states: list[State] = [s]
         self.events: list = []
@@ -118,11 +118,12 @@ class _Walk:
 
 
 def rebuild(env: Env, path: tuple, prop: str | None = None) -> Trace:
-    """Replay event indices from the initial state; record states and the first violation (of
-    property `prop`, when given)."""
+    """Replay event indices from the search's start; record states and the first violation (of
+    property `prop`, when given). The trace begins at the initial state: with a start (`zabmc
+    check --from`), the events that lead there (`Env.prefix`) come first."""
     walk = _Walk(env, prop)
     s = walk.states[0]
-    for idx in path:
+    for idx in env.prefix + tuple(path):
         ev, s, v = env.step_index(s, idx)
         walk.add(ev, s, v)
     return walk.trace()

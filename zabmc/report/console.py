@@ -62,6 +62,11 @@ class ConsoleObserver(Observer):
             f"[bold]zabmc check[/] model={info['model']} strategy={info['strategy']} "
             f"engine={info['engine']} " + " ".join(f"{k}={v}" for k, v in info["config"].items())
         )
+        start = info.get("start")
+        if start is not None:
+            self.console.print(f"from: {start['from']}: the state after {start['events']} events "
+                               f"of {start['trace']}; depth and budgets counted from there",
+                               highlight=False, markup=False)
         self.console.print(f"properties: {', '.join(info['invariants']) or '(none)'}")
         if self.tty:
             self._live = Live(self._table(Progress(0, 0, 0, 0, 0.0)), console=self.console,

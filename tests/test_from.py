@@ -1,0 +1,305 @@
+"""`zabmc check --from TRACE[:K]` and `--scenario NAME` (issue #64 item 1): a search from the state
+after K events of a trace replay confirms, its bounds counted from there, its counterexamples
+replaying from the initial state.
+
+Where the pinned numbers come from:
+- the counts of the brute-force BFS below are computed here, by a plain breadth-first search
+  written in this file over the model's own `Env.successors`, from a start state this file
+  replays itself: an independent second computation of what the search from a state reaches;
+- `HAND` cases are counted by hand from the trace's state (named in the test);
+- the others (distinct states of the zk scenario's search, depths of its counterexample) were
+  produced by zabmc itself: they detect a change only.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from zabmc.core import events as E
+from zabmc.core.events import Budgets
+from zabmc.core.model import get_model, model_names, scenarios
+from zabmc.explore.trace import env_of, load, replay
+from zabmc.spec import CheckSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+#: 2 nodes, bag links: node 1 leads epoch 1, proposes zab-0 (step 7) and zab-1 (step 8); zab-1's
+#: Propose overtakes zab-0's (step 9): 11 events, agreement and the order properties break at 11
+DB19 = str(ROOT / "tests/corpus/db19/bag-reordered-propose.trace.json")
+BOUNDS = dict(model="db19", nodes=2, network="bag", max_timeouts=1, proposals=2)
+
+
+def _start_by_hand(trace: str, k: int, recorded: dict, invariants):
+    """The env of the recorded bounds (written out by the test) and the state after the first
+    `k` events of `trace`, replayed here by each event's JSON value."""
+    tf = load(trace)
+    env = env_of(tf.model, recorded, invariants)
+    s, _ = env.origin()
+    for want in tf.events[:k]:
+        s = E.from_json(env, s, want)[1]
+    return env, s
+
+
+def _brute_force(env, s0, depth: int) -> list:
+    """A plain BFS from `s0`: the number of new distinct states at each depth up to `depth`."""
+    seen = {env.fingerprint(s0)}
+    level, counts = [s0], [1]
+    for _ in range(depth):
+        nxt = []
+        for s in level:
+            for _, s2, _ in env.successors(s):
+                fp = env.fingerprint(s2)
+                if fp not in seen:
+                    seen.add(fp)
+                    nxt.append(s2)
+        if not nxt:
+            break
+        level = nxt
+        counts.append(len(nxt))
+    return counts
+
+
+def _spec(**kw) -> CheckSpec:
+    return CheckSpec(**{**BOUNDS, "quiet": True, "trace_out": "/dev/null", **kw})
+
+
+# --- the start: its state and its bounds ---------------------------------------------------------
+def test_the_start_is_the_state_after_k_events_with_the_budgets_given_left():
+    """After 8 events of DB19 (two proposals made, no timeout spent, under a trace recorded with
+    0 timeouts and 2 proposals), --max-timeouts 1 --proposals 2 --depth 5 leaves exactly those
+    budgets at the start, and the recorded bounds are what was spent plus what is given: 4
+    proposals (2 made + 2), 1 timeout (0 + 1), depth 13 (8 + 5)."""
+    spec = _spec(start_from=f"{DB19}:8", depth=5).validate()
+    env = spec.env()
+    start = Budgets.of(env.initial()[0].budgets)
+    assert (start.drops, start.timeouts, start.heartbeats, start.made, start.crashes,
+            start.down) == (0, 1, 0, 2, 0, 0)
+    assert env.config._asdict() == dict(nodes=2, network="bag", max_drops=0, max_timeouts=1,
+                                        max_heartbeats=0, proposals=4, depth=13, max_crashes=0)
+    assert env.search_config.depth == 5 and env.prefix and len(env.prefix) == 8
+    # the same state as the test's own replay of the first 8 events under those bounds
+    by_hand, s8 = _start_by_hand(DB19, 8, env.config._asdict(), list(spec.properties))
+    assert by_hand.fingerprint(s8) == env.fingerprint(env.initial()[0])
+
+
+def test_hand_counted_successors_of_the_start():
+    """HAND: after 8 events of DB19 node 1 leads epoch 1 with zab-0 (1.1) and zab-1 (1.2) made;
+    in flight (bag, one copy each): node 0's LookForLeader and Vote to node 1, node 1's Vote to
+    node 0 (the election's leftovers), and the two Propose messages to node 0. With no budget
+    left (--proposals 0, no timeouts) the only events are those 5 deliveries, and each leaves a
+    different network: depth 1 has 5 states; depth 0 is the start alone."""
+    for depth, want in ((0, [1]), (1, [1, 5])):
+        out = _spec(start_from=f"{DB19}:8", depth=depth, proposals=0, max_timeouts=0,
+                    no_invariants=True).run()
+        assert out.per_depth == want and out.distinct == sum(want)
+
+
+@pytest.mark.parametrize("k,depth,invariants", [(0, 6, ()), (5, 6, ()), (5, 6, None),
+                                                (8, 5, None)])
+def test_the_space_from_the_start_is_a_plain_bfs_of_the_same_state(k, depth, invariants):
+    """The distinct states within `depth` of the state after k events, level by level, are those
+    a plain BFS written here counts over the model's own successor function from the state the
+    test replays itself (invariants None: the default properties and their ghost state, every
+    violation recorded with --all; (): none checked, no ghost)."""
+    spec = _spec(start_from=f"{DB19}:{k}", depth=depth, find_all=True,
+                 no_invariants=invariants == ())
+    recorded = dict(nodes=2, network="bag", max_drops=0, max_timeouts=1, max_heartbeats=0,
+                    proposals=2 + (2 if k >= 8 else 0), depth=k + depth, max_crashes=0)
+    names = [] if invariants == () else list(spec.validate().properties)
+    env, s = _start_by_hand(DB19, k, recorded, names)
+    want = _brute_force(env, s, depth)
+    out = spec.run()
+    assert out.per_depth == want and out.distinct == sum(want)
+
+
+# --- counterexamples from a state ---------------------------------------------------------------
+def test_a_counterexample_from_t_k_replays_from_the_initial_state(cli, tmp_path):
+    """From DB19:5 the search finds the reordered Propose 6 events on: the trace holds DB19's
+    first 5 events, then the search's, and `zabmc replay`, `show` and `export --format json`
+    take it like any other (replay exit 10)."""
+    out = tmp_path / "from.trace.json"
+    code, stdout, _ = cli(["check", "--nodes", "2", "--network", "bag", "--max-timeouts", "1",
+                           "--from", f"{DB19}:5", "--depth", "8", "--json", "--trace-out",
+                           str(out)])
+    assert code == 10
+    doc = json.loads(stdout)
+    assert doc["start"]["events"] == 5 and doc["start"]["from"] == f"{DB19}:5"
+    assert doc["config"]["depth"] == 8 and doc["start"]["recorded_config"]["depth"] == 13
+    first = {v["property"]: v["depth"] for v in doc["violations"]}
+    assert first == {"local-primary-order": 6, "agreement": 6, "total-order": 6}  # zabmc's own
+    out = Path(next(v["trace"] for v in doc["violations"] if v["property"] == "agreement"))
+    t = json.loads(out.read_text())
+    assert t["events"][:5] == json.loads(Path(DB19).read_text())["events"][:5]
+    assert t["violation"]["step"] == 11 and len(t["events"]) == 11
+    assert t["config"]["depth"] == 13  # the recorded bounds let replay take all 11 events
+    code, stdout, _ = cli(["replay", "-q", str(out)])
+    assert code == 10 and "violated at step 11" in stdout
+    assert cli(["show", str(out), "-o", str(tmp_path / "c.html")])[0] == 0
+    assert cli(["export", str(out), "--format", "json"])[0] in (0, 3)
+
+
+@pytest.mark.parametrize("strategy,workers", [("dfs", 1), ("bfs", 2)])
+def test_engines_agree_from_a_state(strategy, workers):
+    """bfs, dfs and bfs on 2 workers meet the same distinct states from DB19:5 within depth 6
+    (dfs re-expands a state met again at a smaller depth, so it reaches what bfs reaches); with
+    --workers 2 the levels and the counterexample are bfs's."""
+    base = _spec(start_from=f"{DB19}:5", depth=6, no_invariants=True).run()
+    other = _spec(start_from=f"{DB19}:5", depth=6, no_invariants=True, strategy=strategy,
+                  workers=workers).run()
+    recorded = dict(nodes=2, network="bag", max_drops=0, max_timeouts=1, max_heartbeats=0,
+                    proposals=2, depth=11, max_crashes=0)
+    want = _brute_force(*_start_by_hand(DB19, 5, recorded, []), 6)
+    assert other.distinct == base.distinct == sum(want) == 1_095  # 1,095: the brute force's
+    if workers > 1:
+        assert other.per_depth == base.per_depth
+        a = _spec(start_from=f"{DB19}:5", depth=8).run()
+        b = _spec(start_from=f"{DB19}:5", depth=8, workers=2).run()
+        assert [f.path for f in a.violations] == [f.path for f in b.violations]
+        assert (a.distinct, a.generated) == (b.distinct, b.generated)
+
+
+@pytest.mark.spark
+def test_spark_from_a_state_is_bfs_from_it(spark):
+    """The Spark engine (local[2], 2 partitions) from DB19:5: bfs's levels, counts and
+    counterexample paths; it starts from `Env.initial` (the start), and its executors rebuild the
+    recorded bounds, which is all they step with."""
+    from zabmc.spark.engine import spark_bfs
+
+    spec = _spec(start_from=f"{DB19}:5", depth=8).validate()
+    want = spec.run()
+    got = spark_bfs(spec.env(), master="local[2]", partitions=2)
+    assert (got.distinct, got.per_depth) == (want.distinct, want.per_depth) == (
+        1_086, [1, 5, 17, 48, 116, 263, 636])  # zabmc's own: detects change only
+    assert [f.path for f in got.violations] == [f.path for f in want.violations]
+
+
+def test_dfs_counterexample_from_a_state_is_shortened_after_the_prefix(cli, tmp_path):
+    """dfs from DB19:5: the counterexample is shortened by replay from the start, the 5 events
+    before it kept, and replays (exit 10)."""
+    out = tmp_path / "dfs.trace.json"
+    code, _, _ = cli(["check", "--nodes", "2", "--network", "bag", "--max-timeouts", "1",
+                      "--from", f"{DB19}:5", "--depth", "8", "--strategy", "dfs", "-q",
+                      "--invariant", "agreement", "--trace-out", str(out)])
+    assert code == 10
+    t = json.loads(out.read_text())
+    assert t["events"][:5] == json.loads(Path(DB19).read_text())["events"][:5]
+    assert cli(["replay", "-q", str(out)])[0] == 10
+
+
+def test_random_walks_start_from_the_state_too(cli, tmp_path):
+    """Random walks from DB19:8 (seed 0, 500 walks of up to 5 events) meet agreement's violation;
+    its trace, shortened by replay after the 8 events, keeps them and replays (exit 10)."""
+    out = tmp_path / "rw.trace.json"
+    code, _, _ = cli(["check", "--nodes", "2", "--network", "bag", "--from", f"{DB19}:8",
+                      "--depth", "5", "--strategy", "random", "--walks", "500", "--invariant",
+                      "agreement", "-q", "--trace-out", str(out)])
+    assert code == 10
+    t = json.loads(out.read_text())
+    assert t["events"][:8] == json.loads(Path(DB19).read_text())["events"][:8]
+    assert 11 <= t["violation"]["step"] <= 13  # BFS's 3 events after the 8, at most the 5 walked
+    assert cli(["replay", "-q", str(out)])[0] == 10
+
+
+def test_a_start_that_breaks_a_property_is_reported_there():
+    """From DB19 at its end (K defaults to 11 events), the start itself breaks agreement: the
+    search reports it at depth 0 and its trace is DB19's 11 events; a property the trace breaks
+    before K is refused (one line)."""
+    out = _spec(start_from=DB19, depth=3).run()
+    assert {f.violation.property for f in out.violations} >= {"agreement"}
+    assert all(f.depth == 0 and f.path == () for f in out.violations)
+    from zabmc.core.errors import UsageError
+
+    zk = str(ROOT / "tests/corpus/zk/zookeeper-4646-acked.trace.json")  # sane-history at 49 of 53
+    with pytest.raises(UsageError, match="breaks sane-history at step 49, before its step 53"):
+        CheckSpec(model="zk", start_from=zk, depth=1).validate()
+
+
+def test_a_checkpoint_remembers_its_start(cli, tmp_path):
+    """A checkpoint written from DB19:5 resumes with the same --from, and is refused without it
+    (one line, exit 2)."""
+    ck = tmp_path / "ck"
+    flags = ["check", "--nodes", "2", "--network", "bag", "--depth", "4", "--no-invariants",
+             "-q"]
+    assert cli([*flags, "--from", f"{DB19}:5", "--checkpoint", str(ck),
+                "--checkpoint-every", "0"])[0] == 0
+    code, _, err = cli([*flags, "--resume", str(ck)])
+    assert code == 2 and "start state" in err and err.count("\n") == 1
+    assert cli([*flags, "--from", f"{DB19}:5", "--resume", str(ck)])[0] == 0
+
+
+# --- scenarios ------------------------------------------------------------------------------------
+def test_every_scenario_is_a_confirmed_trace_of_its_model_that_says_where_it_came_from():
+    """A model's scenarios: a one-line description, a trace file of that very model in the
+    model's package, confirmed by replay, whose header's `origin` names how it was made."""
+    found = 0
+    for name in model_names():
+        model = get_model(name)
+        for sc in scenarios(model):
+            found += 1
+            assert "\n" not in sc.description and sc.description
+            assert Path(sc.path).is_file() and "models" in Path(sc.path).parts
+            doc = json.loads(Path(sc.path).read_text())
+            assert isinstance(doc.get("origin"), str) and doc["origin"]
+            assert get_model(doc["model"]).name == name
+            r = replay(load(sc.path))
+            assert r.confirmed and r.sha256_differs is None and r.trace.violation is None
+    assert found >= 2  # zk's and zk-fixed's remix-epoch1
+
+
+def test_models_lists_the_zk_scenario(cli):
+    code, out, _ = cli(["models", "--scenarios"])
+    assert code == 0 and "zk --scenario remix-epoch1: epoch 1 established" in out
+    assert "made by: python tests/corpus/zk/build_remix_epoch1.py" in out
+    rows = json.loads(cli(["models", "--scenarios", "--json"])[1])
+    assert {(r["model"], r["name"], r["events"]) for r in rows} >= {
+        ("zk", "remix-epoch1", 25), ("zk-fixed", "remix-epoch1", 25)}
+
+
+def test_the_remix_scenario_state():
+    """remix-epoch1 is Remix's start: epoch 1 established by node 2 with nodes 0 and 1, 1.1
+    committed by all three, 1.2 in the leader's history and in flight to both followers."""
+    sc = scenarios(get_model("zk"))[0]
+    last = json.loads(Path(sc.path).read_text())["states"][-1]
+    nodes = last["nodes"]
+    assert [n["role"] for n in nodes] == ["Following", "Following", "Leading"]
+    assert all(n["current_epoch"] == 1 and n["last_committed"] == [1, 1] for n in nodes)
+    in_flight = [(q["src"], q["dst"], m["type"], m["txn"]["zxid"]) for q in last["network"]
+                 for m in q["msgs"]]
+    assert in_flight == [(2, 0, "PROPOSAL", [1, 2]), (2, 1, "PROPOSAL", [1, 2])]
+
+
+ZK_4646 = ["--model", "zk", "--scenario", "remix-epoch1", "--invariant",
+           "leader-log-completeness", "--max-timeouts", "1", "--max-crashes", "1",
+           "--proposals", "0", "--depth", "14"]
+
+
+def test_the_zk_scenario_finds_zookeeper_4646(cli, tmp_path):
+    """From remix-epoch1, one timeout and one crash reach ZOOKEEPER-4646 in 14 events: node 1,
+    synchronised by a DIFF carrying 1.2 in epoch 2, acknowledges NEWLEADER before 1.2 is on its
+    disk, crashes, and is elected in epoch 3 without 1.2, which node 0 delivered
+    (leader-log-completeness). 44,697 distinct states (zabmc's own; from the empty cluster the
+    same property takes 566,045, reports/zookeeper.md, "Beside Remix"). The trace is the
+    scenario's 25 events, then the search's 14, and replays (exit 10)."""
+    out = tmp_path / "4646.trace.json"
+    code, stdout, _ = cli(["check", *ZK_4646, "--json", "--trace-out", str(out)])
+    assert code == 10
+    doc = json.loads(stdout)
+    assert doc["distinct_states"] == 44_697  # produced by zabmc itself: detects change only
+    assert [(v["property"], v["depth"]) for v in doc["violations"]] == [
+        ("leader-log-completeness", 14)]
+    assert doc["start"]["recorded_config"]["proposals"] == 2  # the scenario's 2, and 0 more
+    t = json.loads(out.read_text())
+    scenario = json.loads(Path(scenarios(get_model("zk"))[0].path).read_text())
+    assert t["events"][:25] == scenario["events"] and len(t["events"]) == 39
+    assert "became leader without 1.2:zab-1" in t["violation"]["message"]
+    assert cli(["replay", "-q", str(out)])[0] == 10
+
+
+def test_zk_fixed_holds_from_the_same_scenario():
+    """zk-fixed (ZOOKEEPER-4785's fix) from its own remix-epoch1, the same bounds: no violation
+    to depth 14, 52,252 distinct states (zabmc's own: detects change only)."""
+    spec = CheckSpec.from_args(ZK_4646, model="zk-fixed", quiet=True)
+    out = spec.run()
+    assert not out.violations and out.distinct == 52_252
