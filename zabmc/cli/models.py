@@ -51,14 +51,14 @@ def models(as_json, list_scenarios):
     return EXIT_OK
 
 
-<<<<<<< HEAD
 def _row(r: dict, width: int) -> None:
     click.echo(f"  {r['name']:<{width}}  {r['description']}")
     meaning = NETWORK_MEANING.get(r["network_assumption"], "see the model")
     click.echo(f"  {'':<{width}}  network: {r['network_assumption']} ({meaning})")
     if r["releases"]:
         click.echo(f"  {'':<{width}}  also named: {', '.join(r['releases'])}")
-=======
+
+
 def _scenarios(as_json: bool) -> int:
     """`zabmc models --scenarios`: every model's scenarios, with where each trace came from."""
     from zabmc.core.model import get_model, model_names, scenarios
@@ -82,4 +82,3 @@ def _scenarios(as_json: bool) -> int:
         click.echo(f"  the state after the {r['events']} events of {r['trace']}")
         click.echo(f"  made by: {r['origin'] or 'not recorded'}")
     return EXIT_OK
->>>>>>> from

@@ -66,7 +66,6 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   (`zabmc.core.properties.register`, from the package's `register()`) that the model's runs can
   break: a FAILED effect it may report, a node check its nodes may fail. The papers' properties
   (the core's) apply to every model (`zabmc.core.properties.can_break`).
-<<<<<<< HEAD
 - **Known issues** (optional): `known_issues(states, broken)`, the known bugs of the
   implementation a model follows whose windows a run passes through: `states` holds the
   cluster's nodes before the first event and after each (one tuple of nodes per state), `broken`
@@ -75,12 +74,12 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   It returns `KnownIssue`s, one per issue, at the step where its window first opens, in that
   order, or `()` when none matches (a possibly new bug). A model that follows no implementation
   has no such member: its runs name nothing (`known_issues` below returns None).
-=======
 - **Scenarios** (optional; `zabmc check --scenario NAME`, `zabmc models --scenarios`):
   `scenarios`, a tuple of `Scenario`s: named states to search from, each a trace file the model's
   package ships (a run of this model, which replay confirms; its header's `origin` says how it
   was made) and a one-line description; a search starts from the state after its last event.
->>>>>>> from
+- **Release** (optional): `release`, the version of the implementation this model is, one model
+  per release (`zabmc models` lists them apart), or None for an abstraction.
 - **Views**: `dump(nodes)` (the canonical `DSEZAB01` dump), `msg_json`, `node_json` (with a
   `role` and a `current_epoch` entry: the state graph reads them), `describe_msg`.
 - **Mutation** (`zabmc mutate`): a model registered as `models.<pkg>:<attr>` has its kernel in
@@ -120,11 +119,8 @@ MEMBERS = ("name", "description", "network_assumption", "durable", "fresh", "sta
 #: reduced search reads
 OPTIONAL_MEMBERS = ("actions", "act", "describe_action", "on_drop", "leader_of", "established",
                     "busy", "footprint", "couplings", "may_send", "progress",
-<<<<<<< HEAD
-                    "progress_delivered", "properties", "known_issues")
-=======
-                    "progress_delivered", "properties", "scenarios")
->>>>>>> from
+                    "progress_delivered", "properties", "known_issues", "scenarios",
+                    "release")
 #: the node fields the engines, invariants and reports read
 NODE_FIELDS = ("id", "role", "current_epoch", "accepted_epoch", "history", "last_committed")
 #: node fields the reports print when a model's nodes have them
