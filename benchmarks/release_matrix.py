@@ -54,7 +54,8 @@ SHUTDOWN = ("zk-3.7.0-shutdown", "zk-3.9.2-shutdown")  # memory apart from disk 
 STORAGE = ("zk-3.9.3-store", "zk-3.9.4-store")  # the models with a committed log (models/zk/storage.py)
 #: a release's model -> the variant a row runs instead: currentEpoch a step after NEWLEADER's
 #: writes to disk (models/zk/epoch.py), which the release's own model writes in one step
-VIA_EPOCH = {m: f"{m}-epoch" for m in ("zk-3.7.0-threads", "zk-3.9.2-threads", "zk-3.9.3-store", "zk-3.9.4-store")}
+VIA_EPOCH = {f"zk-{v}-{g}": f"zk-{v}-epoch" for v, g in (("3.7.0", "threads"), ("3.9.2", "threads"),
+                                                        ("3.9.3", "store"), ("3.9.4", "store"))}
 EPOCH = tuple(VIA_EPOCH)
 #: row -> the variants its cells run on, by release model (others: the release's own model)
 VIA = {"ZOOKEEPER-2354": VIA_EPOCH}

@@ -363,8 +363,8 @@ def test_a_zk_headline_names_its_model_release_lost_write_and_known_issues(tmp_p
     p = Texts()
     p.feed(dom)
     assert p.h1 == ("zabmc: a lost write, sane-history (52 steps, model zk (ZooKeeper 3.7.0's ZAB "
-                    "1.0 (FLE outcome, DIFF/TRUNC sync, asynchronous transaction log); also named "
-                    "zk-3.8.0), network fifo)")
+                    "1.0 (FLE outcome, DIFF/TRUNC sync, asynchronous transaction log)), "
+                    "network fifo)")
     assert p.what[0] == ("a lost write at step 48: node 1 delivered 1.2 as committed, and its log "
                          "no longer holds it (it ends at 1.1)")
     assert [w.split(" (")[0] for w in p.what[1:]] == [
