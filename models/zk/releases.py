@@ -111,3 +111,35 @@ NOT_MODELLED = {
     "3.9.0": "differs from 3.8.6 in Learner, Leader, FileTxnLog, ZKDatabase...: not reviewed",
     "3.9.1": "the same ZAB code as 3.9.0",
 }
+
+# --- the abstractions: each one grain alone, and the release model its runs lift into ----------
+
+#: the actions of the layers (fine.py's F1, forward's F9, shutdown's H2, epoch's K1): a step a
+#: node owes, which a coarser model takes within the step before it
+LAYER_ACTIONS = ("ack-newleader", "newleader", "flush", "epoch")
+
+
+class Abstraction(NamedTuple):
+    release: str  # the release model whose rules it takes
+    own: tuple  # the LAYER_ACTIONS it has itself
+
+
+#: abstraction -> its release model. A run of the abstraction is a run of the release model once
+#: each owed step of a layer the abstraction lacks is taken as soon as it is enabled
+#: (tests/test_zk_releases.py lifts every corpus counterexample so). zk-fle and zk-fixed-fle have
+#: none: the election at FLE's grain is in no release model (D1: the release models elect by
+#: outcome); zk-3.9.3-coarse has none: its leaders send DIFF where 3.9.3's model's send SNAP.
+ABSTRACTIONS = {
+    "zk": Abstraction("3.7.0", ()),
+    "zk-pre3911": Abstraction("3.6.2", ()),
+    "zk-fixed": Abstraction("3.8.5", ()),
+    "zk-3.7.0-threads": Abstraction("3.7.0", ("ack-newleader",)),
+    "zk-3.9.2-threads": Abstraction("3.9.2", ("ack-newleader",)),
+    "zk-3.7.0-fwd": Abstraction("3.7.0", ("ack-newleader", "newleader")),
+    "zk-3.7.0-shutdown": Abstraction("3.7.0", ("ack-newleader", "flush")),
+    "zk-3.9.2-shutdown": Abstraction("3.9.2", ("ack-newleader", "flush")),
+    "zk-3.7.0-epoch": Abstraction("3.7.0", ("ack-newleader", "epoch")),
+    "zk-3.9.2-epoch": Abstraction("3.9.2", ("ack-newleader", "epoch")),
+    "zk-3.9.3-store": Abstraction("3.9.3", ()),
+    "zk-3.9.4-store": Abstraction("3.9.4", ()),
+}
