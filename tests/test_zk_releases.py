@@ -111,22 +111,52 @@ def lift(path):
 CORPUS = sorted(p.name for p in (Path(__file__).parent / "corpus" / "zk").glob("*.trace.json"))
 
 
-@pytest.mark.parametrize("name", CORPUS)
-def test_every_corpus_counterexample_is_a_run_of_its_release_model(name):
-    """Each corpus trace of an abstraction, lifted into its release model, breaks the property
-    it breaks at the same step (the file's own record is the reference: the abstraction's run).
-    zookeeper-4646-fle is of `zk-fle`, whose election grain no release model has (D1)."""
+#: where the release model's TRUNC, as FileTxnLog.truncate cuts (models/zk/state.py `cut`), leaves
+#: a transaction the abstractions' exact cut drops, so that the lifted run goes otherwise (found
+#: by this test, produced by zabmc itself: detects change; with an exact cut, the same runs lift
+#: to the file's own record, test below)
+FILE_CUT = {
+    # node 1's TRUNC to 0.0 by the leader of epoch 3 (event 27) keeps its committed 1.1: the loss
+    # the abstraction reports there does not happen at that step
+    "zookeeper-4643.trace.json": (None, 27),
+    # a TRUNC keeps a transaction its leader lacks: agreement breaks before the window opens
+    "zookeeper-5094.trace.json": ("agreement", 40),
+}
+
+
+def _lifted(name, monkeypatch, how):
     import json
 
     path = Path(__file__).parent / "corpus" / "zk" / name
     doc = json.loads(path.read_text())
     if doc["model"] not in releases.ABSTRACTIONS:
         assert doc["model"] in ("zk-fle", "zk-fixed-fle"), doc["model"]
-        return
+        return None, None
+    release = f"zk-{releases.ABSTRACTIONS[doc['model']].release}"
+    if how is not None:
+        monkeypatch.setattr(type(get_model(release).rules), "truncate", how)
     v = doc.get("violation")
     want = (v["property"], v["step"]) if v else (None, len(doc["events"]))
     model, got = lift(path)
-    assert model == f"zk-{releases.ABSTRACTIONS[doc['model']].release}"
+    assert model == release
+    return want, got
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_every_corpus_counterexample_is_a_run_of_its_release_model(name, monkeypatch):
+    """Each corpus trace of an abstraction, lifted into its release model, breaks the property
+    it breaks at the same step (the file's own record is the reference: the abstraction's run),
+    but where the release's TRUNC keeps what the abstraction's drops (FILE_CUT).
+    zookeeper-4646-fle is of `zk-fle`, whose election grain no release model has (D1)."""
+    want, got = _lifted(name, monkeypatch, None)
+    assert got == FILE_CUT.get(name, want)
+
+
+@pytest.mark.parametrize("name", sorted(FILE_CUT))
+def test_with_an_exact_cut_the_release_models_lift_those_too(name, monkeypatch):
+    """The release model with the abstractions' exact TRUNC: the FILE_CUT traces lift to their
+    own record, so the cut is what changes them."""
+    want, got = _lifted(name, monkeypatch, "exact")
     assert got == want
 
 

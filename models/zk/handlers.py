@@ -36,6 +36,9 @@ class Rules:
     # at the shutdown grain (shutdown.py): whether a follower's shutdown leaves its SyncThread
     # running with its queue (3.7.0-3.9.2) or writes the queue first (3.6.2)
     leaks = True
+    # how a TRUNC cuts the log at the grains that model it (shutdown.cut): "exact" at the zxid, or
+    # "file" as FileTxnLog.truncate does
+    truncate = "exact"
 
 
 class Pre3911Rules(Rules):

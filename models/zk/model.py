@@ -371,6 +371,7 @@ class Rel362Rules(Pre3911Rules):
     follower's shutdown writes the SyncThread's queue and keeps the data tree (no leak)."""
 
     tag = "3.6.2"
+    truncate = "file"  # FileTxnLog.truncate (releases.py)
     durable = shutdown.DURABLE
     leaks = False
 
@@ -379,6 +380,7 @@ class Rel370Rules(Fine370Rules):
     """ZooKeeper 3.7.0 (releases.py)."""
 
     tag = "3.7.0"
+    truncate = "file"  # FileTxnLog.truncate (releases.py)
     durable = shutdown.DURABLE
 
 
@@ -392,6 +394,7 @@ class Rel385Rules(Fine392Rules):
     """ZooKeeper 3.8.5 (and 3.8.6): ZOOKEEPER-4785's fix, 3.7.0's shutdown (releases.py)."""
 
     tag = "3.8.5"
+    truncate = "file"  # FileTxnLog.truncate (releases.py)
     durable = shutdown.DURABLE
 
 
@@ -405,12 +408,14 @@ class Rel393Rules(Store393Rules):
     """ZooKeeper 3.9.3 (releases.py)."""
 
     tag = "3.9.3"
+    truncate = "file"  # FileTxnLog.truncate (releases.py)
 
 
 class Rel394Rules(Store394Rules):
     """ZooKeeper 3.9.4 (and 3.9.5) (releases.py)."""
 
     tag = "3.9.4"
+    truncate = "file"  # FileTxnLog.truncate (releases.py)
 
 
 class ReleaseZkModel(KernelZkModel):

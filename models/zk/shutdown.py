@@ -29,7 +29,7 @@ from . import fine
 from .codec import describe_msg, dump, msg_json  # noqa: F401  (the views)
 from .fine import FineNode
 from .layer import Layer
-from .state import (FOLLOWING, LOOKING, NONE, SYNC, TRUNC, ZERO, extend_node, last_zxid,
+from .state import (FOLLOWING, LOOKING, NONE, SYNC, TRUNC, ZERO, cut, extend_node, last_zxid,
                     queued)
 
 _NO = ()
@@ -78,13 +78,13 @@ def _durable(node) -> SdNode:
     return node if best == lc else node._replace(last_committed=best)
 
 
-def _track(x, y, norm, truncate=None, leaks=True):
+def _track(x, y, norm, truncate=None, leaks=True, how="exact"):
     """`y`, the parent's node after a step from `x`, with its disk and leaked queue brought
     along; `norm` is the parent's normal form, `leaks` the rules' (see `_shutdown`)."""
     if x.role != LOOKING and y.role == LOOKING:
         return _durable(_shutdown(x, y, norm, leaks))
     if truncate is not None:  # H6: truncateLog cuts the disk, then clear() and loadDataBase()
-        disk = tuple(t for t in x.disk if t[0] <= truncate)
+        disk = cut(x.disk, truncate, how)
         return _durable(y._replace(disk=disk, history=disk))
     hx, hy = x.history, y.history
     if hy is hx or hy == hx:
@@ -134,7 +134,7 @@ class Shutdown(Layer):
     def _track(self, x, st, rules, truncate=None):
         if st is None:
             return None
-        y = _track(x, st.node, self.parent.norm, truncate, rules.leaks)
+        y = _track(x, st.node, self.parent.norm, truncate, rules.leaks, rules.truncate)
         return Step(y, st.outs, st.effects)
 
     def start(self, h, node, n: int, rules) -> Step:

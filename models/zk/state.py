@@ -104,6 +104,18 @@ def queued(node) -> bool:
     return bool(node.mem) and not (node.mode == 2 and not node.nl)
 
 
+def cut(log: tuple, zxid: tuple, how: str) -> tuple:
+    """`log` after `FileTxnLog.truncate(zxid)` (D3, H6): "exact", every transaction up to `zxid`;
+    "file", as ZooKeeper does it (release-3.8.0 to release-3.9.5 and master, FileTxnLog.truncate):
+    a FileTxnIterator positioned at the first transaction at or past `zxid`, and the file cut
+    after it, so that when `zxid` is not in the log (an epoch's first zxid X.0, or 0) the first
+    transaction past it stays (reports/bugs/trunc-keeps-uncommitted.md)."""
+    kept = tuple(t for t in log if t[0] <= zxid)
+    if how == "file" and (not kept or kept[-1][0] != zxid) and len(kept) < len(log):
+        kept += (log[len(kept)],)
+    return kept
+
+
 def extend_node(name: str, module: str, doc: str, base=Node, **extra):
     """A node type of a finer grain: `base`'s fields (`Node`'s or a finer type's) in its order
     with their defaults, then `extra` (field name -> default), in the order given. A node of it

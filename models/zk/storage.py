@@ -27,7 +27,7 @@ from zabmc.core.model import FAILED, Step
 from . import codec
 from .codec import describe_action, describe_msg, dump, msg_json  # noqa: F401  (the views)
 from .state import (ACKEPOCH, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, LEADING, LOOKING, MODE_NAMES,
-                    NEWLEADER, NONE, SNAP, SYNC, TRUNC, ZERO, Node, extend_node,
+                    NEWLEADER, NONE, SNAP, SYNC, TRUNC, ZERO, Node, cut, extend_node,
                     log_of)
 
 _NO = ()
@@ -154,7 +154,11 @@ def deliver(h, node, src: int, msg: tuple, n: int, rules) -> Step:
         elif kind == NEWLEADER and node.mode != NONE and not node.nl:
             path = "sync"  # 3.9.x: the DIFF's committed transactions applied at NEWLEADER
     st = h.deliver(node, src, msg, n, rules)
-    return Step(_track(node, st.node, rules, path), st.outs, st.effects)
+    y = st.node
+    if (path == "sync" and kind == SYNC and msg[2] == TRUNC and y.mode == TRUNC
+            and rules.truncate != "exact"):  # a real TRUNC (not a SNAP's), as FileTxnLog cuts
+        y = y._replace(history=cut(node.history, msg[3], rules.truncate))
+    return Step(_track(node, y, rules, path), st.outs, st.effects)
 
 
 # --- the leader: LearnerHandler.syncFollower over the committed log (S6-S8) ----------------------
