@@ -423,7 +423,7 @@ class ReleaseZkModel(KernelZkModel):
     and epoch.py at once) under that release's rules."""
 
     kernel = releases.THREADS
-    properties = tuple(dict.fromkeys(_props.SHUTDOWN + _props.EPOCH))
+    properties = _props.RELEASE
     real_grain = frozenset({NEWLEADER_ACK_STEP, LEAKED_SYNC_THREAD, EPOCH_STEP})
 
     @staticmethod
@@ -437,6 +437,7 @@ class StoreReleaseZkModel(StoreEpochZkModel):
     """A ZooKeeper release on the STORE stack of releases.py (storage.py under epoch.py)."""
 
     kernel = releases.STORE
+    properties = _props.RELEASE_STORE
 
 
 def _release(version: str):

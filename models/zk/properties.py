@@ -62,7 +62,11 @@ PROPERTIES = (
     always("stale-log-write", "no node's log gets a transaction that its data tree lacks "
            "and has moved past", "ZooKeeper 3.7.0-3.9.2 Learner.shutdown, whose "
            "SyncRequestProcessor keeps writing the queue of the role left "
-           "(ZOOKEEPER-4712)", default=False, check=shutdown.stale_log_write),)
+           "(ZOOKEEPER-4712)", default=False, check=shutdown.stale_log_write),
+    always("truncate-keeps", "a follower told to TRUNC to a zxid keeps nothing past it",
+           "ZooKeeper 3.6.2-3.9.5 FileTxnLog.truncate, which cuts after the first transaction "
+           "at or past the zxid (reports/bugs/trunc-keeps-uncommitted.md)", default=False,
+           needs={"failures"}),)
 
 #: what the coarse kernel (handlers.py) can break: its two failures and the three windows of
 #: NEWLEADER (windows.py)
@@ -78,3 +82,6 @@ SHUTDOWN = FINE + ("ack-from-memory", "stale-log-write")
 #: epoch.py adds the start-up's check of currentEpoch (ZOOKEEPER-2354), over fine.py or storage.py
 EPOCH = FINE + ("load-exception",)
 STORE_EPOCH = STORE + ("load-exception",)
+#: the release models (releases.py): their stack's, and a TRUNC as FileTxnLog.truncate does it
+RELEASE = tuple(dict.fromkeys(SHUTDOWN + EPOCH)) + ("truncate-keeps",)
+RELEASE_STORE = STORE_EPOCH + ("truncate-keeps",)

@@ -30,7 +30,7 @@ from .codec import describe_msg, dump, msg_json  # noqa: F401  (the views)
 from .fine import FineNode
 from .layer import Layer
 from .state import (FOLLOWING, LOOKING, NONE, SYNC, TRUNC, ZERO, cut, extend_node, last_zxid,
-                    queued)
+                    queued, truncate_keeps)
 
 _NO = ()
 
@@ -177,7 +177,12 @@ class Shutdown(Layer):
         st = self.parent.deliver(h, node, src, msg, n, rules)
         if truncate is not None and st.node.mode != TRUNC:
             truncate = None  # not taken as a synchronisation (a stale phase)
-        return self._track(node, st, rules, truncate)
+        out = self._track(node, st, rules, truncate)
+        if truncate is not None and rules.truncate == "file":
+            keeps = truncate_keeps(node.id, truncate, out.node.disk, msg[4])
+            if keeps:
+                out = Step(out.node, out.outs, out.effects + keeps)
+        return out
 
     def node_json(self, node) -> dict:
         out = self.parent.node_json(node)

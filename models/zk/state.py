@@ -116,6 +116,26 @@ def cut(log: tuple, zxid: tuple, how: str) -> tuple:
     return kept
 
 
+def truncate_keeps(node_id: int, zxid: tuple, kept: tuple, sent: tuple) -> tuple:
+    """The effects of a TRUNC to `zxid` that cut a log to `kept` (`cut`) while the leader sends
+    `sent` after it: none when nothing past `zxid` stayed, or only what the leader sends too (an
+    outstanding proposal of its own, which it forwards again); otherwise the failure
+    `truncate-keeps` (a window, as D18's: the state the TRUNC finding names as its cause,
+    reports/bugs/trunc-keeps-uncommitted.md)."""
+    theirs = set(sent)
+    past = [t[0] for t in kept if t[0] > zxid and t not in theirs]
+    if not past:
+        return ()
+    from zabmc.core.model import FAILED
+
+    z = past[0]
+    what = (f"node {node_id} is told to TRUNC to {zxid[0]}.{zxid[1]}, which its log lacks, and "
+            f"keeps {z[0]}.{z[1]} past it, which its leader does not send: FileTxnLog.truncate "
+            "cuts after the first transaction at or past the zxid (no known JIRA issue; "
+            "ZOOKEEPER-2832 is the closest)")
+    return ((FAILED, "truncate-keeps", what),)
+
+
 def extend_node(name: str, module: str, doc: str, base=Node, **extra):
     """A node type of a finer grain: `base`'s fields (`Node`'s or a finer type's) in its order
     with their defaults, then `extra` (field name -> default), in the order given. A node of it

@@ -28,7 +28,7 @@ from . import codec
 from .codec import describe_action, describe_msg, dump, msg_json  # noqa: F401  (the views)
 from .state import (ACKEPOCH, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, LEADING, LOOKING, MODE_NAMES,
                     NEWLEADER, NONE, SNAP, SYNC, TRUNC, ZERO, Node, cut, extend_node,
-                    log_of)
+                    log_of, truncate_keeps)
 
 _NO = ()
 
@@ -158,6 +158,8 @@ def deliver(h, node, src: int, msg: tuple, n: int, rules) -> Step:
     if (path == "sync" and kind == SYNC and msg[2] == TRUNC and y.mode == TRUNC
             and rules.truncate != "exact"):  # a real TRUNC (not a SNAP's), as FileTxnLog cuts
         y = y._replace(history=cut(node.history, msg[3], rules.truncate))
+        keeps = truncate_keeps(node.id, msg[3], y.history, msg[4])
+        st = Step(y, st.outs, st.effects + keeps)
     return Step(_track(node, y, rules, path), st.outs, st.effects)
 
 

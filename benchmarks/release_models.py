@@ -1,0 +1,137 @@
+"""One model per release against each known bug (issue #62): the section "One model per release"
+of reports/zookeeper.md, a column per release model (models/zk/releases.py), a row per bug, each
+cell one breadth-first search of that release's model with the row's flags: found (at which
+depth, after how many states, in how many CPU seconds), or clean within the bounds, or why that
+release's model cannot break the row's property yet.
+
+    python benchmarks/release_models.py --jobs 2 --write
+    python benchmarks/release_models.py --only zk-3.8.0 --rows ZOOKEEPER-4685 --write
+
+Every cell is one `zabmc check ... --json` child process (its CPU time is the child's own), each
+capped by --time-limit (a cell that reaches it says so: clean only as far as it went). Results are
+kept in reports/data/release-models.json with the commit each cell ran at, so `--only` and
+`--rows` rerun some cells and keep the others. It rewrites only its own section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from benchmarks.common import (Cells, cell_options, check_json, result_cell, run_cells,  # noqa: E402
+                               slim, write_zk_section)
+
+HEADING = "## One model per release"
+RESULTS = os.path.join(ROOT, "reports", "data", "release-models.json")
+TWO = "--nodes 2 --proposals 1 --max-timeouts 1 --max-crashes 1 --depth 100"
+THREE = "--nodes 3 --proposals 1 --max-timeouts 1 --depth 30"
+#: row -> (the property, flags, what it is)
+ROWS = {
+    "ZOOKEEPER-3911": ("ack-before-logging", TWO, "NEWLEADER acknowledged with a synchronised "
+                       "committed transaction neither written nor queued"),
+    "ZOOKEEPER-4646": ("ack-before-disk", TWO, "NEWLEADER acknowledged with one not on disk"),
+    "ZOOKEEPER-4643": ("epoch-before-disk", TWO, "currentEpoch written with one not on disk"),
+    "ZOOKEEPER-4685": ("leader-unexpected-ack", THREE, "a proposal's ACK taken for the "
+                       "NEWLEADER ack"),
+    "ZOOKEEPER-4394": ("sync-exception", "--nodes 3 --proposals 1 --depth 100",
+                       "a COMMIT after NEWLEADER with nothing pending"),
+    "ZOOKEEPER-4712": ("stale-log-write", THREE, "a log gets a transaction its data tree lacks "
+                       "and has moved past (the SyncThread a shutdown left running)"),
+    "ZOOKEEPER-4712/5094 window": ("ack-from-memory", THREE, "NEWLEADER acknowledged with a "
+                                   "committed transaction the data tree holds and the disk lacks"),
+    "ZOOKEEPER-2354": ("load-exception", "--nodes 3 --proposals 1 --max-crashes 1 --depth 40",
+                       "a restarted server's disk of a later epoch than its currentEpoch"),
+    "ZOOKEEPER-4925": ("committed-log-hole", "--nodes 2 --proposals 2 --max-timeouts 1 --depth "
+                       "100", "a committed transaction applied but missing from the in-memory "
+                       "committed log"),
+    "TRUNC keeps uncommitted": ("prefix", "--nodes 3 --proposals 2 --max-timeouts 1 --depth 26",
+                                "a TRUNC to a zxid the follower lacks keeps the transaction "
+                                "past it (FileTxnLog.truncate): the papers' prefix property"),
+}
+
+
+def release_models() -> list[str]:
+    from models.zk import releases
+
+    return [f"zk-{r.version}" for r in releases.RELEASES]
+
+
+def breakable(model: str) -> set:
+    from zabmc.core.model import get_model
+    from zabmc.core.properties import can_break
+
+    return set(can_break(get_model(model)))
+
+
+def why_not(model: str) -> str:
+    """Why `model` cannot break a row's property: the grains its release row lacks."""
+    from models.zk import releases
+
+    row = next(r for r in releases.RELEASES if f"zk-{r.version}" == model)
+    grains = (f"its {' and '.join(row.missing)} grains" if row.missing else
+              "the storage grain (R4)")
+    return f"not in this model yet: {grains}"
+
+
+def cell(model: str, row: str, limit: float) -> dict:
+    prop, flags, _ = ROWS[row]
+    args = [sys.executable, "-m", "zabmc", "check", "--model", model, *flags.split(),
+            "--invariant", prop, "--json", "-q", "--trace-out", os.devnull,
+            "--time-limit", str(limit)]
+    return slim(check_json(args, cwd=ROOT), f"{flags} --invariant {prop}")
+
+
+def show(d: dict | None) -> str:
+    if d is None:
+        return "not run"
+    out = result_cell(d, "**found** at depth {depth}", 1)
+    if d["stop_reason"] == "time-limit":
+        out = out.replace("none: clean to depth", "none to the time limit, under depth")
+    return out
+
+
+def section(cells: Cells, models: list[str]) -> str:
+    lines = [
+        HEADING, "",
+        f"Produced by `python benchmarks/release_models.py` ({datetime.date.today()}; cells run "
+        f"at {cells.commits()}, each kept with its commit in reports/data/release-models.json): "
+        "each release's one model (`zabmc models` lists them; models/zk/README.md, R1-R4) "
+        "against each known bug, each cell one breadth-first search of the row's property with "
+        "the row's flags, CPU seconds of that search alone on a 2-core machine shared with other "
+        "jobs. \"none\" holds within the bounds named and nowhere else.", "",
+        "| bug | " + " | ".join(f"`{m}`" for m in models) + " |",
+        "|---|" + "---|" * len(models),
+    ]
+    for row, (prop, _, _) in ROWS.items():
+        cells_ = [show(cells.get(f"{m}|{row}")) if prop in breakable(m) else why_not(m)
+                  for m in models]
+        lines.append(f"| {row} | " + " | ".join(cells_) + " |")
+    lines += ["", "| bug | property | what it is | flags |", "|---|---|---|---|"]
+    lines += [f"| {row} | `{p}` | {what} | `{flags}` |" for row, (p, flags, what) in ROWS.items()]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    models = release_models()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    cell_options(ap, models)
+    ap.add_argument("--rows", action="append", default=[], metavar="ROW", choices=list(ROWS),
+                    help="Run only this row's cells (again); repeatable.")
+    ap.add_argument("--time-limit", type=float, default=1800.0,
+                    help="Seconds each cell may search [default: 1800, 30 minutes].")
+    a = ap.parse_args()
+    todo = [(m, r) for m in models if not a.only or m in a.only
+            for r in ROWS if (not a.rows or r in a.rows) and ROWS[r][0] in breakable(m)]
+    cells = Cells(RESULTS, a.write)
+    run_cells(cells, todo, lambda m, r: cell(m, r, a.time_limit), a.jobs, show)
+    write_zk_section(HEADING, section(cells, models), a.write)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
