@@ -76,6 +76,10 @@ EXPECTED = {
     # an interrupted TRUNC and not on disk: ack-from-memory, whose message says 5094 (not a
     # leaked SyncThread's queue, 4712)
     "zookeeper-5094": [("ZOOKEEPER-5094", 48)],
+    # the release model zk-3.8.0 truncates as FileTxnLog.truncate does: node 1's TRUNC to 0.0
+    # (22) keeps 1.1, which no JIRA issue describes; the divergence follows at 31
+    "truncate-keeps-zk-3.8.0": [
+        ("TRUNC-KEEPS-UNCOMMITTED", 22)],
 }
 
 
@@ -94,7 +98,8 @@ def test_each_corpus_trace_names_its_issues(name):
     got = [(x.issue, x.step) for x in t.known_issues]
     assert got == EXPECTED[name]
     # the issue the file is named after is among them (the fixed model's run names none)
-    issue = "ZOOKEEPER-" + re.match(r"zookeeper-(\d+)", name).group(1)
+    jira = re.match(r"zookeeper-(\d+)", name)
+    issue = "ZOOKEEPER-" + jira.group(1) if jira else "TRUNC-KEEPS-UNCOMMITTED"
     assert (issue in [i for i, _ in got]) == (not name.endswith("-fixed"))
     for x in t.known_issues:
         assert isinstance(x, KnownIssue) and "\n" not in x.why
@@ -114,7 +119,7 @@ def test_the_issues_are_the_ones_the_properties_name():
     assert set(ISSUES) <= set(src)
     for prop, issues in ISSUES.items():
         assert all(x in src[prop] for x in issues), prop
-    assert {p for p, s in src.items() if "ZOOKEEPER-" in s} == set(ISSUES)
+    assert {p for p, s in src.items() if "ZOOKEEPER-" in s or "TRUNC-KEEPS" in s} == set(ISSUES)
 
 
 def test_issues_are_named_whatever_the_trace_checked():

@@ -35,6 +35,8 @@ ISSUES = {
     "committed-log-hole": ("ZOOKEEPER-4925",),
     "ack-from-memory": ("ZOOKEEPER-4712", "ZOOKEEPER-5094"),
     "stale-log-write": ("ZOOKEEPER-4712",),
+    # no JIRA issue describes it: this project's report (reports/bugs/), which a maintainer may file
+    "truncate-keeps": ("TRUNC-KEEPS-UNCOMMITTED",),
 }
 _RANK = {name: k for k, name in enumerate(ISSUES)}
 _JIRA = re.compile(r"ZOOKEEPER-\d+")

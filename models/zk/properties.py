@@ -65,7 +65,8 @@ PROPERTIES = (
            "(ZOOKEEPER-4712)", default=False, check=shutdown.stale_log_write),
     always("truncate-keeps", "a follower told to TRUNC to a zxid keeps nothing past it",
            "ZooKeeper 3.6.2-3.9.5 FileTxnLog.truncate, which cuts after the first transaction "
-           "at or past the zxid (reports/bugs/trunc-keeps-uncommitted.md)", default=False,
+           "at or past the zxid (TRUNC-KEEPS-UNCOMMITTED, reports/bugs/trunc-keeps-uncommitted.md)",
+           default=False,
            needs={"failures"}),)
 
 #: what the coarse kernel (handlers.py) can break: its two failures and the three windows of

@@ -131,8 +131,8 @@ def truncate_keeps(node_id: int, zxid: tuple, kept: tuple, sent: tuple) -> tuple
     z = past[0]
     what = (f"node {node_id} is told to TRUNC to {zxid[0]}.{zxid[1]}, which its log lacks, and "
             f"keeps {z[0]}.{z[1]} past it, which its leader does not send: FileTxnLog.truncate "
-            "cuts after the first transaction at or past the zxid (no known JIRA issue; "
-            "ZOOKEEPER-2832 is the closest)")
+            "cuts after the first transaction at or past the zxid (TRUNC-KEEPS-UNCOMMITTED, "
+            "reports/bugs/trunc-keeps-uncommitted.md; no JIRA issue describes it)")
     return ((FAILED, "truncate-keeps", what),)
 
 
