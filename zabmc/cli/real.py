@@ -199,9 +199,9 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, release, l
              quiet):
     """Run a `zk` counterexample's faults (or random ones) on real ZooKeeper servers.
 
-    SOURCE is a trace of the zk family (zk, zk-pre3911, zk-fixed, zk-fle, zk-fixed-fle,
-    zk-3.7.0-threads, zk-3.7.0-shutdown, zk-3.7.0-epoch) or a schedule written by `zabmc export
-    --format zookeeper`.
+    SOURCE is a trace of a model with a real counterpart (the zk family: the release models
+    from 3.8.0 on and the abstractions of 3.7.0's rules; any other is refused with their list) or
+    a schedule written by `zabmc export --format zookeeper`.
     zabmc starts one server per model node on 127.0.0.1 (Debian's zookeeper package, a release
     from Maven Central with --release, or --zookeeper DIR), drives them through the schedule
     (SIGKILL, restarts, links cut and healed through a proxy, client writes, threads held with
