@@ -291,7 +291,11 @@ def test_release_names_are_the_models_that_ship_their_rules():
     for name, rule in newleader.items():
         m = get_model(name)
         assert (m.name, m.release, m.rules.newleader) == (name, name[3:], rule)
-    assert get_model("zk-3.6.2").rules.leaks is False and get_model("zk-3.8.0").rules.leaks
+    from models.zk.shutdown import leaks, truncation
+
+    assert not leaks(get_model("zk-3.6.2").rules) and leaks(get_model("zk-3.8.0").rules)
+    assert {truncation(get_model(r).rules) for r in newleader} == {"file"}
+    assert truncation(get_model("zk-3.7.0-shutdown").rules) == "exact"
     assert isinstance(get_model("zk-3.9.3").rules, handlers.Committed393Rules)
     assert (get_model("zk-3.9.3").rules.sync_in_clog, get_model("zk-3.9.4").rules.sync_in_clog) == (
         False, True)

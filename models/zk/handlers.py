@@ -33,12 +33,6 @@ class Rules:
     # the disk (D4), and the connection counter, which stands for TCP's guarantee that a new
     # connection never receives an older one's bytes (D8)
     durable = ("accepted_epoch", "current_epoch", "history", "last_committed", "conn")
-    # at the shutdown grain (shutdown.py): whether a follower's shutdown leaves its SyncThread
-    # running with its queue (3.7.0-3.9.2) or writes the queue first (3.6.2)
-    leaks = True
-    # how a TRUNC cuts the log at the grains that model it (shutdown.cut): "exact" at the zxid, or
-    # "file" as FileTxnLog.truncate does
-    truncate = "exact"
 
 
 class Pre3911Rules(Rules):

@@ -125,6 +125,19 @@ def _shutdown(x, y, norm, leaks=True):
     return norm(y._replace(history=history, disk=disk, leak=leak))
 
 
+def leaks(rules) -> bool:
+    """Whether a follower's shutdown leaves its SyncThread running with its queue (3.7.0-3.9.2:
+    the rules' default) or writes the queue first (3.6.2: `leaks = False`). The attribute is
+    read here, not declared on handlers.Rules, so that the mutated kernel's lines stay put."""
+    return getattr(rules, "leaks", True)
+
+
+def truncation(rules) -> str:
+    """How a TRUNC cuts the log (state.cut): "exact" (the default) or "file" as FileTxnLog does
+    (the release models' rules: `truncate = "file"`)."""
+    return getattr(rules, "truncate", "exact")
+
+
 class Shutdown(Layer):
     """H1-H9 over `parent` (fine.py, or a stack over it): memory and disk apart, the SyncThread a
     follower's shutdown leaves running."""
@@ -134,7 +147,7 @@ class Shutdown(Layer):
     def _track(self, x, st, rules, truncate=None):
         if st is None:
             return None
-        y = _track(x, st.node, self.parent.norm, truncate, rules.leaks, rules.truncate)
+        y = _track(x, st.node, self.parent.norm, truncate, leaks(rules), truncation(rules))
         return Step(y, st.outs, st.effects)
 
     def start(self, h, node, n: int, rules) -> Step:
@@ -178,7 +191,7 @@ class Shutdown(Layer):
         if truncate is not None and st.node.mode != TRUNC:
             truncate = None  # not taken as a synchronisation (a stale phase)
         out = self._track(node, st, rules, truncate)
-        if truncate is not None and rules.truncate == "file":
+        if truncate is not None and truncation(rules) == "file":
             keeps = truncate_keeps(node.id, truncate, out.node.disk, msg[4])
             if keeps:
                 out = Step(out.node, out.outs, out.effects + keeps)

@@ -156,8 +156,8 @@ def deliver(h, node, src: int, msg: tuple, n: int, rules) -> Step:
     st = h.deliver(node, src, msg, n, rules)
     y = st.node
     if (path == "sync" and kind == SYNC and msg[2] == TRUNC and y.mode == TRUNC
-            and rules.truncate != "exact"):  # a real TRUNC (not a SNAP's), as FileTxnLog cuts
-        y = y._replace(history=cut(node.history, msg[3], rules.truncate))
+            and getattr(rules, "truncate", "exact") != "exact"):  # a real TRUNC, not a SNAP's
+        y = y._replace(history=cut(node.history, msg[3], "file"))
         keeps = truncate_keeps(node.id, msg[3], y.history, msg[4])
         st = Step(y, st.outs, st.effects + keeps)
     return Step(_track(node, y, rules, path), st.outs, st.effects)
