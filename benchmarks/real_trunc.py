@@ -15,6 +15,9 @@ server 3) was told, and what clients of each server read at the end.
 
     python benchmarks/real_trunc.py --runs 5 --release 3.9.5 --out reports/data/real-trunc-runs.jsonl
     python benchmarks/real_trunc.py --table reports/data/real-trunc-runs.jsonl   # the table only
+    python benchmarks/real_trunc.py --runs 10 --release 3.9.5 --local-only --kept /zab-0 \
+        --source tests/corpus/zk/truncate-keeps-zk-3.8.0-held.trace.json \
+        --out reports/data/real-trunc-search-runs.jsonl   # the search's own run (#62)
 """
 
 from __future__ import annotations
@@ -31,13 +34,14 @@ REPO = Path(__file__).resolve().parent.parent
 SCHEDULE = "tests/corpus/zk/truncate-keeps-uncommitted.schedule.json"
 
 
-def one_run(release: str | None, global_sessions: bool) -> dict:
+def one_run(release: str | None, global_sessions: bool, source: str = SCHEDULE,
+            kept: str = "/w-1") -> dict:
     argv = [sys.executable, "-m", "zabmc", "real"]
     if release:
         argv += ["--release", release]
     if global_sessions:
         argv.append("--global-sessions")
-    argv += [SCHEDULE, "--json", "-q"]
+    argv += [source, "--json", "-q"]
     t = time.time()
     p = subprocess.run(argv, capture_output=True, text=True, cwd=str(REPO), timeout=600)
     rec = {"build": release or "debian-3.8.0", "sessions": "global" if global_sessions else "local",
@@ -57,8 +61,9 @@ def one_run(release: str | None, global_sessions: bool) -> dict:
     for d in out["deliveries"]:  # what a client of each server read after each entry
         last[d["server"]] = d["txns"]
     rec["client_reads_at_end"] = {str(s): last[s] for s in sorted(last)}
+    rec["kept_write"] = kept
     rec["served_w1"] = sorted(s for s, txns in last.items()
-                              if any("/w-1" in str(t) for t in txns))
+                              if any(kept in str(t) for t in txns))
     rec["wall_seconds"] = out["wall_seconds"]
     return rec
 
@@ -90,16 +95,23 @@ def main() -> int:
                     help="a release from Maven Central to run beside Debian's 3.8.0 (repeatable)")
     ap.add_argument("--out", default="real-trunc-runs.jsonl")
     ap.add_argument("--table", metavar="JSONL", help="print the table of JSONL and exit")
+    ap.add_argument("--source", default=SCHEDULE,
+                    help=f"the trace or schedule to run [default: {SCHEDULE}]")
+    ap.add_argument("--kept", default="/w-1", metavar="PATH",
+                    help="the write no quorum accepted, whose readers the table counts")
+    ap.add_argument("--local-only", action="store_true",
+                    help="local sessions only (not --global-sessions too)")
     a = ap.parse_args()
     if a.table:
         recs = [json.loads(ln) for ln in Path(a.table).read_text().splitlines() if ln.strip()]
         print(table(recs))
         return 0
-    configs = [(rel, g) for rel in [None] + a.release for g in (False, True)]
+    configs = [(rel, g) for rel in [None] + a.release
+               for g in ((False,) if a.local_only else (False, True))]
     out = Path(a.out)
     for k in range(a.runs):
         for rel, g in configs:
-            rec = one_run(rel, g)
+            rec = one_run(rel, g, a.source, a.kept)
             with out.open("a") as f:
                 f.write(json.dumps(rec) + "\n")
             print(f"run {k}: {rec['build']} {rec['sessions']}: exit {rec['exit']} "

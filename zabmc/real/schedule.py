@@ -659,15 +659,21 @@ def _eager_writes(entries: list) -> list:
     """A write to a leader the model keeps leading without a quorum goes out with the entry
     before it, without waiting for that entry's state: a real leader gives up within syncLimit
     ticks, which is about as long as the other servers take to show a cut (models/zk D10: the
-    model's leader leads on until its `lost` step)."""
+    model's leader leads on until its `lost` step). A hold of another server's thread in the
+    same entry goes with it (armed an entry early: it holds nothing until that thread gets
+    there)."""
     out = []
     for e in entries:
         prev = out[-1] if out else None
-        if (prev is not None and e["ops"] and all(o["op"] == "write" for o in e["ops"])
+        writes = [o for o in e["ops"] if o["op"] == "write"]
+        held = {o["server"] for o in e["ops"] if o["op"] == "hold"}
+        if (prev is not None and writes
+                and all(o["op"] in ("write", "hold") for o in e["ops"])
+                and not held & {o["server"] for o in writes}
                 and not e.get("before")
                 and all("looking" in prev["expect"][str(o["server"])]["role"]
                         and "leading" in prev["expect"][str(o["server"])]["role"]
-                        for o in e["ops"])):
+                        for o in writes)):
             prev["ops"] = prev["ops"] + e["ops"]
             prev["upto"] = e["upto"]
             prev["events"] = prev["events"] + e["events"]
