@@ -72,13 +72,14 @@ def table(records: list) -> str:
     groups: dict = {}
     for r in records:
         groups.setdefault((r.get("zookeeper", r["build"]), r["sessions"]), []).append(r)
-    rows = ["| ZooKeeper | sessions | runs | exit 10 (write kept by server 3 only) | exit 0 | "
-            "exit 3 | other | the client of /w-1 was told | servers whose client read /w-1 at "
-            "the end |", "|---|---|---|---|---|---|---|---|---|"]
+    kept = next((r["kept_write"] for r in records if r.get("kept_write")), "/w-1")
+    rows = ["| ZooKeeper | sessions | runs | exit 10 (the write kept by one server) | exit 0 | "
+            f"exit 3 | other | the client of {kept} was told | servers whose client read {kept} "
+            "at the end |", "|---|---|---|---|---|---|---|---|---|"]
     for (zk, sess), rs in sorted(groups.items()):
         ex = Counter(r["exit"] for r in rs)
         told = Counter(next((f"{w['outcome']}" + (f" ({w['error']})" if w.get("error") else "")
-                             for w in r.get("writes", ()) if w["path"] == "/w-1"), "-")
+                             for w in r.get("writes", ()) if w["path"] == kept), "-")
                        for r in rs)
         served = Counter(", ".join(map(str, r.get("served_w1", []))) or "none" for r in rs)
         other = sum(v for k, v in ex.items() if k not in (10, 0, 3))
