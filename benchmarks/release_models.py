@@ -49,9 +49,9 @@ ROWS = {
     "ZOOKEEPER-4925": ("committed-log-hole", "--nodes 2 --proposals 2 --max-timeouts 1 --depth "
                        "100", "a committed transaction applied but missing from the in-memory "
                        "committed log"),
-    "TRUNC keeps uncommitted": ("prefix", "--nodes 3 --proposals 2 --max-timeouts 1 --depth 26",
-                                "a TRUNC to a zxid the follower lacks keeps the transaction "
-                                "past it (FileTxnLog.truncate): the papers' prefix property"),
+    "TRUNC-KEEPS-UNCOMMITTED": ("truncate-keeps", "--nodes 3 --proposals 1 --max-timeouts 1 "
+                                "--depth 30", "a TRUNC to a zxid the follower lacks keeps the "
+                                "transaction past it (FileTxnLog.truncate)"),
 }
 
 
