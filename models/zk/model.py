@@ -366,22 +366,31 @@ R394E = StoreEpochZkModel(Epoch394Rules(), description=f"zk-3.9.4-store {_EPOCH}
 from . import releases  # noqa: E402
 
 
-class Rel362Rules(Pre3911Rules):
+class _Release:
+    """What every release model's rules share: a TRUNC cuts the log as FileTxnLog.truncate does
+    (releases.py, models/zk/README.md R4)."""
+
+    truncate = "file"
+
+
+class _ThreadsRelease(_Release):
+    """A release on the THREADS stack: shutdown.py's disk apart from memory is durable."""
+
+    durable = shutdown.DURABLE
+
+
+class Rel362Rules(_ThreadsRelease, Pre3911Rules):
     """ZooKeeper 3.6.2: proposals logged only at UPTODATE (before ZOOKEEPER-3911's fix); its
     follower's shutdown writes the SyncThread's queue and keeps the data tree (no leak)."""
 
     tag = "3.6.2"
-    truncate = "file"  # FileTxnLog.truncate (releases.py)
-    durable = shutdown.DURABLE
     leaks = False
 
 
-class Rel370Rules(Fine370Rules):
+class Rel370Rules(_ThreadsRelease, Fine370Rules):
     """ZooKeeper 3.7.0 (releases.py)."""
 
     tag = "3.7.0"
-    truncate = "file"  # FileTxnLog.truncate (releases.py)
-    durable = shutdown.DURABLE
 
 
 class Rel380Rules(Rel370Rules):
@@ -390,12 +399,10 @@ class Rel380Rules(Rel370Rules):
     tag = "3.8.0"
 
 
-class Rel385Rules(Fine392Rules):
+class Rel385Rules(_ThreadsRelease, Fine392Rules):
     """ZooKeeper 3.8.5 (and 3.8.6): ZOOKEEPER-4785's fix, 3.7.0's shutdown (releases.py)."""
 
     tag = "3.8.5"
-    truncate = "file"  # FileTxnLog.truncate (releases.py)
-    durable = shutdown.DURABLE
 
 
 class Rel392Rules(Rel385Rules):
@@ -404,18 +411,16 @@ class Rel392Rules(Rel385Rules):
     tag = "3.9.2"
 
 
-class Rel393Rules(Store393Rules):
+class Rel393Rules(_Release, Store393Rules):
     """ZooKeeper 3.9.3 (releases.py)."""
 
     tag = "3.9.3"
-    truncate = "file"  # FileTxnLog.truncate (releases.py)
 
 
-class Rel394Rules(Store394Rules):
+class Rel394Rules(_Release, Store394Rules):
     """ZooKeeper 3.9.4 (and 3.9.5) (releases.py)."""
 
     tag = "3.9.4"
-    truncate = "file"  # FileTxnLog.truncate (releases.py)
 
 
 class ReleaseZkModel(KernelZkModel):
