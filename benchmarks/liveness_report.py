@@ -74,6 +74,11 @@ RUNS = [
     ("zk-3.9.3-store", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
     ("zk-3.9.4-store", "--nodes 2 --proposals 1 --depth 60", "no faults"),
     ("zk-3.9.4-store", "--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"),
+    # one model per release (issue #62, models/zk/releases.py): every grain of its stack at once
+    *((f"zk-{v}", flags, what) for v in ("3.6.2", "3.7.0", "3.8.0", "3.8.5", "3.9.2", "3.9.3",
+                                         "3.9.4")
+      for flags, what in (("--nodes 2 --proposals 1 --depth 60", "no faults"),
+                          ("--nodes 2 --proposals 1 --max-timeouts 1 --depth 60", "one timeout"))),
     # broadcasts before NEWLEADER (zk-3.7.0-fwd) and a follower's shutdown as 3.7.0-3.9.2 do it
     # (zk-3.7.0-shutdown, zk-3.9.2-shutdown)
     ("zk-3.7.0-fwd", "--nodes 2 --proposals 1 --depth 60", "no faults"),
