@@ -358,3 +358,12 @@ def test_the_refusal_names_every_ordered_property_only():
     CheckSpec(nodes=2, depth=4, symmetry=True, invariants=UNORDERED).validate()
     with pytest.raises(UsageError, match="would reduce nothing with integrity checked"):
         CheckSpec(nodes=2, depth=4, symmetry=True, invariants=("agreement", "integrity")).validate()
+
+
+def test_a_search_from_a_scenario_takes_symmetry():
+    """--scenario (and so --from) starts the reduced search from the trace's state; here its
+    orbits are its states, as everywhere on the real models."""
+    spec = CheckSpec(model="zk", scenario="remix-epoch1", invariants=("agreement",), proposals=1,
+                     depth=8)
+    full, reduced = spec.run(), spec.replace(symmetry=True).run()
+    assert reduced.distinct == full.distinct and reduced.extra["symmetry"] == "payloads"

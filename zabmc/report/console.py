@@ -121,7 +121,7 @@ RSS_PER_STATE_FROM = 100_000
 def _symmetry_row(t, o) -> None:
     """`--symmetry`: what the distinct states count."""
     if o.extra.get("symmetry"):
-        t.add_row("symmetry", "payloads: one state per orbit (distinct states count orbits)")
+        t.add_row("symmetry", "payloads (distinct states are orbits)")
 
 
 def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=(),
