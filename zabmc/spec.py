@@ -66,6 +66,8 @@ class CheckSpec:
     find_all: bool = False
     no_shorten: bool = False
     reduction: str = "none"
+    #: one state per orbit of the model's declared permutations (zabmc.explore.symmetry)
+    symmetry: bool = False
     max_states: int | None = None
     # the engine
     engine: str = "in-process"
@@ -177,8 +179,10 @@ class CheckSpec:
 
         started = self.started
         if started is not None:  # its start's bounds, and a fresh environment's memos
-            return Env(started.model, started.config, started.checker, started.start)
-        return Env(self.model_obj, self.config(), Checker(() if self.liveness else self.properties))
+            return Env(started.model, started.config, started.checker, started.start,
+                       symmetry=self.symmetry)
+        return Env(self.model_obj, self.config(), Checker(() if self.liveness else self.properties),
+                   symmetry=self.symmetry)
 
     @cached_property
     def started(self):
@@ -219,6 +223,12 @@ class CheckSpec:
         refuse(self.reduction, network=self.network, model=self.model_obj,
                strategy=self.strategy, engine=self.engine,
                properties=self.properties)  # (unknown names are refused here)
+        from zabmc.explore.symmetry import refuse as refuse_symmetry
+
+        refuse_symmetry(self.symmetry, model=self.model_obj, strategy=self.strategy,
+                        engine=self.engine, reduction=self.reduction,
+                        checkpoint=bool(self.checkpoint_dir or self.resume_dir),
+                        properties=self.properties)
         self._validate_spill()
         self._validate_outputs()
         return self
@@ -324,6 +334,7 @@ class CheckSpec:
                            all=self.find_all or None, no_invariants=self.no_invariants or None,
                            workers=(self.workers != 1) or None,
                            reduction=(self.reduction != "none") or None,
+                           symmetry=self.symmetry or None,
                            **{"from": self.start_from, "scenario": self.scenario})
         for flag, value in unsupported.items():
             if value:

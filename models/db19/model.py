@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from models.common.state import leader_of
+from zabmc.core.model import Symmetry
 
 from . import codec, handlers
 from .state import LEADING, fresh_node
@@ -36,6 +37,14 @@ class Db19Model:
     def established(node) -> bool:
         """An established leader: Leading and synced (a quorum acknowledged NewLeader)."""
         return node.role == LEADING and node.synced
+
+    #: payloads only: the handlers copy a payload (propose, _on_propose, _on_new_leader) and
+    #: compare transactions by zxid alone; node ids are not symmetric (docs/check.md, "Symmetry")
+    symmetry = Symmetry(
+        payloads=True,
+        why="client payloads are symmetric (models/db19/handlers.py copies them and compares "
+            "zxids only); node ids are not: FastLeaderElection breaks ties by id "
+            "(handlers._on_vote: (peer_zxid, voter) > (vote_target_zxid, vote_target_id))")
 
     dump = staticmethod(codec.dump)
     msg_json = staticmethod(codec.msg_json)

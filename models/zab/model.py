@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from models.common.model import RulesModel
 from models.common.state import leader_of
+from zabmc.core.model import Symmetry
 
 from . import codec, handlers
 from .handlers import OmegaRules, Rules
@@ -40,6 +41,14 @@ class ZabModel(RulesModel):
 
     def __repr__(self) -> str:
         return f"ZabModel({type(self.rules).__name__}(), name={self.name!r})"
+
+    #: payloads only (docs/check.md, "Symmetry"); each variant's `vote_better` reads node ids
+    symmetry = Symmetry(
+        payloads=True,
+        why="client payloads are symmetric (models/zab/handlers.py copies them and compares "
+            "transactions by zxid and equality only); node ids are not: the election orders "
+            "votes by id (handlers.Rules.vote_better: (peer_zxid, voter) > (target_zxid, "
+            "target); zab-omega's: voter > target; zab-1419's: (voter - target) % 3 == 1)")
 
     # The kernel and the views are `RulesModel`'s: `durable` is the rules' (the paper's persistent
     # variables, D19), and `start`, at start-up and every restart, recovers the disk and enters

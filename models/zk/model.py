@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from models.common.model import RulesModel
-from zabmc.core.model import EPOCH_STEP, LEAKED_SYNC_THREAD, NEWLEADER_ACK_STEP
+from zabmc.core.model import EPOCH_STEP, LEAKED_SYNC_THREAD, NEWLEADER_ACK_STEP, Symmetry
 
 from . import codec, footprint, handlers
 from . import properties as _props
@@ -30,6 +30,13 @@ class ZkModel(RulesModel):
     real_grain = frozenset()
     #: the ZooKeeper release this model is (releases.py), or None: an abstraction
     release = None
+    #: payloads only, in every grain (docs/check.md, "Symmetry"); the election reads node ids
+    symmetry = Symmetry(
+        payloads=True,
+        why="client payloads are symmetric (models/zk/handlers.py and the grains over it copy "
+            "them and compare transactions by zxid and equality only); node ids are not: the "
+            "election elects the greatest vote (currentEpoch, last zxid, id) (handlers.vote, "
+            "read by handlers.actions' elect and by FLE's _on_notification: v > node.vote)")
 
     def __init__(self, rules: Rules | None = None, description: str = "", real: bool = False):
         """`real`: the release this variant models is the one `zabmc real` runs (Debian's 3.8.0,

@@ -282,6 +282,11 @@ def _flag_cases() -> list:
         ["real", "--random", "-1"], ["real", "--release", "banana", DB19],
         ["real", "--release", "3.9.99", "--zookeeper", "/nowhere", DB19],
         ["check", "--liveness", "--model", "zab", "--invariant", "agreement"],
+        ["check", "--symmetry"], ["check", "--symmetry", "--liveness", "--model", "zab"],
+        ["check", "--symmetry", "--no-invariants", "--strategy", "random"],
+        ["check", "--symmetry", "--no-invariants", "--engine", "spark"],
+        ["check", "--symmetry", "--no-invariants", "--reduction", "por"],
+        ["check", "--symmetry", "--no-invariants", "--checkpoint", "ck"],
         ["export", DB19, "--format", "yaml"], ["invariants", "--bogus"], ["nonsense"],
     ]
     return [Case("flags/" + "_".join(a)[:80], a) for a in bad]

@@ -263,6 +263,15 @@ def check_options():
                                   "in-process): an exhausted reduced space has the full one's "
                                   "verdict with fewer states; por+sleep: the same states, fewer "
                                   "transitions built (sleep sets; docs/reduction.md)."),
+                click.option("--symmetry", is_flag=True,
+                             help="Explore one state per orbit of the permutations the model "
+                                  "declares (in-process bfs or dfs): the client payloads "
+                                  "proposed so far, in every model here; node ids in none, since "
+                                  "elections break ties by id. Same verdicts; counterexamples are "
+                                  "real runs. Payloads are named in proposal order, so few states "
+                                  "share an orbit; with a property that keeps that order "
+                                  "(integrity, local-primary-order) none do, and it is refused "
+                                  "(docs/check.md, \"Symmetry\")."),
                 click.option("--max-states", type=int, default=None, metavar="N",
                              help="--liveness: stop after N states [default: 1,000,000]; "
                                   "--strategy dfs: stop at the first distinct state beyond N "

@@ -300,6 +300,7 @@ def outcome_json(o, trace_paths: dict, traces=()) -> dict:
     if "signal" in o.extra:  # the signal that interrupted the search
         out["signal"] = o.extra["signal"]
     out["reduction"] = o.extra.get("reduction", {"method": "none"})
+    out["symmetry"] = o.extra.get("symmetry", "none")  # what a distinct state stands for
     if "spark" in o.extra:  # the Spark engine's run statistics (zabmc.spark.engine)
         out["spark"] = o.extra["spark"]
     return out

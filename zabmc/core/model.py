@@ -78,6 +78,14 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   `scenarios`, a tuple of `Scenario`s: named states to search from, each a trace file the model's
   package ships (a run of this model, which replay confirms; its header's `origin` says how it
   was made) and a one-line description; a search starts from the state after its last event.
+- **Symmetry** (optional; `zabmc check --symmetry`, docs/check.md "Symmetry"): `symmetry`, a
+  `Symmetry`: whether permuting the client payloads proposed so far (`zab-0` .. `zab-<m-1>`, m the
+  proposals made) maps every run to a run and keeps every property's verdict (`payloads`: the
+  model only copies a payload and compares transactions by zxid and by equality), and `why`, one
+  line saying what is symmetric and what is not, with the code that decides it. Node ids are not a
+  permutation a model can declare: the explorer hands each proposal to the lowest-id node that
+  may take it (`events.Propose`), and every election here breaks ties by node id. A model
+  without it, or whose `payloads` is False, has `--symmetry` refused with its `why`.
 - **Release** (optional): `release`, the version of the implementation this model is, one model
   per release (`zabmc models` lists them apart), or None for an abstraction.
 - **Views**: `dump(nodes)` (the canonical `DSEZAB01` dump), `msg_json`, `node_json` (with a
@@ -120,7 +128,7 @@ MEMBERS = ("name", "description", "network_assumption", "durable", "fresh", "sta
 OPTIONAL_MEMBERS = ("actions", "act", "describe_action", "on_drop", "leader_of", "established",
                     "busy", "footprint", "couplings", "may_send", "progress",
                     "progress_delivered", "properties", "known_issues", "scenarios",
-                    "release")
+                    "release", "symmetry")
 #: the node fields the engines, invariants and reports read
 NODE_FIELDS = ("id", "role", "current_epoch", "accepted_epoch", "history", "last_committed")
 #: node fields the reports print when a model's nodes have them
@@ -156,6 +164,15 @@ class Step(NamedTuple):
     node: Any
     outs: tuple
     effects: tuple
+
+
+class Symmetry(NamedTuple):
+    """What a model's runs are invariant under (the contract's "Symmetry")."""
+
+    #: a permutation of the payloads proposed so far (`zab-<k>`, k below the proposals made) maps
+    #: every run to a run, and every property's verdict to the same verdict
+    payloads: bool
+    why: str  # one line: what is symmetric and what is not, with the code that decides it
 
 
 class KnownIssue(NamedTuple):

@@ -83,7 +83,8 @@ class State(NamedTuple):
 class Env:
     """Successor generation, stepping and fingerprinting for one (model, config, checker)."""
 
-    def __init__(self, model: Model, config: ExploreConfig, checker: Checker, start=None):
+    def __init__(self, model: Model, config: ExploreConfig, checker: Checker, start=None,
+                 symmetry: bool = False):
         self.model = model
         self.config = config.validate()
         #: where searches start (`zabmc check --from`, `--scenario`): a `zabmc.explore.start.Start`,
@@ -121,6 +122,15 @@ class Env:
         self._links = tuple((k, k // n, k % n) for k in range(n * n))  # fifo: (k, src, dst)
         # with no property checked the ghost never changes and no step violates anything
         self._checking = checker.active
+        #: `zabmc check --symmetry`: a `symmetry.PayloadSymmetry`, whose fingerprint (of a
+        #: state's canonical form under the model's declared permutations) replaces `fingerprint`;
+        #: None otherwise. The encoding stays the state's own
+        self.symmetry = None
+        if symmetry:
+            from .symmetry import PayloadSymmetry
+
+            self.symmetry = PayloadSymmetry(self)
+            self.fingerprint = self.symmetry.fingerprint
 
     @property
     def prefix(self) -> tuple:
@@ -478,7 +488,8 @@ class Env:
         return b"".join(parts)
 
     def fingerprint(self, s: State) -> bytes:
-        """xxh3-128 of the canonical encoding: 16 bytes."""
+        """xxh3-128 of the canonical encoding: 16 bytes (with `symmetry`, of the least one over
+        the state's orbit: `symmetry.PayloadSymmetry.fingerprint`)."""
         return xxh3_128_digest(self.encode(s))
 
     def _encode_node(self, x) -> bytes:

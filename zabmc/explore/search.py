@@ -54,6 +54,8 @@ class Search:
                            config=self.config, invariants=env.checker.names)
         if env.start is not None:  # a search from a trace's state (zabmc.explore.start)
             self.out.extra["start"] = env.start.to_json(env)
+        if env.symmetry is not None:  # one state per orbit (zabmc.explore.symmetry)
+            self.out.extra["symmetry"] = "payloads"
         self._reported: dict[str, int] = {}  # property -> index in out.violations
         self.t0 = 0.0
         self.next_progress = 0.0

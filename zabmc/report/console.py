@@ -118,6 +118,12 @@ class ConsoleObserver(Observer):
 RSS_PER_STATE_FROM = 100_000
 
 
+def _symmetry_row(t, o) -> None:
+    """`--symmetry`: what the distinct states count."""
+    if o.extra.get("symmetry"):
+        t.add_row("symmetry", "payloads (distinct states are orbits)")
+
+
 def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=(),
                   traces=()) -> None:
     """The verdict, the run's figures, and each counterexample's file with what it is: the known
@@ -154,6 +160,7 @@ def print_summary(console: Console, o: Outcome, trace_paths: dict, replaced=(),
                   f"{total:,} states expanded in part")
         if "transitions_asleep" in red:
             t.add_row("sleep sets", f"{red['transitions_asleep']:,} transitions not built")
+    _symmetry_row(t, o)
     t.add_row("states generated", f"{o.generated:,}")
     t.add_row("distinct states", f"{o.distinct:,}")
     t.add_row("depth reached", str(o.depth_reached))
