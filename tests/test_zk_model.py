@@ -291,7 +291,7 @@ def test_release_names_are_the_models_that_ship_their_rules():
     for name, rule in newleader.items():
         m = get_model(name)
         assert (m.name, m.release, m.rules.newleader) == (name, name[3:], rule)
-    from models.zk.shutdown import leaks, truncation
+    from models.zk.state import leaks, truncation
 
     assert not leaks(get_model("zk-3.6.2").rules) and leaks(get_model("zk-3.8.0").rules)
     assert {truncation(get_model(r).rules) for r in newleader} == {"file"}

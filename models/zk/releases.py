@@ -14,8 +14,11 @@ Two stacks exist today (models/zk/layer.py):
   is said in `RELEASES` (`missing`), in `zabmc models` and in the release matrix.
 
 Every row of `RELEASES` names the tag its rules were read at, and the methods that decide them;
-`SAME` lists releases whose ZAB code does not differ from a modelled one (`git diff` of the files
-below between the two tags, apache/zookeeper), which name that model.
+`SAME` lists releases whose ZAB code differs from a modelled one's only in what no model
+represents (`git diff` of the files below between the two tags, apache/zookeeper, each change
+named), which name that model; `NOT_MODELLED`, releases that differ in something a model
+represents and have no model yet. models/zk/README.md's table of releases is generated from these
+(`python tests/test_zk_releases.py`; the test fails when it differs).
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from .state import extend_node
 FILES = ("quorum/Learner.java", "quorum/Follower.java", "quorum/Leader.java",
          "quorum/LearnerHandler.java", "quorum/LearnerZooKeeperServer.java",
          "quorum/FollowerZooKeeperServer.java", "quorum/SendAckRequestProcessor.java",
-         "quorum/QuorumPeer.java", "ZKDatabase.java", "ZooKeeperServer.java",
+         "quorum/QuorumPeer.java", "quorum/CommitProcessor.java", "ZKDatabase.java",
+         "ZooKeeperServer.java",
          "SyncRequestProcessor.java", "persistence/FileTxnLog.java",
          "persistence/FileTxnSnapLog.java")
 
@@ -95,22 +99,43 @@ RELEASES = (
             "Requests, into the committed log"),
 )
 
-#: releases whose ZAB code (FILES) is the same as a modelled release's: name -> that release
+#: releases whose ZAB code (FILES) is a modelled release's at the models' grain: name -> (that
+#: release, the diff and why what it changes is below the grain). 3.8.1-3.8.4, 3.9.0 and 3.9.1 have
+#: ZOOKEEPER-3911's fix and none of ZOOKEEPER-4785's (PR #2132 in 3.8.5, #2133 in 3.9.2), 4712's
+#: (PR #2154, 3.9.3) or PR #2152's (3.9.3): Learner.syncWithLeader, Learner.shutdown,
+#: LearnerZooKeeperServer.shutdown, ZooKeeperServer.shutdown, LearnerHandler.syncFollower,
+#: QuorumPeer.loadDataBase and FileTxnLog.truncate read as release-3.8.0-1's once getId is read as
+#: getMyId and `new X<T>()` as `new X<>()`, but for the Request an observer's UPTODATE builds in
+#: syncWithLeader (3.9.0, ZOOKEEPER-4575; no model has observers).
 SAME = {
+    "3.8.1": ("3.8.0", "git diff release-3.8.0-1 release-3.8.1 -- FILES: QuorumPeer.getId renamed "
+                       "getMyId at every caller (ZOOKEEPER-4460), ZooKeeperServer's test hooks "
+                       "(4308, 4327), and CommitProcessor.run reading its queues under its lock "
+                       "(4537, a lost wake-up: the models apply a commit in one step, D5)"),
+    "3.8.2": ("3.8.0", "git diff release-3.8.1 release-3.8.2 -- FILES is empty (ZOOKEEPER-4026 "
+                       "changes DataTree's multi-op only)"),
+    "3.8.3": ("3.8.0", "git diff release-3.8.2 release-3.8.3 -- FILES is empty"),
+    "3.8.4": ("3.8.0", "git diff release-3.8.3 release-3.8.4 -- FILES: Leader.createServerSocket "
+                       "resolves its address again (ZOOKEEPER-4728), FileTxnSnapLog.getDataDir "
+                       "renamed getDataLogDir for the admin's directory sizes (4730); without "
+                       "ZOOKEEPER-4785's fix, which release-3.8.5 adds"),
     "3.8.6": ("3.8.5", "git diff release-3.8.5 release-3.8.6 -- FILES is empty"),
+    "3.9.0": ("3.8.0", "git diff release-3.8.4 release-3.9.0 -- FILES: requests that keep their "
+                       "bytes (ZOOKEEPER-4573, 4575, 4717: Leader.propose, "
+                       "ZKDatabase.addCommittedProposal, FileTxnLog.append), FileTxnLog's size "
+                       "kept in fields (4714), the admin's snapshot and restore (4570, 4571: "
+                       "ZooKeeperServer.takeSnapshot, restoreFromSnapshot), client connections "
+                       "and the admin server (4492, 4639, 4303, 4682), QuorumPeer.checkSuspended "
+                       "for a test (4676), a log text of LearnerHandler (3615); it lacks 3.8.4's "
+                       "4728 and 4730 (3.9.2 has them) and ZOOKEEPER-4785's fix (PR #2133, 3.9.2)"),
+    "3.9.1": ("3.8.0", "git diff release-3.9.0 release-3.9.1 -- FILES is empty"),
     "3.9.5": ("3.9.4", "git diff release-3.9.4 release-3.9.5 -- FILES: one line of "
                        "ChangeRecord.duplicate and an annotation"),
 }
 
-#: releases served by Maven Central that no model stands for yet, and why
-NOT_MODELLED = {
-    "3.8.1": "differs from 3.8.0 in Leader, QuorumPeer, ZooKeeperServer (49 lines): not reviewed",
-    "3.8.2": "the same ZAB code as 3.8.1",
-    "3.8.3": "the same ZAB code as 3.8.1",
-    "3.8.4": "differs from 3.8.3 in Leader, FileTxnSnapLog, ZooKeeperServer: not reviewed",
-    "3.9.0": "differs from 3.8.6 in Learner, Leader, FileTxnLog, ZKDatabase...: not reviewed",
-    "3.9.1": "the same ZAB code as 3.9.0",
-}
+#: releases served by Maven Central (3.8.0-3.8.6, 3.9.0-3.9.5: reports/zookeeper.md) that differ
+#: from every modelled one in what a model represents, with no model yet: name -> the difference
+NOT_MODELLED: dict = {}
 
 # --- the abstractions: each one grain alone, and the release model its runs lift into ----------
 

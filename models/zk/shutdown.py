@@ -30,7 +30,7 @@ from .codec import describe_msg, dump, msg_json  # noqa: F401  (the views)
 from .fine import FineNode
 from .layer import Layer
 from .state import (FOLLOWING, LOOKING, NONE, SYNC, TRUNC, ZERO, cut, extend_node, last_zxid,
-                    queued, truncate_keeps)
+                    leaks, queued, truncate_keeps, truncation)
 
 _NO = ()
 
@@ -123,19 +123,6 @@ def _shutdown(x, y, norm, leaks=True):
     last = last_zxid(history)
     history += tuple(t for t in disk if t[0] > last)  # fastForwardDataBase
     return norm(y._replace(history=history, disk=disk, leak=leak))
-
-
-def leaks(rules) -> bool:
-    """Whether a follower's shutdown leaves its SyncThread running with its queue (3.7.0-3.9.2:
-    the rules' default) or writes the queue first (3.6.2: `leaks = False`). The attribute is
-    read here, not declared on handlers.Rules, so that the mutated kernel's lines stay put."""
-    return getattr(rules, "leaks", True)
-
-
-def truncation(rules) -> str:
-    """How a TRUNC cuts the log (state.cut): "exact" (the default) or "file" as FileTxnLog does
-    (the release models' rules: `truncate = "file"`)."""
-    return getattr(rules, "truncate", "exact")
 
 
 class Shutdown(Layer):

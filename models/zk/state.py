@@ -116,6 +116,19 @@ def cut(log: tuple, zxid: tuple, how: str) -> tuple:
     return kept
 
 
+def leaks(rules) -> bool:
+    """Whether a follower's shutdown leaves its SyncThread running with its queue (3.7.0-3.9.2:
+    the default) or writes the queue first (3.6.2: `leaks = False`; shutdown.py, H2). Read with
+    a default here, not declared on handlers.Rules, so that the mutated kernel's lines stay put."""
+    return getattr(rules, "leaks", True)
+
+
+def truncation(rules) -> str:
+    """How a TRUNC cuts the log (`cut`): "exact" (the default) or "file" as FileTxnLog does (the
+    release models' rules: `truncate = "file"`, README R4). Read with a default as `leaks`."""
+    return getattr(rules, "truncate", "exact")
+
+
 def truncate_keeps(node_id: int, zxid: tuple, kept: tuple, sent: tuple) -> tuple:
     """The effects of a TRUNC to `zxid` that cut a log to `kept` (`cut`) while the leader sends
     `sent` after it: none when nothing past `zxid` stayed, or only what the leader sends too (an

@@ -28,7 +28,7 @@ from . import codec
 from .codec import describe_action, describe_msg, dump, msg_json  # noqa: F401  (the views)
 from .state import (ACKEPOCH, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, LEADING, LOOKING, MODE_NAMES,
                     NEWLEADER, NONE, SNAP, SYNC, TRUNC, ZERO, Node, cut, extend_node,
-                    log_of, truncate_keeps)
+                    log_of, truncate_keeps, truncation)
 
 _NO = ()
 
@@ -156,7 +156,7 @@ def deliver(h, node, src: int, msg: tuple, n: int, rules) -> Step:
     st = h.deliver(node, src, msg, n, rules)
     y = st.node
     if (path == "sync" and kind == SYNC and msg[2] == TRUNC and y.mode == TRUNC
-            and getattr(rules, "truncate", "exact") != "exact"):  # a real TRUNC, not a SNAP's
+            and truncation(rules) != "exact"):  # a real TRUNC, not a SNAP's
         y = y._replace(history=cut(node.history, msg[3], "file"))
         keeps = truncate_keeps(node.id, msg[3], y.history, msg[4])
         st = Step(y, st.outs, st.effects + keeps)
