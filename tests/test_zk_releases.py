@@ -35,11 +35,11 @@ def test_every_release_of_the_table_is_one_registered_model_apart_from_the_abstr
 
 def test_a_release_node_has_every_field_of_its_stack():
     """The THREADS stack's node: fine.py's, forward's, shutdown's and epoch's fields at once,
-    and serve.py's `synced` (R6) last."""
+    and serve.py's `sync_zxid` (R6) last."""
     fields = set(releases.ReleaseNode._fields)
     assert {"owed", "toack", "nlread", "nlq", "disk", "leak", "snapped"} <= fields
     node = get_model("zk-3.8.0").fresh(0, 3)
-    assert node._fields == releases.ReleaseNode._fields + ("synced",)
+    assert node._fields == releases.ReleaseNode._fields + ("sync_zxid",)
     assert node[:-1] == releases.ReleaseNode(0)
 
 

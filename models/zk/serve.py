@@ -26,10 +26,11 @@ zk model). ZooKeeper's follower has applied it, and serves it:
   (`LearnerHandler.run`: `waitForNewLeaderAck`, then UPTODATE), so the leader's initial log is
   committed in ZAB's sense (F4; an established leader syncs only what it committed, D3).
 
-Here the follower records where its synchronisation starts (`synced`: a DIFF's zxid, never beyond
-its own last zxid, which the DIFF names; a TRUNC's zxid; nothing for a SNAP, whose transactions
-come committed) and, at UPTODATE, takes it as committed: `commit` rises to it and the kernel's
-`settle` delivers over what is on disk (D5; H4 for the shutdown grain, whose `history` is memory).
+Here the follower records where its synchronisation starts (`sync_zxid`: a DIFF's zxid, never
+beyond its own last zxid, which its ACKEPOCH named; a TRUNC's zxid; nothing for a SNAP, whose
+transactions come committed) and, at UPTODATE, takes it as committed: `commit` rises to it and
+the kernel's `settle` delivers over what is on disk (D5; H4 for the shutdown grain, whose
+`history` is memory).
 The data tree already holds these transactions, so the storage grain's `dt` and committed log do
 not change. Not here: a TRUNC that keeps a transaction past its zxid (R4, `truncate-keeps`) is
 served by ZooKeeper as it stands; the model does not deliver that transaction at UPTODATE, as
@@ -51,12 +52,12 @@ from .state import (F_BROADCAST, F_SYNC, FOLLOWING, NONE, SNAP, SYNC, ZERO, exte
                     log_of)
 
 
-def served(h, node, synced: tuple):
-    """`node`, just past UPTODATE, with its log up to `synced` taken as committed and delivered
+def served(h, node, sync_zxid: tuple):
+    """`node`, just past UPTODATE, with its log up to `sync_zxid` taken as committed and delivered
     (D5; over memory on disk only, H4)."""
-    if synced <= node.commit:
+    if sync_zxid <= node.commit:
         return node
-    node = h.settle(node._replace(commit=synced))
+    node = h.settle(node._replace(commit=sync_zxid))
     return shutdown._durable(node) if "disk" in node._fields else node
 
 
@@ -64,12 +65,12 @@ class Serve(Layer):
     """R6 over `parent` (a release stack): the sync's starting point recorded, and taken as
     committed at UPTODATE."""
 
-    FIELDS = {"synced": ZERO}
+    FIELDS = {"sync_zxid": ZERO}
 
     def own_norm(self, node):
-        """`synced` in its one form: only a follower inside its synchronisation holds one."""
-        if node.synced != ZERO and not (node.role == FOLLOWING and node.phase == F_SYNC):
-            node = node._replace(synced=ZERO)
+        """`sync_zxid` in its one form: only a follower inside its synchronisation holds one."""
+        if node.sync_zxid != ZERO and not (node.role == FOLLOWING and node.phase == F_SYNC):
+            node = node._replace(sync_zxid=ZERO)
         return node
 
     def deliver(self, h, node, src: int, msg: tuple, n: int, rules) -> Step:
@@ -79,22 +80,21 @@ class Serve(Layer):
             return self._step(st)
         if msg[0] == SYNC and node.mode == NONE and y.mode != NONE:  # the sync taken (D3, S6)
             z = ZERO if msg[2] == SNAP else min(msg[3], last_zxid(log_of(node)))
-            y = y._replace(synced=z)
+            y = y._replace(sync_zxid=z)
         elif y.phase == F_BROADCAST:  # UPTODATE: the data tree is served
-            y = served(h, y, node.synced)
+            y = served(h, y, node.sync_zxid)
         else:
             return self._step(st)
         return self._step(Step(y, st.outs, st.effects))
 
-    def node_json(self, node) -> dict:
-        out = self.parent.node_json(node)
-        out.update(synced_from=list(node.synced))
-        return out
+    # node_json is the parent's: `sync_zxid` follows from the SYNC a trace shows and the follower's
+    # log, and leaving it out keeps every recorded trace of a release model replaying where R6
+    # changes nothing
 
 
 def over(stack, name: str) -> Serve:
-    """`stack` with R6 on top, its node type the stack's with `synced`."""
-    node = extend_node(name, __name__, f"{stack.node.__name__}'s fields and `synced` "
+    """`stack` with R6 on top, its node type the stack's with `sync_zxid`."""
+    node = extend_node(name, __name__, f"{stack.node.__name__}'s fields and `sync_zxid` "
                        "(memory only): where the follower's synchronisation starts (R6).",
                        base=stack.node, **Serve.FIELDS)
     return Serve(stack, node)
