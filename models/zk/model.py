@@ -370,7 +370,7 @@ R394E = StoreEpochZkModel(Epoch394Rules(), description=f"zk-3.9.4-store {_EPOCH}
 
 
 # --- one model per release: every grain its stack has at once (models/zk/releases.py) ----------
-from . import releases  # noqa: E402
+from . import releases, serve  # noqa: E402
 
 
 class _Release:
@@ -434,7 +434,7 @@ class ReleaseZkModel(KernelZkModel):
     """A ZooKeeper release: the THREADS stack of releases.py (fine.py, forward.py, shutdown.py
     and epoch.py at once) under that release's rules."""
 
-    kernel = releases.THREADS
+    kernel = serve.THREADS  # releases.THREADS, and a follower serving at UPTODATE (R6)
     properties = _props.RELEASE
     real_grain = frozenset({NEWLEADER_ACK_STEP, LEAKED_SYNC_THREAD, EPOCH_STEP})
 
@@ -448,7 +448,7 @@ class ReleaseZkModel(KernelZkModel):
 class StoreReleaseZkModel(StoreEpochZkModel):
     """A ZooKeeper release on the STORE stack of releases.py (storage.py under epoch.py)."""
 
-    kernel = releases.STORE
+    kernel = serve.STORE  # releases.STORE, and a follower serving at UPTODATE (R6)
     properties = _props.RELEASE_STORE
 
 
