@@ -99,6 +99,10 @@ def run(flags: list[str]) -> dict:
 def on_cluster() -> dict:
     from support.spark_standalone import standalone_cluster
 
+    # the executors' Python (started by the workers, which inherit this environment, in their
+    # own work directories) must import this tree's zabmc and models, not an installed copy
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     with standalone_cluster(workers=2, cores=1, memory="1g") as url:
         sampler = ExecutorCpu()
         sampler.start()
