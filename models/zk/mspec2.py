@@ -16,6 +16,7 @@ from zabmc.core.model import Step
 from . import codec, handlers
 from .handlers import FixedRules
 from .model import ZkModel
+from .scenarios import SCENARIOS
 from .state import FOLLOWING, NEWLEADER, Node, extend_node
 
 _NO = ()
@@ -140,3 +141,4 @@ class Mspec2Model(ZkModel):
 
 
 MODEL = Mspec2Model()
+MODEL.scenarios = SCENARIOS[MODEL.name]  # remix-epoch1, Remix's start (models/zk/scenarios)

@@ -4,7 +4,10 @@ is a run of one model), made by the command its `origin` names.
 
 - `remix-epoch1`: the state from which Remix (Ouyang et al., EuroSys 2025) starts its TLC search
   of ZooKeeper's ZAB: epoch 1 established, 1.1 committed, 1.2 in flight
-  (tests/corpus/zk/build_remix_epoch1.py).
+  (tests/corpus/zk/build_remix_epoch1.py). `zk-3.8.0-mspec2` (models/zk/mspec2.py, Remix's MSPEC_2
+  grain, registered by benchmarks/remix_grain.py only) has it too, with its followers' second
+  NEWLEADER steps among the events, for the search of ZOOKEEPER-4643 from Remix's start
+  (benchmarks/remix_targets.py).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ REMIX_EPOCH1 = ("epoch 1 established (node 2 leads 0 and 1), 1.1 committed by al
 SCENARIOS = {
     model: (Scenario("remix-epoch1", REMIX_EPOCH1,
                      os.path.join(HERE, f"{model}.remix-epoch1.trace.json")),)
-    for model in ("zk", "zk-fixed")
+    for model in ("zk", "zk-fixed", "zk-3.8.0-mspec2")
 }
 
 

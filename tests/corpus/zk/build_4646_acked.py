@@ -68,13 +68,15 @@ class Builder:
     def trace(self) -> Trace:
         return Trace(self.env, self.events, self.states, self.first, self.first_step)
 
-    def establish(self, leader: int, followers, own_acks: bool = False) -> None:
+    def establish(self, leader: int, followers, own_acks: bool | str = False) -> None:
         """A leader and several followers through discovery and synchronisation, every follower
         through each message before any goes on to the next, so that all are synchronised
         before the leader has its quorum of NEWLEADER ACKs: a real leader that has it sets its
         last zxid to the new epoch's (3.8.0 Leader.lead, "setting last processed zxid") and
         sends a follower at zxid 0 that it synchronises later a snapshot, where the model sends
-        a DIFF. `own_acks`: NEWLEADER's ACK is a step of its own (the threads' grain)."""
+        a DIFF. `own_acks`: NEWLEADER's ACK is a step of its own, the action `ack-newleader`
+        (the threads' grain), or the action it names (`newleader`: Remix's MSPEC_2 grain,
+        models/zk/mspec2.py)."""
         for typ in ESTABLISH[:4]:
             for f in followers:
                 src, dst = (f, leader) if typ in ("FOLLOWERINFO", "ACKEPOCH") else (leader, f)
@@ -82,13 +84,14 @@ class Builder:
         for f in followers:
             self.do(kind="deliver", src=leader, dst=f, msg="NEWLEADER")
             if own_acks:
-                self.do(kind="action", action=["ack-newleader", f])
+                ack = own_acks if isinstance(own_acks, str) else "ack-newleader"
+                self.do(kind="action", action=[ack, f])
         for f in followers:
             self.do(kind="deliver", src=f, dst=leader, msg="ACK-NEWLEADER")
         for f in followers:
             self.do(kind="deliver", src=leader, dst=f, msg="UPTODATE")
 
-    def first_write_everywhere(self, own_acks: bool = False) -> None:
+    def first_write_everywhere(self, own_acks: bool | str = False) -> None:
         """Epoch 1: node 2 leads nodes 0 and 1 (the greatest id wins among equals), and zab-0
         (1.1) is committed by all three, so that each follower's last zxid is inside the
         leader's committed log and a real leader synchronises it later by DIFF, as the model

@@ -9,9 +9,13 @@ is on both links from the leader, delivered to no one. Each step is the one enab
 matches (`Builder.do`), so the file is what the kernel does; `zabmc replay` confirms it (exit 0:
 no property broken).
 
-The bounds recorded are the tightest the run fits (2 proposals, no timeout, no crash): a search
-from the scenario counts its own budgets from its last state (docs/check.md, "Searching from a
-state"). The file's `origin` is the command below.
+The bounds recorded are the tightest the run fits (2 proposals, no timeout, no crash, its length):
+a search from the scenario counts its own budgets from its last state (docs/check.md, "Searching
+from a state"). The file's `origin` is the command below.
+
+`zk-3.8.0-mspec2` (models/zk/mspec2.py: NEWLEADER in Remix's MSPEC_2 two actions) is registered
+here as benchmarks/remix_grain.py registers it; its followers take the second action (`newleader`:
+the proposals written, then the ACK) right after each NEWLEADER, so its run is 27 events.
 
 Run: python tests/corpus/zk/build_remix_epoch1.py [MODEL ...] (default: every model with the
 scenario, `MODELS`).
@@ -32,15 +36,24 @@ from zabmc.core import files  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 OUT = ROOT / "models" / "zk" / "scenarios"
-MODELS = ("zk", "zk-fixed")
+MODELS = ("zk", "zk-fixed", "zk-3.8.0-mspec2")
 CONFIG = {"nodes": 3, "network": "fifo", "max_drops": 0, "max_timeouts": 0,
           "max_heartbeats": 0, "proposals": 2, "depth": 25, "max_crashes": 0}
+#: models whose NEWLEADER's ACK is an action of its own (build_4646_acked.Builder.establish)
+OWN_ACKS = {"zk-3.8.0-mspec2": "newleader"}
 COMMAND = "python tests/corpus/zk/build_remix_epoch1.py"
 
 
 def build(model: str):
-    b = Builder(model, CONFIG, INVARIANTS)
-    b.first_write_everywhere()  # epoch 1 established, zab-0 (1.1) committed by every node
+    if model == "zk-3.8.0-mspec2":  # not shipped: registered as benchmarks/remix_grain.py does
+        import models.zk.mspec2
+        from zabmc.core.model import MODELS, register_model
+
+        if model not in MODELS:
+            register_model(models.zk.mspec2, "MODEL")
+    own = OWN_ACKS.get(model, False)
+    b = Builder(model, {**CONFIG, "depth": CONFIG["depth"] + 2 * bool(own)}, INVARIANTS)
+    b.first_write_everywhere(own)  # epoch 1 established, zab-0 (1.1) committed by every node
     b.do(kind="propose", node=2)  # zab-1 (1.2): its PROPOSAL in flight to nodes 0 and 1
     return b.trace()
 
