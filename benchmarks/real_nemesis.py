@@ -48,13 +48,14 @@ def campaign(release: str | None, n: int, seed: int, lock: str | None) -> list:
             "--seed", str(seed)] + (["--release", release] if release else []) \
         + ["--out", KEPT, "--json", "-q"]
     run = (["flock", lock] if lock else []) + [sys.executable] + argv[1:]
+    at = commit()  # the code that runs, before it runs
     t = time.time()
     p = subprocess.run(run, capture_output=True, text=True, cwd=ROOT, timeout=7200)
     try:
         out = json.loads(p.stdout)
     except ValueError:
         raise SystemExit(f"{' '.join(argv)}: exit {p.returncode}: {p.stderr[-2000:]}")
-    base = {"command": " ".join(argv), "commit": commit(), "exit": p.returncode,
+    base = {"command": " ".join(argv), "commit": at, "exit": p.returncode,
             "build": release or "debian-3.8.0", "zookeeper": out["zookeeper"],
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))}
     rows = []

@@ -423,6 +423,8 @@ def _campaign(console, dist, byteman, count, c, keep, as_json, quiet, conform_ti
                "writes": len(out.writes),
                "acknowledged": sum(w.outcome == "acknowledged" for w in out.writes),
                "wall_seconds": round(out.seconds, 1), "notes": out.notes}
+        if out.workdir:
+            row["workdir"] = out.workdir
         if out.violations:
             failed += 1
             path = os.path.join(out_dir, f"zabmc-real-{seed}-{k}.schedule.json")
