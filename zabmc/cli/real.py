@@ -220,14 +220,19 @@ def real_cmd(source, random_n, seed, servers, steps, nemesis, out_dir, zk_dir, r
     sync-exception and load-exception (docs/real-zookeeper.md). Every server it starts is stopped by its pid,
     whatever ends the run.
 
+    --random N runs N seeded random schedules instead; with --nemesis, schedules aimed at roles
+    (docs/real-zookeeper.md, "Nemeses"): isolate-leader, split, kill-leader-sync, hold-sync,
+    restart-election. Their letters (L the leader, F1, F2 the others, M a later leader) are
+    bound to the servers whose logs say they lead when the schedule gets there; a failing one is
+    saved under --out as it ran, with those servers and the command that made it, and `zabmc
+    real FILE` runs it again.
+
     Exit codes: 0 realised and no violation, 10 a property violated on the real servers' data,
     3 not realised (the servers did not show the model's state at some step; nothing violated),
     2 bad usage or input (also: Java or ZooKeeper missing), 1 internal error, 130 interrupted
     (SIGINT), 143 terminated (SIGTERM).
     """
     from rich.console import Console
-
-    from zabmc.real.install import find_byteman, find_zookeeper
 
     if list_releases:
         if source is not None or random_n is not None or release or zk_dir:
@@ -240,13 +245,7 @@ def real_cmd(source, random_n, seed, servers, steps, nemesis, out_dir, zk_dir, r
                 "global_sessions": global_sessions, "out": out_dir}
     check_outputs({"--save-schedule": save_schedule}, {"trace": source},
                   kinds={"--save-schedule": "schedule"}, force=force)
-    if release:
-        from zabmc.real import releases
-        zk_dir = releases.lib_dir(release)
-    dist = find_zookeeper(zk_dir)
-    byteman = find_byteman()
-    if byteman is None and release:
-        byteman = releases.byteman_jar(release)
+    dist, byteman = _build(release, zk_dir)
     extra_cfg = ({"localSessionsEnabled": "false", "localSessionsUpgradingEnabled": "false"}
                  if global_sessions else None)
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
@@ -282,6 +281,19 @@ def real_cmd(source, random_n, seed, servers, steps, nemesis, out_dir, zk_dir, r
         click.echo(json.dumps(dict(out.to_json(), source=source), indent=1))
     _report(console, out)
     return _exit(out)
+
+
+def _build(release, zk_dir) -> tuple:
+    """The ZooKeeper build to run and Byteman's jar (None: not found)."""
+    from zabmc.real.install import find_byteman, find_zookeeper
+    if release:
+        from zabmc.real import releases
+        zk_dir = releases.lib_dir(release)
+    dist = find_zookeeper(zk_dir)
+    byteman = find_byteman()
+    if byteman is None and release:
+        byteman = releases.byteman_jar(release)
+    return dist, byteman
 
 
 def _combinations(source, random_n, release, zk_dir, save_schedule, nemesis, steps) -> list:
