@@ -6,8 +6,10 @@ For Debian's 3.8.0 (unless --no-debian) and each --release, runs
     python -m zabmc real --nemesis all --random N --seed S [--release V] \
         --out reports/data/real-nemesis --json -q
 
-(N = --per times the five nemeses, taken in turn), through `flock LOCK` when --lock is given (on
-a machine where other jobs run real ensembles too). Each schedule's result is appended to a
+(N = --per times the five nemeses, taken in turn), holding `flock(2)` on LOCK while it runs when
+--lock is given (the lock `flock LOCK command` takes, on a machine where other jobs run real
+ensembles too); the commit is read once the lock is held, just before the run
+("+changes" when zabmc/ or models/ differ from it). Each schedule's result is appended to a
 JSON-lines file with the command, the commit and the time it ran (so that a later invocation adds
 builds), failing schedules are saved under reports/data/real-nemesis/ by `zabmc real` itself
 (each records the command that made it and the servers its letters were bound to), and --write
@@ -20,6 +22,8 @@ rewrites the section from every line of the file.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import subprocess
@@ -35,10 +39,24 @@ KEPT = "reports/data/real-nemesis"
 HEADING = "## Nemeses on real ZooKeeper"
 
 
+@contextlib.contextmanager
+def _locked(path: str | None):
+    """flock(2) on `path` (what `flock PATH command` takes) while a campaign runs."""
+    if not path:
+        yield
+        return
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def commit() -> str:
     r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                        cwd=ROOT)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "zabmc"],
+    dirty = subprocess.run(["git", "status", "--porcelain", "zabmc", "models"],
                            capture_output=True, text=True, cwd=ROOT).stdout.strip()
     return r.stdout.strip() + ("+changes" if dirty else "")
 
@@ -47,10 +65,11 @@ def campaign(release: str | None, n: int, seed: int, lock: str | None) -> list:
     argv = ["python", "-m", "zabmc", "real", "--nemesis", "all", "--random", str(n),
             "--seed", str(seed)] + (["--release", release] if release else []) \
         + ["--out", KEPT, "--json", "-q"]
-    run = (["flock", lock] if lock else []) + [sys.executable] + argv[1:]
-    at = commit()  # the code that runs, before it runs
-    t = time.time()
-    p = subprocess.run(run, capture_output=True, text=True, cwd=ROOT, timeout=7200)
+    with _locked(lock):
+        at = commit()  # the code that runs, once the lock is ours and before it runs
+        t = time.time()
+        p = subprocess.run([sys.executable] + argv[1:], capture_output=True, text=True, cwd=ROOT,
+                           timeout=7200)
     try:
         out = json.loads(p.stdout)
     except ValueError:
