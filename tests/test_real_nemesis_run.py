@@ -36,7 +36,6 @@ def real_tools():
         need("a real-ZooKeeper tool", str(e))
 
 
-@pytest.mark.slow
 def test_kill_leader_sync_kills_the_new_leader_while_a_follower_is_held(tmp_path):
     r = subprocess.run([sys.executable, "-m", "zabmc", "real", "--nemesis", "kill-leader-sync",
                         "--random", "1", "--seed", "1", "--out", str(tmp_path), "--keep",
