@@ -89,21 +89,25 @@ def campaign(release: str | None, n: int, seed: int, lock: str | None) -> list:
 
 def section(rows: list) -> list:
     from zabmc.real.nemesis import NEMESES
-    cmds = sorted({(r["build"], r["command"], r["commit"], r["started"][:10]) for r in rows})
+    cmds = sorted({(_build(r), r["command"], r["commit"], r["started"][:10]) for r in rows},
+                  key=lambda c: _order(c[0]))
     lines = [HEADING, "",
              "Produced by `python benchmarks/real_nemesis.py --write` from "
              f"[{DATA.split('/', 1)[1]}]({DATA.split('/', 1)[1]}), one JSON line per schedule, "
              "made by these campaigns (`zabmc real --nemesis`, docs/real-zookeeper.md "
              "\"Nemeses\"; three servers on 127.0.0.1, each schedule in a fresh ensemble; wall "
-             "seconds on a two-core machine shared with other jobs):", ""]
+             "seconds on a two-core machine shared with other jobs). The same seed gives every "
+             "build the same schedules, letter for letter; the servers and the timing are the "
+             "builds' own:", ""]
     lines += [f"- {b}: `{c}` at {k} on {d}" for b, c, k, d in cmds]
     lines += ["", "| ZooKeeper | nemesis | schedules | writes | acknowledged | violations | "
               "wall seconds |", "|---|---|---:|---:|---:|---:|---:|"]
     groups = defaultdict(list)
     for r in rows:
-        groups[(r["zookeeper"], r["nemesis"])].append(r)
+        groups[(_build(r), r["nemesis"])].append(r)
     order = list(NEMESES)
-    for (zk, nem), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], order.index(kv[0][1]))):
+    for (zk, nem), rs in sorted(groups.items(), key=lambda kv: (_order(kv[0][0]),
+                                                                 order.index(kv[0][1]))):
         bad = [r for r in rs if r["verdict"] == "violation"]
         lines.append(f"| {zk} | {nem} | {len(rs)} | {sum(r['writes'] for r in rs)} | "
                      f"{sum(r['acknowledged'] for r in rs)} | {len(bad)}"
@@ -118,13 +122,30 @@ def section(rows: list) -> list:
         lines += [f"- {r['zookeeper']}, {r['nemesis']}: `{r['schedule']}` "
                   f"({', '.join(r['properties'])})" for r in bad]
     else:
-        lines += ["No schedule broke a property: every acknowledged write was on every server "
-                  "at the end, in one order, and no epoch went back. A handful of schedules per "
-                  "nemesis is a smoke test of the nemeses, not a measure of how rare a loss is."]
+        lines += ["No schedule broke a property of the verdict (agreement, prefix, "
+                  "acknowledged-durable, epoch-monotonic, epoch-order, leader-unexpected-ack, "
+                  "sync-exception, load-exception: docs/real-zookeeper.md, \"The verdict\"). "
+                  "A handful of schedules per nemesis is a smoke test of the nemeses, not a "
+                  "measure of how rare a loss is."]
+    binds = defaultdict(int)
+    for r in rows:
+        binds[", ".join(f"{k}={v}" for k, v in sorted(r["bound"].items()))] += 1
+    lines += ["", "The servers the letters were bound to (L the leader, F1 and F2 the others, M "
+              "the leader after L's SIGKILL), in how many schedules: "
+              + "; ".join(f"{b}: {n}" for b, n in sorted(binds.items())) + "."]
     notes = sorted({n for r in rows for n in r["notes"]})
     if notes:
         lines += ["", "What the runs noted:", ""] + [f"- {n}" for n in notes]
     return lines + [""]
+
+
+def _build(r: dict) -> str:
+    return (f"{r['zookeeper']} (Debian)" if r["build"].startswith("debian")
+            else f"{r['zookeeper']} (Maven Central)")
+
+
+def _order(build: str) -> tuple:
+    return (0 if "Debian" in build else 1, [int(x) for x in build.split()[0].split(".")])
 
 
 def write(lines: list) -> None:
