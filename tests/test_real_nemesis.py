@@ -125,3 +125,22 @@ def test_bad_combinations_are_one_line_and_exit_2(args, words):
     r = subprocess.run([sys.executable, "-m", "zabmc", "real", *args], capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and words in r.stderr, r.stderr
+
+
+def test_the_saved_schedule_is_read_back_as_an_ordinary_schedule(tmp_path):
+    """What a failing nemesis run saves (`ran_schedule`: the entries as they ran, the binding in
+    its source) is a schedule file `zabmc real FILE` reads."""
+    from types import SimpleNamespace
+
+    from zabmc.cli.real import _load_source, ran_schedule, save_schedule_file
+    s = nemesis.generate(["hold-sync"], 2, 0, command="zabmc real --nemesis hold-sync "
+                                                      "--random 1 --seed 2 --out .")
+    ran, names = _ran(s, [{1: "leading", 2: "following", 3: "following"}])
+    out = SimpleNamespace(ran=ran["entries"], bound=names)
+    path = tmp_path / "saved.schedule.json"
+    save_schedule_file(ran_schedule(s, out), str(path), "--out")
+    back, what = _load_source(str(path))
+    assert what == "schedule" and back["entries"] == ran["entries"]
+    assert back["source"]["bound"] == {"L": 1, "F1": 2, "F2": 3}
+    assert back["source"]["command"] == "zabmc real --nemesis hold-sync --random 1 --seed 2 --out ."
+    assert back["limits"] == {"syncLimit": schedule.SLOW_LIMIT}
