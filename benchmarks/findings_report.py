@@ -150,10 +150,29 @@ def _table_head() -> list:
     ]
 
 
+def search_command(f: Finding) -> str:
+    """The `zabmc check` that finds `f` (db19 is the default model)."""
+    cmd = f"zabmc check {_flags(f.config)}"
+    if f.strategy != "bfs":
+        cmd += f" --strategy random --seed {f.seed} --walks {f.walks}"
+    if f.invariants != DEFAULT_PROPERTIES:
+        cmd += "".join(f" --invariant {p}" for p in f.invariants)
+    return cmd
+
+
+def origin(f: Finding) -> str:
+    """What a finding's regression trace says made it."""
+    how = ("its first violation of " if f.strategy == "bfs" else
+           "the walk that first violated ") + f.prop
+    return (f"python benchmarks/findings_report.py: {how} in `{search_command(f)}`"
+            + ("" if f.strategy == "bfs" else ", shortened by replay"))
+
+
 def _finding(f: Finding, corpus: str) -> tuple:
     """Run `f`'s search, save its trace into `corpus`; its table row and its section's lines."""
     env, o, found, trace, props, secs = run_finding(f)
     path = os.path.join(corpus, f"{f.id}.trace.json")
+    trace.origin = origin(f)
     trace.save(path)
     depth = len(trace.events)
     if f.strategy == "bfs":
@@ -166,11 +185,7 @@ def _finding(f: Finding, corpus: str) -> tuple:
            f" | {f.config['network']} | {bounds} | {depth} | {how} |")
     buf = io.StringIO()
     print_trace(Console(file=buf, width=110, highlight=False, color_system=None), trace)
-    cmd = f"zabmc check {_flags(f.config)}"
-    if f.strategy != "bfs":
-        cmd += f" --strategy random --seed {f.seed} --walks {f.walks}"
-    if f.invariants != DEFAULT_PROPERTIES:
-        cmd += "".join(f" --invariant {p}" for p in f.invariants)
+    cmd = search_command(f)
     section = [
         f"## {f.title}",
         f'<a id="{f.id}"></a>',

@@ -107,6 +107,12 @@ GENERATORS = (
               "reports/data/real-trunc-runs.jsonl (appends), the table of reports/zookeeper.md "
               "\"The TRUNC finding on 3.9.5\"", "about 30 s a run, 40 runs",
               needs="Java 17, Debian's zookeeper, mvn and Maven Central, Byteman, kazoo"),
+    Generator("real-nemesis", ("benchmarks/real_nemesis.py", "--per", "3", "--seed", "1",
+                               "--release", "3.9.5", "--write"),
+              "reports/data/real-nemesis.jsonl (appends), reports/data/real-nemesis/ (failing "
+              "schedules), reports/zookeeper.md \"Nemeses on real ZooKeeper\"",
+              "about 15 s a schedule, 30 schedules",
+              needs="Java 17, Debian's zookeeper, mvn and Maven Central, Byteman, kazoo"),
     # reports/benchmarks.md: each script rewrites its own section
     Generator("explore", ("benchmarks/explore_bench.py", "--depth", "20", "--rounds", "3",
                           "--write"),

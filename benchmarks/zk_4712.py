@@ -35,6 +35,17 @@ SEARCHES = [
 ]
 
 
+def _say_origin(path: str, origin: str) -> None:
+    """The trace file with its `origin` after its format header."""
+    import json
+    with open(path) as f:
+        doc = json.load(f)
+    head = {k: doc.pop(k) for k in ("format", "version")}
+    head["origin"] = origin
+    with open(path, "w") as f:
+        f.write(json.dumps({**head, **doc}, indent=1) + "\n")
+
+
 def show(d: dict) -> str:
     return result_cell(d, "**{property}** at depth {depth}", 1)
 
@@ -69,6 +80,9 @@ def main() -> int:
                     prop = d["violations"][0]["property"]
                     each = trace[:-len(".json")] + f"-{prop}.json"
                     shutil.copyfile(each if os.path.exists(each) else trace, CORPUS)
+                    _say_origin(CORPUS, f"python benchmarks/zk_4712.py --write: the first "
+                                f"violation ({prop}) of `zabmc check --model {m} {flags}`, "
+                                "breadth-first")
             lines.append(f"| {what} | `{flags}` | " + " | ".join(row) + " |")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -272,6 +272,7 @@ def main() -> int:
     lines += _kept_section(path, "## ZOOKEEPER-2354")  # benchmarks/zk_2354.py's
     lines += _kept_section(path, "## Beside Remix")  # benchmarks/remix_compare.py's
     lines += _kept_section(path, "## On ZooKeeper ")  # benchmarks/real_report.py's
+    lines += _kept_section(path, "## Nemeses on real ZooKeeper")  # benchmarks/real_nemesis.py's
     with open(path, "w") as f:
         f.write("\n".join(lines))
     print(f"wrote {os.path.relpath(path, ROOT)}", file=sys.stderr)

@@ -158,7 +158,7 @@ def test_the_4712_trace_serves_a_write_no_quorum_accepted():
 
 
 def test_a_trunc_to_an_epoch_boundary_leaves_a_follower_a_write_no_quorum_accepted():
-    """Found by a random schedule (seed 1, schedule 0; once in seven runs) and written down as a
+    """Found by a random schedule (seed 1, schedule 0, in a run not kept) and written down as a
     schedule that loses the same way every time (tests/corpus/zk/
     truncate-keeps-uncommitted.schedule.json: 6 of 6 runs on 2026-11-28). Server 3, leader of epoch 1
     and cut off, logs /w-1 as 0x100000001; server 2, whose data tree is at 0x100000000 and whose

@@ -164,8 +164,16 @@ def _exit(out) -> int:
               help="The campaign's seed (with --random).")
 @click.option("--servers", type=click.IntRange(3, 7), default=3, show_default=True,
               help="Ensemble size (with --random; a trace or schedule says its own).")
-@click.option("--steps", type=click.IntRange(1, 200), default=12, show_default=True,
-              help="Random faults and writes per schedule (with --random).")
+@click.option("--steps", type=click.IntRange(1, 200), default=None,
+              help="Random faults and writes per schedule (with --random; default 12; not with "
+                   "--nemesis, whose schedules have their own shape).")
+@click.option("--nemesis", "nemesis", metavar="NAME[,NAME...]", default=None,
+              help="With --random: schedules aimed at roles instead of random steps, taking the "
+                   "named nemeses in turn: isolate-leader, split (a majority and a minority), "
+                   "kill-leader-sync (SIGKILL a leader while a follower synchronises), hold-sync "
+                   "(hold a follower's SyncThread across a role change), restart-election; or "
+                   "all. Who leads is read from the running servers; a failing schedule is saved "
+                   "with the servers it ran on and the command that made it.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=".",
               show_default=True, help="Where --random saves the schedules that fail.")
 @click.option("--zookeeper", "zk_dir", type=click.Path(file_okay=False), default=None,
@@ -194,9 +202,9 @@ def _exit(out) -> int:
 @click.option("--keep", is_flag=True, help="Keep the work directory (data, logs, configs).")
 @click.option("--json", "as_json", is_flag=True, help="The result as JSON on standard output.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the result.")
-def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, release, list_releases,
-             global_sessions, save_schedule, force, no_conformance, conform_timeout, keep, as_json,
-             quiet):
+def real_cmd(source, random_n, seed, servers, steps, nemesis, out_dir, zk_dir, release,
+             list_releases, global_sessions, save_schedule, force, no_conformance, conform_timeout,
+             keep, as_json, quiet):
     """Run a `zk` counterexample's faults (or random ones) on real ZooKeeper servers.
 
     SOURCE is a trace of a model with a real counterpart (the zk family: the release models
@@ -212,6 +220,13 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, release, l
     sync-exception and load-exception (docs/real-zookeeper.md). Every server it starts is stopped by its pid,
     whatever ends the run.
 
+    --random N runs N seeded random schedules instead; with --nemesis, schedules aimed at roles
+    (docs/real-zookeeper.md, "Nemeses"): isolate-leader, split, kill-leader-sync, hold-sync,
+    restart-election. Their letters (L the leader, F1, F2 the others, M a later leader) are
+    bound to the servers whose logs say they lead when the schedule gets there; a failing one is
+    saved under --out as it ran, with those servers and the command that made it, and `zabmc
+    real FILE` runs it again.
+
     Exit codes: 0 realised and no violation, 10 a property violated on the real servers' data,
     3 not realised (the servers did not show the model's state at some step; nothing violated),
     2 bad usage or input (also: Java or ZooKeeper missing), 1 internal error, 130 interrupted
@@ -219,39 +234,31 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, release, l
     """
     from rich.console import Console
 
-    from zabmc.real.install import find_byteman, find_zookeeper
-
     if list_releases:
         if source is not None or random_n is not None or release or zk_dir:
             raise UsageError("--releases lists the releases; it takes no trace, --random, "
                              "--release or --zookeeper")
         return _list_releases(as_json)
-    if release and zk_dir:
-        raise UsageError("--release and --zookeeper both name the build to run: give one")
-    if (source is None) == (random_n is None):
-        raise UsageError("give a trace or schedule file, or --random N (not both)")
-    if save_schedule and source is None:
-        raise UsageError("--save-schedule goes with a trace")
+    names = _combinations(source, random_n, release, zk_dir, save_schedule, nemesis, steps)
+    campaign = {"seed": seed, "servers": servers, "steps": 12 if steps is None else steps,
+                "nemesis": names, "release": release, "zookeeper": zk_dir,
+                "global_sessions": global_sessions, "out": out_dir}
     check_outputs({"--save-schedule": save_schedule}, {"trace": source},
                   kinds={"--save-schedule": "schedule"}, force=force)
-    if release:
-        from zabmc.real import releases
-        zk_dir = releases.lib_dir(release)
-    dist = find_zookeeper(zk_dir)
-    byteman = find_byteman()
-    if byteman is None and release:
-        byteman = releases.byteman_jar(release)
+    dist, byteman = _build(release, zk_dir)
     extra_cfg = ({"localSessionsEnabled": "false", "localSessionsUpgradingEnabled": "false"}
                  if global_sessions else None)
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
     broken = _check_hooks(console, dist, byteman)
     if random_n is not None:
-        if broken and byteman is not None:
+        if names:
+            _nemesis_hooks(names, broken, byteman, dist)
+        elif broken and byteman is not None:
             console.print("note: the random schedules hold no thread on this build",
                           highlight=False)
             byteman = None
-        return _campaign(console, dist, byteman, random_n, seed, servers, steps, out_dir, keep,
-                         as_json, quiet, conform_timeout, extra_cfg)
+        return _campaign(console, dist, byteman, random_n, campaign, keep, as_json, quiet,
+                         conform_timeout, extra_cfg)
     schedule, what = _load_source(source)
     used = sorted({op["point"] for e in schedule["entries"] for op in e.get("ops", ())
                    if op["op"] in ("hold", "release")} & set(broken))
@@ -276,6 +283,90 @@ def real_cmd(source, random_n, seed, servers, steps, out_dir, zk_dir, release, l
     return _exit(out)
 
 
+def _build(release, zk_dir) -> tuple:
+    """The ZooKeeper build to run and Byteman's jar (None: not found)."""
+    from zabmc.real.install import find_byteman, find_zookeeper
+    if release:
+        from zabmc.real import releases
+        zk_dir = releases.lib_dir(release)
+    dist = find_zookeeper(zk_dir)
+    byteman = find_byteman()
+    if byteman is None and release:
+        byteman = releases.byteman_jar(release)
+    return dist, byteman
+
+
+def _combinations(source, random_n, release, zk_dir, save_schedule, nemesis, steps) -> list:
+    """The options' combinations checked; --nemesis as a list of names."""
+    if release and zk_dir:
+        raise UsageError("--release and --zookeeper both name the build to run: give one")
+    names = _nemesis_options(nemesis, random_n, steps)
+    if (source is None) == (random_n is None):
+        raise UsageError("give a trace or schedule file, or --random N (not both)")
+    if save_schedule and source is None:
+        raise UsageError("--save-schedule goes with a trace")
+    return names
+
+
+def _nemesis_options(nemesis, random_n, steps) -> list:
+    """--nemesis as a list of names, after its combinations with the other options."""
+    if nemesis is None:
+        return []
+    if random_n is None:
+        raise UsageError("--nemesis goes with --random N (the number of schedules)")
+    if steps is not None:
+        raise UsageError("--steps is for random schedules; a nemesis's schedules have their "
+                         "own shape")
+    from zabmc.real.nemesis import parse
+    return parse(nemesis)
+
+
+def _nemesis_hooks(names: list, broken: dict, byteman, dist) -> None:
+    """The nemeses that hold threads need Byteman's hooks on this build."""
+    from zabmc.real.nemesis import needs_hooks
+    holding = needs_hooks(names)
+    if holding and byteman is None:
+        raise UsageError(f"--nemesis {','.join(holding)} holds threads with Byteman, whose jar "
+                         "was not found: apt-get install libbyteman-java, or set "
+                         "ZABMC_BYTEMAN_JAR")
+    if holding and broken:
+        raise UsageError(f"--nemesis {','.join(holding)} holds threads at hook points that do "
+                         f"not apply to ZooKeeper {dist.version} (said above)")
+
+
+def command_line(count: int, c: dict) -> str:
+    """The command that runs a campaign again (recorded in every schedule it saves)."""
+    words = ["zabmc", "real"]
+    if c["nemesis"]:
+        from zabmc.real.nemesis import NEMESES
+        words += ["--nemesis", "all" if c["nemesis"] == list(NEMESES) else ",".join(c["nemesis"])]
+    words += ["--random", str(count), "--seed", str(c["seed"])]
+    if c["servers"] != 3:
+        words += ["--servers", str(c["servers"])]
+    if not c["nemesis"] and c["steps"] != 12:
+        words += ["--steps", str(c["steps"])]
+    if c["release"]:
+        words += ["--release", c["release"]]
+    if c["zookeeper"]:
+        words += ["--zookeeper", c["zookeeper"]]
+    if c["global_sessions"]:
+        words.append("--global-sessions")
+    import shlex
+    return " ".join(shlex.quote(w) for w in words + ["--out", c["out"]])
+
+
+def campaign_schedule(k: int, count: int, c: dict, hooks: bool) -> dict:
+    """The k-th schedule of a campaign (random or nemesis), saying the command that made it."""
+    cmd = command_line(count, c)
+    if c["nemesis"]:
+        from zabmc.real.nemesis import generate as nemesis_schedule
+        return nemesis_schedule(c["nemesis"], c["seed"], k, servers=c["servers"], command=cmd)
+    from zabmc.real.campaign import generate
+    out = generate(c["seed"], k, servers=c["servers"], steps=c["steps"], hooks=hooks)
+    out["source"]["command"] = cmd
+    return out
+
+
 def _check_hooks(console, dist, byteman) -> dict:
     """Byteman's TestScript on the build's jars (zabmc/real/hookcheck.py): every hook point
     that does not apply is said here, before the run; {point: why} of those. So is every log
@@ -296,6 +387,22 @@ def _check_hooks(console, dist, byteman) -> dict:
     return broken
 
 
+def _bound_text(bound: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in bound.items())
+
+
+def ran_schedule(schedule: dict, out) -> dict:
+    """The schedule as it ran: a nemesis's names replaced by the servers they were bound to
+    (an ordinary schedule, which `zabmc real FILE` runs again), the binding in its source."""
+    from zabmc.real.schedule import validate
+    if len(out.ran) < len(schedule["entries"]):
+        return schedule  # the run stopped early: the schedule as generated
+    done = dict(schedule, entries=out.ran, source=dict(schedule["source"]))
+    if out.bound:
+        done["source"]["bound"] = dict(out.bound)
+    return validate(done)
+
+
 def _list_releases(as_json: bool) -> int:
     from zabmc.real import releases
     rows, notes = releases.listing()
@@ -310,22 +417,26 @@ def _list_releases(as_json: bool) -> int:
     return EXIT_OK
 
 
-def _campaign(console, dist, byteman, count, seed, servers, steps, out_dir, keep, as_json,
-              quiet, conform_timeout, extra_cfg=None) -> int:
-    from zabmc.real.campaign import generate
+def _campaign(console, dist, byteman, count, c, keep, as_json, quiet, conform_timeout,
+              extra_cfg=None) -> int:
     from zabmc.real.runner import run
 
     rows, failed = [], 0
+    seed, out_dir = c["seed"], c["out"]
+    kind = "nemesis" if c["nemesis"] else "random"
     for k in range(count):
-        schedule = generate(seed, k, servers=servers, steps=steps, hooks=byteman is not None)
+        schedule = campaign_schedule(k, count, c, byteman is not None)
         out = _guard(lambda: run(schedule, zookeeper=dist, byteman=byteman, keep=keep,
                                  conform=False, conform_timeout=conform_timeout,
                                  extra_cfg=extra_cfg))
         row = {"index": k, "verdict": "violation" if out.violations else "ok",
+               "nemesis": schedule["source"].get("nemesis"), "servers_bound": out.bound,
                "properties": sorted({v.property for v in out.violations}),
                "writes": len(out.writes),
                "acknowledged": sum(w.outcome == "acknowledged" for w in out.writes),
                "wall_seconds": round(out.seconds, 1), "notes": out.notes}
+        if out.workdir:
+            row["workdir"] = out.workdir
         if out.violations:
             failed += 1
             path = os.path.join(out_dir, f"zabmc-real-{seed}-{k}.schedule.json")
@@ -333,12 +444,14 @@ def _campaign(console, dist, byteman, count, seed, servers, steps, out_dir, keep
                 os.makedirs(out_dir, exist_ok=True)
             except OSError as e:
                 raise UsageError(f"cannot create {out_dir}: {e.strerror}") from None
-            save_schedule_file(schedule, path, "--out")
+            save_schedule_file(ran_schedule(schedule, out), path, "--out")
             row["schedule"] = path
             row["violations"] = [v.to_json() for v in out.violations]
         rows.append(row)
         if not quiet:
-            console.print(f"schedule {k} (seed {seed}): {row['verdict']}"
+            console.print(f"schedule {k} (seed {seed}"
+                          + (f", {row['nemesis']} {_bound_text(out.bound)}" if c["nemesis"]
+                             else "") + f"): {row['verdict']}"
                           + (f" {', '.join(row['properties'])}, saved to {row['schedule']}"
                              if out.violations else "")
                           + f"; {row['acknowledged']}/{row['writes']} writes acknowledged, "
@@ -346,7 +459,9 @@ def _campaign(console, dist, byteman, count, seed, servers, steps, out_dir, keep
                                                         if out.notes else ""), highlight=False)
     if as_json:
         click.echo(json.dumps({"seed": seed, "schedules": count, "failed": failed,
+                               "nemesis": c["nemesis"] or None,
+                               "command": command_line(count, c),
                                "zookeeper": dist.version, "runs": rows}, indent=1))
-    console.print(f"{count} random schedules on ZooKeeper {dist.version}: {failed} with a "
+    console.print(f"{count} {kind} schedules on ZooKeeper {dist.version}: {failed} with a "
                   "violation", highlight=False)
     return EXIT_VIOLATION if failed else EXIT_OK

@@ -46,6 +46,9 @@ class Trace:
     #: through (`zabmc.core.model.KnownIssue`s; `()`: none), once `name_issues` has looked; None
     #: when it has not, or the model follows no implementation (nothing is then written or said)
     known_issues: tuple | None = None
+    #: how the trace was made (the exact command, or "written by hand"), written as the file's
+    #: `origin` after its format header; None writes none
+    origin: str | None = None
 
     @property
     def final_sha256(self) -> str:
@@ -59,11 +62,15 @@ class Trace:
         out = {
             "format": TRACE_FORMAT,
             "version": TRACE_VERSION if self.lasso is None else LASSO_VERSION,
+        }
+        if self.origin is not None:
+            out["origin"] = self.origin
+        out.update({
             "model": env.model.name,
             "config": env.config.to_json(),
             "invariants": list(env.checker.names),
             "violation": v,
-        }
+        })
         if self.lasso is not None:
             out["liveness"] = dict(self.lasso)
         if self.known_issues is not None:

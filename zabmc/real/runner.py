@@ -61,6 +61,10 @@ class RealOutcome:
     workdir: str | None = None
     notes: list = field(default_factory=list)
     log_evidence: list = field(default_factory=list)  # server log lines about sync and commits
+    #: the entries as they ran, every server a nemesis names by a letter replaced by the one it
+    #: was bound to (zabmc.real.nemesis): an ordinary schedule's entries
+    ran: list = field(default_factory=list)
+    bound: dict = field(default_factory=dict)  # name -> server
 
     @property
     def realised(self) -> bool:
@@ -360,6 +364,7 @@ class _Run:
 
     def entry(self, idx: int, e: dict) -> bool:
         """Entry `idx` run and conformed; False when the run stops there (a mismatch)."""
+        e = self._bind(idx, e)
         self.obs.entry(idx, e)
         if self.conform and e.get("before"):
             last = self.await_state(e["before"])
@@ -380,6 +385,27 @@ class _Run:
                 return False
         self._conformed(idx, e, t1)
         return True
+
+    def _bind(self, idx: int, e: dict) -> dict:
+        """The entry with the servers a nemesis names by letters (zabmc.real.nemesis) bound:
+        those its `bind` names now, from the running servers' roles (after waiting up to the
+        conformance timeout for one to lead), and those bound before."""
+        from . import nemesis
+        if e.get("bind"):
+            ens = self.ens
+            running = lambda: [s for s in ens.ids if ens.is_running(s)]  # noqa: E731
+            try:
+                ens.wait_for(lambda: any(ens.role(s) == "leading" for s in running()),
+                             self.conform_timeout, "a server that leads")
+            except RealTimeout:
+                pass  # bind says which server it took instead
+            note = nemesis.bind(e["bind"], self.out.bound,
+                                {s: ens.role(s) for s in running()}, self.n)
+            if note:
+                self.out.notes.append(f"entry {idx}: {note}")
+        e = nemesis.concrete(e, self.out.bound)
+        self.out.ran.append(e)
+        return e
 
     def _pause_and_sync(self, idx: int, e: dict) -> None:
         """The schedule's own timing (random schedules), and a wait for a synchronised

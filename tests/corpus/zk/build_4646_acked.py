@@ -106,6 +106,12 @@ class Builder:
         self.settle(every, ("ACK", "COMMIT"))
 
 
+def origin(script: str, *args: str) -> str:
+    """The command that writes a corpus trace: its builder, run from the repository's root."""
+    import os
+    return " ".join(["python", f"tests/corpus/zk/{os.path.basename(script)}", *args])
+
+
 def save_built(build, name: str) -> None:
     """A builder's command line: `python BUILDER [OUT]` writes tests/corpus/zk/NAME.trace.json
     (or OUT) and says how long it is and what it violates first."""
@@ -113,6 +119,7 @@ def save_built(build, name: str) -> None:
     t = build()
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), f"{name}.trace.json")
+    t.origin = origin(sys.argv[0])
     t.save(out)
     v = t.violation
     print(f"{out}: {len(t.events)} steps; first violation: "
@@ -154,7 +161,12 @@ def build(model: str = "zk", newleader_acked: bool = True) -> Trace:
 
 
 if __name__ == "__main__":
-    t = build(sys.argv[2] if len(sys.argv) > 2 else "zk")
+    model = sys.argv[2] if len(sys.argv) > 2 else "zk"
+    t = build(model)
+    name = {"zk": "zookeeper-4646-acked", "zk-fixed": "zookeeper-4646-acked-fixed"}.get(model)
+    if name:  # the corpus's two runs say the command that writes them
+        t.origin = origin(__file__, f"tests/corpus/zk/{name}.trace.json",
+                          *([model] if model != "zk" else []))
     if len(sys.argv) > 1 and sys.argv[1]:
         t.save(sys.argv[1])
     v = t.violation

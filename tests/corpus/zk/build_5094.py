@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from build_4646_acked import CONFIG, ESTABLISH, INVARIANTS, Builder  # noqa: E402
+from build_4646_acked import CONFIG, ESTABLISH, INVARIANTS, Builder, origin  # noqa: E402
 
 #: two timeouts (the leader of epoch 1, then the truncated follower), a crash, four proposals
 BOUNDS = dict(CONFIG, max_timeouts=2, max_crashes=1, proposals=4)
@@ -75,7 +75,10 @@ def build(model: str = "zk-3.9.2-shutdown"):
 
 
 if __name__ == "__main__":
-    t = build(sys.argv[2] if len(sys.argv) > 2 else "zk-3.9.2-shutdown")
+    model = sys.argv[2] if len(sys.argv) > 2 else "zk-3.9.2-shutdown"
+    t = build(model)
+    if model == "zk-3.9.2-shutdown":  # the corpus's run says the command that writes it
+        t.origin = origin(__file__, "tests/corpus/zk/zookeeper-5094.trace.json")
     if len(sys.argv) > 1 and sys.argv[1]:
         t.save(sys.argv[1])
     v = t.violation
