@@ -166,6 +166,15 @@ GENERATORS = (
     Generator("remix-grain", ("benchmarks/remix_grain.py", "--write"),
               "reports/benchmarks.md \"ZOOKEEPER-4643 at Remix's grain (issue #38)\"",
               "about a CPU minute", quick=True),
+    Generator("remix-targets", ("benchmarks/remix_targets.py", "--remix", "../zookeeper-tla-spec",
+                                "--rounds", "2", "--write"),
+              "reports/benchmarks.md \"Targets of issue #64 (beside TLC on Remix's "
+              "specifications)\"", "about 7 CPU minutes",
+              needs="Java 17 and a checkout of Disalg-ICS-NJU/zookeeper-tla-spec (commit 2b1ded0, "
+              "where low-level-spec/mixed-spec/mixed_v2 and mixed_v3 are) at ../zookeeper-tla-spec"),
+    Generator("spark-release-cell", ("benchmarks/spark_release_cell.py", "--write"),
+              "reports/benchmarks.md \"The largest release-matrix cell on the Spark standalone "
+              "cluster (issue #64)\"", "about a wall minute", needs="Java 17"),
     # reports/spark.md: the measured sections (the rest of the report is written by hand)
     Generator("executor-loss", ("benchmarks/executor_loss_bench.py",),
               "reports/spark.md \"Losing an executor\"", "not timed here", needs="Java 17"),
