@@ -336,8 +336,8 @@ def registered(name: str) -> Registered:
         if not MODELS:
             raise UsageError(f"unknown model {name!r}: no model is registered (zabmc finds its "
                              "models through its installed entry points: pip install -e .)")
-        raise UsageError(f"unknown model {name!r}; choose one of: "
-                         f"{', '.join(sorted([*MODELS, *ALIASES]))}")
+        raise UsageError(f"unknown model {name!r}; choose one of: {', '.join(sorted(MODELS))} "
+                         "(`zabmc models` lists them with their other names)")
     return entry
 
 
