@@ -61,9 +61,8 @@ STORE = epoch.STORE
 
 
 #: what each stack's model has, in words (`zabmc models`)
-GRAINS = {"threads": "the follower's threads, broadcasts before NEWLEADER, the follower's shutdown, "
-                     "currentEpoch's own step and the in-memory committed log with "
-                     "SNAP/DIFF/TRUNC chosen from it, at once",
+GRAINS = {"threads": "threads, broadcasts before NEWLEADER, shutdown, currentEpoch's own "
+                     "step and SNAP/DIFF/TRUNC from the committed log, at once",
           "store": "the in-memory committed log with SNAP/DIFF/TRUNC chosen from it and "
                    "currentEpoch's own step, at once"}
 
