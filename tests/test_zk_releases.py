@@ -52,7 +52,7 @@ def test_zk_3_8_0_finds_zookeeper_4685_once_a_learner_is_inside_the_committed_lo
     flags = ["--nodes", "3", "--max-timeouts", "1", "--depth", "30",
              "--invariant", "leader-unexpected-ack", "-q", "--json"]
     p = _zabmc("check", "--model", "zk-3.8.0", "--proposals", "2", *flags, "--trace-out",
-               str(tmp_path / "t.json"), cwd=tmp_path)
+               str(tmp_path / "t.json"), cwd=Path(__file__).resolve().parent.parent)
     assert p.returncode == 10, p.stderr
     out = json.loads(p.stdout)
     (v,) = out["violations"]
