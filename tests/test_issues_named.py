@@ -76,6 +76,9 @@ EXPECTED = {
     # an interrupted TRUNC and not on disk: ack-from-memory, whose message says 5094 (not a
     # leaked SyncThread's queue, 4712)
     "zookeeper-5094": [("ZOOKEEPER-5094", 48)],
+    # zookeeper-4646-acked lifted into zk-3.8.0 (build_380_snap.py): the same NEWLEADER, now at
+    # step 41 (the layers' owed steps come before it), and its ACK a step of its own (42)
+    "zookeeper-4646-acked-zk-3.8.0": [(I4643, 41), (I4646, 42)],
     # zk-3.8.0 with its storage grain (tests/corpus/zk/build_380_snap.py): node 0's NEWLEADER of
     # epoch 2 (24) queues the DIFF's committed 1.2 for its SyncThread (4643's window; its ACK is
     # owed, so 4646's does not open), which writes and acknowledges it first (26): 4685

@@ -399,3 +399,15 @@ def test_zk_3_8_0s_snap_at_the_epochs_first_zxid_lets_a_commit_throw():
                                 '"hdr" because "pif" is null')
     assert any(ln.startswith("server 2:") and "Getting a snapshot from leader 0x100000000" in ln
                for ln in out["log_evidence"])
+
+
+def test_zk_3_8_0s_run_of_the_4646_loss_loses_an_acknowledged_write():
+    """zookeeper-4646-acked lifted into zk-3.8.0 (tests/corpus/zk/build_380_snap.py; its DIFFs
+    are the ones the storage grain chooses): every one of its 57 steps happens on 3.8.0, and
+    /zab-1, acknowledged by server 3, is gone from servers 1 and 2."""
+    r = _real(str(CORPUS / "zookeeper-4646-acked-zk-3.8.0.trace.json"), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == 57, out["not_realised"]
+    assert {v["property"] for v in out["violations"]} == {
+        "agreement", "prefix", "acknowledged-durable"}

@@ -1,4 +1,4 @@
-"""Build three counterexamples of the release model zk-3.8.0 (with its storage grain: SNAP, DIFF
+"""Build four counterexamples of the release model zk-3.8.0 (with its storage grain: SNAP, DIFF
 or TRUNC chosen from the committed log, models/zk/README.md S11-S14) that `zabmc real` runs on
 Debian's 3.8.0, step by step through the model (`do` checks each event is the one enabled that
 matches, so the file is what the model does).
@@ -34,7 +34,12 @@ can be driven through, and otherwise the shortest we found that is:
   COMMIT was sent: held to the end, it would never read it), and the COMMIT reaches node 1
   before UPTODATE: a NullPointerException in `Learner.syncWithLeader` (event 22).
 
-Run: python tests/corpus/zk/build_380_snap.py [NAME ...] (each NAME one of the three; all
+- `zookeeper-4646-acked-zk-3.8.0` (57 events): the 4646 loss `zookeeper-4646-acked` (`zk`)
+  shows, lifted into zk-3.8.0 (`lift_4646_acked`). The search finds the window (`ack-before-disk`,
+  23 events, two nodes) in a run whose crash drops a PROPOSAL the real leader has already sent;
+  this one is realised, the acknowledged write /zab-1 lost on the servers.
+
+Run: python tests/corpus/zk/build_380_snap.py [NAME ...] (each NAME one of the four; all
 without one) writes tests/corpus/zk/NAME.trace.json.
 """
 
@@ -129,7 +134,48 @@ def build_4394() -> Builder:
     return b
 
 
+def lift_4646_acked() -> Builder:
+    """zookeeper-4646-acked (`zk`, 53 events, realised on 3.8.0) as a run of zk-3.8.0 (whose rules
+    are 3.7.0's, `zk`'s release model): each owed step of a layer `zk` lacks taken as soon as it
+    is enabled, as tests/test_zk_releases.py lifts it; its follower's last zxid is inside the
+    leader's committed log, so every SYNC is the one `zk` sends but for a DIFF's zxid (the
+    leader's maxCommittedLog, S6)."""
+    from zabmc.core import events as E
+    from zabmc.core.trace import read
+
+    from models.zk import releases
+
+    tf = read(str(HERE / "zookeeper-4646-acked.trace.json"))
+    owed = set(releases.LAYER_ACTIONS)
+    b = Builder(MODEL, dict(tf.config, depth=10 * len(tf.events) + 50), list(tf.invariants))
+
+    def take(ev, nxt, v):
+        b.events.append(ev)
+        b.states.append(nxt)
+        b.s = nxt
+        if b.first is None and v is not None:
+            b.first, b.first_step = v, len(b.events)
+
+    for want in tf.events:
+        while True:
+            x = next((x for x in b.env.successors(b.s) if x[0].kind == "action"
+                      and x[0].to_json(b.env.model)["action"][0] in owed), None)
+            if x is None:
+                break
+            take(*x)
+        x = E.from_json(b.env, b.s, want) or next(
+            x for x in b.env.successors(b.s) if want["msg"]["type"] == "SYNC"
+            and x[0].to_json(b.env.model).get("msg", {}).get("type") == "SYNC"
+            and (x[0].to_json(b.env.model)["src"], x[0].to_json(b.env.model)["dst"])
+            == (want["src"], want["dst"]))
+        take(*x)
+    return b
+
+
 SEARCHES = {
+    "zookeeper-4646-acked-zk-3.8.0": "zabmc check --model zk-3.8.0 --nodes 2 --proposals 2 "
+                                     "--max-timeouts 1 --max-crashes 1 --depth 100 --invariant "
+                                     "ack-before-disk (23 events: its window, no loss)",
     "zookeeper-4685-zk-3.8.0": "zabmc check --model zk-3.8.0 --nodes 3 --proposals 2 "
                                "--max-timeouts 1 --depth 30 --invariant leader-unexpected-ack "
                                "(25 events)",
@@ -138,7 +184,8 @@ SEARCHES = {
     "zookeeper-4394-zk-3.8.0": "zabmc check --model zk-3.8.0 --nodes 3 --proposals 1 --depth 100 "
                                "--invariant sync-exception (20 events)",
 }
-BUILDS = {"zookeeper-4685-zk-3.8.0": build_4685, "zookeeper-2354-zk-3.8.0": build_2354,
+BUILDS = {"zookeeper-4646-acked-zk-3.8.0": lift_4646_acked,
+          "zookeeper-4685-zk-3.8.0": build_4685, "zookeeper-2354-zk-3.8.0": build_2354,
           "zookeeper-4394-zk-3.8.0": build_4394}
 
 
