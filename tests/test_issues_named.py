@@ -76,6 +76,21 @@ EXPECTED = {
     # an interrupted TRUNC and not on disk: ack-from-memory, whose message says 5094 (not a
     # leaked SyncThread's queue, 4712)
     "zookeeper-5094": [("ZOOKEEPER-5094", 48)],
+    # zookeeper-4646-acked lifted into zk-3.8.0 (build_380_snap.py): the same NEWLEADER, now at
+    # step 41 (the layers' owed steps come before it), and its ACK a step of its own (42)
+    "zookeeper-4646-acked-zk-3.8.0": [(I4643, 41), (I4646, 42)],
+    # zk-3.8.0 with its storage grain (tests/corpus/zk/build_380_snap.py): node 0's NEWLEADER of
+    # epoch 2 (24) queues the DIFF's committed 1.2 for its SyncThread (4643's window; its ACK is
+    # owed, so 4646's does not open), which writes and acknowledges it first (26): 4685
+    "zookeeper-4685-zk-3.8.0": [(I4643, 24), ("ZOOKEEPER-4685", 26)],
+    # node 1's NEWLEADER writes the SNAP's snapshot (1.1) and owes currentEpoch; the crash comes
+    # between, and the restart (22) finds 1.1 beside currentEpoch 0. A SNAP's transactions are
+    # on disk before the epoch: no D18 window
+    "zookeeper-2354-zk-3.8.0": [("ZOOKEEPER-2354", 22)],
+    # node 1's SNAP (at 1.0) carries the outstanding 1.1 as a PROPOSAL; NEWLEADER empties
+    # packetsNotCommitted, and 1.1's COMMIT (22) finds it empty: the NPE. 1.1 was not committed
+    # when synchronised: no window
+    "zookeeper-4394-zk-3.8.0": [("ZOOKEEPER-4394", 22)],
     # the release model zk-3.8.0 truncates as FileTxnLog.truncate does: node 1's TRUNC to 0.0
     # (22) keeps 1.1, which no JIRA issue describes; the divergence follows at 31
     "truncate-keeps-zk-3.8.0": [

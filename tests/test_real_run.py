@@ -344,3 +344,70 @@ def test_a_start_the_model_says_fails_and_that_succeeds_is_not_realised(tmp_path
     assert out["not_realised"]["text"] == ("not realised at step 29 (restart node 1): the model "
                                            "says start: fails (load-exception), server 2 says "
                                            "started")
+
+
+# --- the release model zk-3.8.0's own counterexamples (issue #62 item 5) -------------------------
+
+
+def test_zk_3_8_0s_snap_before_currentepoch_leaves_a_server_that_refuses_to_start():
+    """ZOOKEEPER-2354 on 3.8.0 through a SNAP (tests/corpus/zk/build_380_snap.py): server 2 joins
+    the established leader at zxid 0, gets a snapshot at 0x100000001, writes it at NEWLEADER and
+    is killed before setCurrentEpoch (the `set-epoch` hook); restarted, it does not start."""
+    r = _real(str(CORPUS / "zookeeper-2354-zk-3.8.0.trace.json"), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == 22, out["not_realised"]
+    [v] = out["violations"]
+    assert (v["property"], v["servers"]) == ("load-exception", [2])
+    assert v["evidence"] == ["server 2: java.io.IOException: The current epoch, 0, is older "
+                             "than the last zxid, 4294967297"]
+    assert any(ln.startswith("server 2:") and "Getting a snapshot from leader 0x100000001" in ln
+               for ln in out["log_evidence"])
+
+
+def test_zk_3_8_0s_diff_from_its_committed_log_makes_the_leader_discard_an_ack():
+    """ZOOKEEPER-4685 on 3.8.0 (tests/corpus/zk/build_380_snap.py): server 1 at 0x100000001, inside
+    the leader's committed log 0x100000001-0x100000002 (the model's `clog`), gets DIFF
+    0x100000002; its SyncThread acknowledges it before NEWLEADER's ACK (the `newleader-ack` hook),
+    and the leader, server 2, discards it."""
+    r = _real(str(CORPUS / "zookeeper-4685-zk-3.8.0.trace.json"), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == 26, out["not_realised"]
+    (v,) = out["violations"]
+    assert (v["property"], v["servers"]) == ("leader-unexpected-ack", [1, 2])
+    assert v["evidence"][0].endswith("NEWLEADER ACK from sid: 1 is from a different epoch - "
+                                     "current 0x200000000 received 0x100000002")
+    ev = out["log_evidence"]
+    assert any(ln.startswith("server 2:") and "maxCommittedLog=0x100000002 minCommittedLog="
+               "0x100000001" in ln for ln in ev)
+    assert any(ln.startswith("server 2:") and "Sending DIFF zxid=0x100000002" in ln for ln in ev)
+
+
+def test_zk_3_8_0s_snap_at_the_epochs_first_zxid_lets_a_commit_throw():
+    """ZOOKEEPER-4394 on 3.8.0 (tests/corpus/zk/build_380_snap.py): server 2 joins the leader
+    established with its data tree at 0x100000000 (Leader.startZkServer; the model's S14) while
+    0x100000001 is outstanding: a snapshot at 0x100000000, the PROPOSAL, NEWLEADER; the COMMIT
+    that follows finds packetsNotCommitted empty."""
+    r = _real(str(CORPUS / "zookeeper-4394-zk-3.8.0.trace.json"), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == 22, out["not_realised"]
+    (v,) = out["violations"]
+    assert (v["property"], v["servers"]) == ("sync-exception", [2])
+    assert v["evidence"][1] == ('server 2: java.lang.NullPointerException: Cannot read field '
+                                '"hdr" because "pif" is null')
+    assert any(ln.startswith("server 2:") and "Getting a snapshot from leader 0x100000000" in ln
+               for ln in out["log_evidence"])
+
+
+def test_zk_3_8_0s_run_of_the_4646_loss_loses_an_acknowledged_write():
+    """zookeeper-4646-acked lifted into zk-3.8.0 (tests/corpus/zk/build_380_snap.py; its DIFFs
+    are the ones the storage grain chooses): every one of its 57 steps happens on 3.8.0, and
+    /zab-1, acknowledged by server 3, is gone from servers 1 and 2."""
+    r = _real(str(CORPUS / "zookeeper-4646-acked-zk-3.8.0.trace.json"), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == 57, out["not_realised"]
+    assert {v["property"] for v in out["violations"]} == {
+        "agreement", "prefix", "acknowledged-durable"}

@@ -381,9 +381,12 @@ class _Release:
 
 
 class _ThreadsRelease(_Release):
-    """A release on the THREADS stack: shutdown.py's disk apart from memory is durable."""
+    """A release on the THREADS stack: shutdown.py's disk apart from memory is durable; a TRUNC's
+    or SNAP's committed transactions are applied outside the committed log (Learner.syncWithLeader
+    calls `zk.processTxn(pif.hdr, pif.rec)` from release-3.6.2 to release-3.9.3, S4)."""
 
     durable = shutdown.DURABLE
+    sync_in_clog = False
 
 
 class Rel362Rules(_ThreadsRelease, Pre3911Rules):

@@ -84,5 +84,5 @@ SHUTDOWN = FINE + ("ack-from-memory", "stale-log-write")
 EPOCH = FINE + ("load-exception",)
 STORE_EPOCH = STORE + ("load-exception",)
 #: the release models (releases.py): their stack's, and a TRUNC as FileTxnLog.truncate does it
-RELEASE = tuple(dict.fromkeys(SHUTDOWN + EPOCH)) + ("truncate-keeps",)
+RELEASE = tuple(dict.fromkeys(SHUTDOWN + EPOCH + STORE)) + ("truncate-keeps",)
 RELEASE_STORE = STORE_EPOCH + ("truncate-keeps",)

@@ -6,8 +6,10 @@ Two stacks exist today (models/zk/layer.py):
 - **THREADS**, for 3.6.2 to 3.9.2: the follower's threads (fine.py: NEWLEADER's ACK a step of
   its own, the SyncThread acknowledging what it writes, the leader's first ACK read as
   NEWLEADER's), broadcasts between the sync packets and NEWLEADER (forward.py), the follower's
-  shutdown with memory and disk apart (shutdown.py), and currentEpoch a step after NEWLEADER's
-  writes with the start-up's check (epoch.py).
+  shutdown with memory and disk apart (shutdown.py), currentEpoch a step after NEWLEADER's
+  writes with the start-up's check (epoch.py), and, over them all, the in-memory committed log
+  with SNAP/DIFF/TRUNC chosen from it (storage.Storage: `LearnerHandler.syncFollower` is the
+  same from release-3.6.2 to release-3.9.3 but for log text).
 - **STORE**, for 3.9.3 to 3.9.5: the in-memory committed log and SNAP/DIFF/TRUNC chosen from it
   (storage.py), and the epoch grain (epoch.py). 3.9.3's shutdown is the coarse kernel's (D8:
   PR #2154 shuts the SyncThread down). What STORE lacks, the threads' and the forwarding grain,
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from . import epoch, fine, forward, shutdown
+from . import epoch, fine, forward, shutdown, storage
 from .fine import FineNode
 from .state import extend_node
 
@@ -46,20 +48,25 @@ ThreadsFwdNode = extend_node("ThreadsFwdNode", __name__, "fine.FineNode and forw
 ThreadsSdNode = extend_node("ThreadsSdNode", __name__,
                             "ThreadsFwdNode and shutdown's `disk` and `leak`.",
                             base=ThreadsFwdNode, **shutdown.Shutdown.FIELDS)
+ThreadsEpochNode = extend_node("ThreadsEpochNode", __name__,
+                               "ThreadsSdNode and epoch's `snapped`.",
+                               base=ThreadsSdNode, **epoch.Kernel.FIELDS)
 ReleaseNode = extend_node("ReleaseNode", __name__,
                           "A release model's node: every field of the THREADS stack's layers "
-                          "(fine.py, forward.py, shutdown.py, epoch.py).",
-                          base=ThreadsSdNode, **epoch.Kernel.FIELDS)
+                          "(fine.py, forward.py, shutdown.py, epoch.py, storage.Storage).",
+                          base=ThreadsEpochNode, **storage.Storage.FIELDS)
 
-THREADS = epoch.Kernel(shutdown.Shutdown(forward.Forward(fine, ThreadsFwdNode), ThreadsSdNode),
-                       ReleaseNode)
+THREADS = storage.Storage(
+    epoch.Kernel(shutdown.Shutdown(forward.Forward(fine, ThreadsFwdNode), ThreadsSdNode),
+                 ThreadsEpochNode),
+    ReleaseNode)
 #: the STORE stack: storage.py under the epoch grain (the kernel of the former -epoch variants)
 STORE = epoch.STORE
 
 
 #: what each stack's model has, in words (`zabmc models`)
-GRAINS = {"threads": "the follower's threads, broadcasts before NEWLEADER, the follower's shutdown "
-                     "and currentEpoch's own step, at once",
+GRAINS = {"threads": "threads, broadcasts before NEWLEADER, shutdown, currentEpoch's own "
+                     "step and SNAP/DIFF/TRUNC from the committed log, at once",
           "store": "the in-memory committed log with SNAP/DIFF/TRUNC chosen from it and "
                    "currentEpoch's own step, at once"}
 

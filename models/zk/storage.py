@@ -24,11 +24,12 @@ from __future__ import annotations
 
 from zabmc.core.model import FAILED, Step
 
-from . import codec
+from . import codec, shutdown
 from .codec import describe_action, describe_msg, dump, msg_json  # noqa: F401  (the views)
-from .state import (ACKEPOCH, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, LEADING, LOOKING, MODE_NAMES,
-                    NEWLEADER, NONE, SNAP, SYNC, TRUNC, ZERO, Node, cut, extend_node,
-                    log_of, truncate_keeps, truncation)
+from .state import (ACKEPOCH, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, L_SYNC, LEADING, LOOKING,
+                    MODE_NAMES, NEWLEADER, NONE, SNAP, SYNC, TRUNC, ZERO, Node, cut,
+                    extend_node, leaks, log_of, truncate_keeps, truncation)
+from .layer import Layer
 
 _NO = ()
 
@@ -168,7 +169,12 @@ def deliver(h, node, src: int, msg: tuple, n: int, rules) -> Step:
 
 def _leader_ackepoch(h, x, src: int, msg: tuple, n: int, rules) -> Step:
     """The coarse ACKEPOCH, with each SYNC it sends chosen again from the committed log."""
-    st = h.deliver(x, src, msg, n, rules)
+    return resync(x, h.deliver(x, src, msg, n, rules), src, msg, rules)
+
+
+def resync(x, st: Step, src: int, msg: tuple, rules) -> Step:
+    """`st`, the step of leader `x` that took ACKEPOCH `msg` from `src` at a coarser grain, with
+    the leader's committed log brought along and each SYNC it sends chosen again from it (S6)."""
     y = _track(x, st.node, rules)
     outs, effects = [], st.effects
     for k, m in st.outs:
@@ -290,3 +296,111 @@ def node_json(node: StoreNode) -> dict:
     out.update(committed_log=[list(z) for z in node.clog],
                data_tree_last_processed=list(node.dt))
     return out
+
+
+# --- the storage grain as a layer over the THREADS stack (models/zk/README.md, S11-S14) ----------
+
+
+class Storage(Layer):
+    """S11-S14: the storage grain over `parent`, a stack whose nodes keep memory (`history`: the
+    data tree with its role's log) and disk (`disk`) apart (shutdown.py, H1): `clog` and `dt`
+    tracked over memory as `_track` does (S2-S5), the leader's SYNCs chosen from them (S6-S8),
+    and a SNAP as the releases of that stack take it: memory replaced at once, the disk at
+    NEWLEADER's snapshot (S12), the database cleared by a shutdown before then (S13)."""
+
+    FIELDS = {"clog": (), "dt": ZERO, "snap": False}
+
+    def own_norm(self, node):
+        """`snap` in its one form: only a follower between a SNAP and its NEWLEADER holds it."""
+        if node.snap and (node.role != FOLLOWING or node.nl or node.mode != TRUNC):
+            node = node._replace(snap=False)
+        return node
+
+    def _track(self, x, st: Step | None, rules, path: str = "request") -> Step | None:
+        if st is None:
+            return None
+        y = st.node
+        left = x.role != LOOKING and y.role == LOOKING
+        if left and x.snap and leaks(rules):
+            # S13: Learner.shutdown's zk.shutdown(syncMode == SNAP) clears the database before
+            # NEWLEADER (ZooKeeperServer.shutdown(true): zkDb.clear()); the next read loads it
+            y = y._replace(history=y.disk, clog=_zx(y.disk), dt=_last(y.disk))
+        elif left and x.dt > _last(y.history):
+            # S14: a leader's data tree at its epoch's X.0 (below); fastForwardDataBase finds
+            # nothing past it, and shutdown(false) keeps the database
+            y = y._replace(clog=x.clog, dt=x.dt)
+        else:
+            y = _track(x, y, rules, path)
+            if x.role == LEADING and x.phase == L_SYNC and y.phase == L_BROADCAST:
+                # S14: Leader.startZkServer, once a quorum acknowledged NEWLEADER: "setting last
+                # processed zxid" to zk.getZxid(), the epoch's X.0 (Leader.lead sets it with
+                # makeZxid(epoch, 0); release-3.6.2 to release-3.9.3)
+                y = y._replace(dt=(y.accepted_epoch, 0))
+        return self._step(Step(y, st.outs, st.effects))
+
+    def start(self, h, node, n: int, rules) -> Step:
+        """S2: loadDataBase fills the data tree and the committed log from the disk."""
+        st = self.parent.start(h, node, n, rules)
+        y = st.node
+        return self._step(Step(y._replace(clog=_zx(y.history), dt=_last(y.history)), st.outs,
+                               st.effects))
+
+    def timeout(self, h, node, n: int, rules) -> Step | None:
+        return self._track(node, self.parent.timeout(h, node, n, rules), rules)
+
+    def propose(self, h, node, payload: bytes, n: int, rules) -> Step:
+        return self._track(node, self.parent.propose(h, node, payload, n, rules), rules)
+
+    def on_drop(self, h, nodes, src: int, dst: int, msg: tuple, n: int, rules) -> list:
+        return [(i, self._track(nodes[i], st, rules))
+                for i, st in self.parent.on_drop(h, nodes, src, dst, msg, n, rules)]
+
+    def act(self, h, nodes, label: tuple, n: int, rules) -> list:
+        return [(i, self._track(nodes[i], st, rules))
+                for i, st in self.parent.act(h, nodes, label, n, rules)]
+
+    def deliver(self, h, node, src: int, msg: tuple, n: int, rules) -> Step:
+        kind = msg[0]
+        if node.role == LEADING and kind == ACKEPOCH:  # S6-S8
+            st = self.parent.deliver(h, node, src, msg, n, rules)
+            return self._step(resync(node, st, src, msg, rules))
+        path = "request"
+        if _live(node, src, msg) and node.phase == F_SYNC:
+            if kind == SYNC and node.mode == NONE:
+                if msg[2] == SNAP:
+                    return self._step(_snap(h, node, msg))
+                path = "sync"
+            elif kind == NEWLEADER and node.mode != NONE and not node.nl:
+                path = "sync"
+        st = self._track(node, self.parent.deliver(h, node, src, msg, n, rules), rules, path)
+        if node.snap and st.node.nl:  # S12: NEWLEADER's snapshot replaces the log below it
+            y = st.node
+            last = _last(y.history)
+            disk = y.history + tuple(t for t in node.disk if t[0] > last)
+            st = Step(shutdown._durable(y._replace(disk=disk)), st.outs, st.effects)
+        return st
+
+    def node_json(self, node) -> dict:
+        out = self.parent.node_json(node)
+        out.update(committed_log=[list(z) for z in node.clog],
+                   data_tree_last_processed=list(node.dt), snapshot_pending=node.snap)
+        return out
+
+
+def _snap(h, node, msg: tuple) -> Step:
+    """S12: a follower's SNAP (Learner.syncWithLeader: `deserializeSnapshot` clears the database
+    and reads the leader's, `setlastProcessedZxid` to the SNAP's zxid; the committed proposals
+    after it are applied in memory, writeToTxnLog being false) is the coarse TRUNC to nothing
+    in memory, the leader's data tree applied: memory (`history`, H1) keeps the prefix it shares
+    with the snapshot, so that what the node delivered stays (D5), and the rest is applied
+    (`mem`), as a TRUNC's committed proposals are. The disk stays as it is until NEWLEADER's
+    snapshot (`takeSnapshot(syncSnapshot)`): a crash before then loads the old disk. The
+    committed log is empty (S4) and the data tree at the SNAP's zxid. No layer below does
+    anything else with a SYNC (nothing is owed before NEWLEADER)."""
+    y = h._on_sync(node, TRUNC, ZERO, msg[4], msg[5])
+    tree = y.mem
+    k = 0
+    while k < min(len(tree), len(node.history)) and tree[k] == node.history[k]:
+        k += 1
+    return Step(y._replace(history=tree[:k], mem=tree[k:], snap=True, clog=(), dt=msg[3]),
+                _NO, _NO)

@@ -348,11 +348,12 @@ class _Run:
     def fail(self, idx: int, e: dict, step, last: list) -> None:
         ens, out = self.ens, self.out
         s = last[0][0]
-        for r in range(1, self.n + 1):  # the model has no SNAP (models/zk D3)
+        for r in range(1, self.n + 1):  # most models have no SNAP (models/zk D3; S12 has)
             modes = [ln.rsplit(" - ", 1)[1].strip() for ln in ens.log_lines(r, _SYNC_MODE)]
-            if modes and modes[-1] == "snap":
+            want = (e.get("expect", {}).get(str(r)) or {}).get("syncs") or ["none"]
+            if modes and modes[-1] == "snap" and want[-1] != "snap":
                 out.notes.append(f"server {r} was synchronised by SNAP (its log: 'Getting a "
-                                 "snapshot from leader'): the model's leaders send DIFF or "
+                                 "snapshot from leader'): the model's leader sent DIFF or "
                                  "TRUNC")
         out.mismatch = {"entry": idx, "step": step, "server": s,
                         "field": last[0][1], "model": str(last[0][2]), "real": str(last[0][3]),

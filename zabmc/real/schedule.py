@@ -258,9 +258,11 @@ def _expect(view: _View, cut: list, held: set, n: int, syncs: list | None = None
         leaked = x.get("leaked_queue", ())
         if not view.up(i) or (s in held and not leaked):
             ahead = []  # the held SyncThread is the one that would write them
-        else:  # only the leaked SyncThread is held: the node's present role writes freely
+        else:  # only the leaked SyncThread is held: the node's present role writes freely,
+            # also a transaction the leaked queue holds too (a DIFF that sends it again)
+            mine = _unwritten(x)[len(leaked):]
             ahead = [[t["zxid"][0], t["zxid"][1], "/" + t["payload"]]
-                     for t in _unwritten(x) + _in_flight(view.state, i) if t not in leaked]
+                     for t in mine + [t for t in _in_flight(view.state, i) if t not in leaked]]
         out[str(s)] = {"node": i, "role": roles, "accepted_epoch": x["accepted_epoch"],
                        "current_epoch": x["current_epoch"], "disk": disk, "disk_ahead": ahead}
         if len(roles) == 1 and roles[0] in ("following", "leading") and x["phase"] == "Broadcast":

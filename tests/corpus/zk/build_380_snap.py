@@ -1,0 +1,210 @@
+"""Build four counterexamples of the release model zk-3.8.0 (with its storage grain: SNAP, DIFF
+or TRUNC chosen from the committed log, models/zk/README.md S11-S14) that `zabmc real` runs on
+Debian's 3.8.0, step by step through the model (`do` checks each event is the one enabled that
+matches, so the file is what the model does).
+
+Each is the search's own counterexample of its property where that run is one a real ensemble
+can be driven through, and otherwise the shortest we found that is:
+
+- `zookeeper-4685-zk-3.8.0` (26 events). `zabmc check --model zk-3.8.0 --nodes 3 --proposals 2
+  --max-timeouts 1 --depth 30 --invariant leader-unexpected-ack` finds 25 events, in which the
+  follower's SyncThread writes 1.1 after the leader's timeout and before the follower notices
+  its leader gone. On real servers the leader's timeout is the follower's own doing: the held
+  SyncThread leaves 1.1 unacknowledged, `LearnerHandler.ping`'s `syncLimitCheck` closes the
+  follower's connection ("Closing connection to peer due to transaction timeout"), and the
+  follower's read fails at once, before zabmc lets its SyncThread go: its data tree stays at 0
+  (`fastForwardDataBase` finds an empty log) and the next leader sends it a snapshot. Here 1.1
+  is committed first, so that it is on the follower's disk before its leader goes; 1.2 is held
+  in the SyncThread the shutdown leaves running (ZOOKEEPER-4712) and the follower's data tree
+  is at 1.1, inside the leader's committed log 1.1-1.2: DIFF 1.2, which its next SyncThread
+  writes and acknowledges before NEWLEADER's ACK (`leader-unexpected-ack`, event 26).
+- `zookeeper-2354-zk-3.8.0` (22 events). The search (`--nodes 3 --proposals 1 --max-crashes 1
+  --depth 40 --invariant load-exception`) finds 21, in which node 1's ACKEPOCH waits in flight
+  until the leader has committed 1.1; a real leader reads it at once and synchronises the
+  follower before. Here node 1 joins the established leader (its links healed, `join`): the
+  leader sends it a snapshot at 1.1 (its zxid 0 is below the committed log), which it writes at
+  NEWLEADER, and it is killed before `setCurrentEpoch` (the `set-epoch` hook): its restart
+  throws "The current epoch, 0, is older than the last zxid, 4294967297" (K4, event 22).
+- `zookeeper-4394-zk-3.8.0` (22 events). The search (`--nodes 3 --proposals 1 --depth 100
+  --invariant sync-exception`) finds 20, with the same in-flight ACKEPOCH. Here node 1 joins
+  while 1.1 is outstanding: the leader, established (its data tree at 1.0, S14), sends a
+  snapshot at 1.0, the outstanding PROPOSAL 1.1 (`startForwarding`) and NEWLEADER, at which
+  3.8.0 empties packetsNotCommitted; node 0 then acknowledges 1.1, node 1 writes NEWLEADER's ACK
+  (a step of its own, so that the `newleader-ack` hook lets the QuorumPeer thread go after the
+  COMMIT was sent: held to the end, it would never read it), and the COMMIT reaches node 1
+  before UPTODATE: a NullPointerException in `Learner.syncWithLeader` (event 22).
+
+- `zookeeper-4646-acked-zk-3.8.0` (57 events): the 4646 loss `zookeeper-4646-acked` (`zk`)
+  shows, lifted into zk-3.8.0 (`lift_4646_acked`). The search finds the window (`ack-before-disk`,
+  23 events, two nodes) in a run whose crash drops a PROPOSAL the real leader has already sent;
+  this one is realised, the acknowledged write /zab-1 lost on the servers.
+
+Run: python tests/corpus/zk/build_380_snap.py [NAME ...] (each NAME one of the four; all
+without one) writes tests/corpus/zk/NAME.trace.json.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[2]))
+
+from build_4646_acked import INVARIANTS, Builder  # noqa: E402
+
+MODEL = "zk-3.8.0"
+CONFIG = {"nodes": 3, "network": "fifo", "max_drops": 0, "max_timeouts": 0,
+          "max_heartbeats": 0, "proposals": 1, "depth": 40, "max_crashes": 0}
+DISCOVERY = ("FOLLOWERINFO", "LEADERINFO", "ACKEPOCH", "SYNC")
+
+
+def _sync(b: Builder, leader: int, f: int) -> None:
+    for typ in DISCOVERY:
+        src, dst = (f, leader) if typ in ("FOLLOWERINFO", "ACKEPOCH") else (leader, f)
+        b.do(kind="deliver", src=src, dst=dst, msg=typ)
+
+
+def _epoch(b: Builder, leader: int, f: int, mask: int) -> None:
+    """`leader` elected with `mask`, then follower `f` through discovery to NEWLEADER."""
+    b.do(kind="action", action=["elect", leader, mask])
+    _sync(b, leader, f)
+    b.do(kind="deliver", src=leader, dst=f, msg="NEWLEADER")
+
+
+def _established(b: Builder, leader: int, f: int, mask: int) -> None:
+    _epoch(b, leader, f, mask)
+    b.do(kind="action", action=["ack-newleader", f])
+    b.do(kind="deliver", src=f, dst=leader, msg="ACK-NEWLEADER")
+    b.do(kind="deliver", src=leader, dst=f, msg="UPTODATE")
+
+
+def build_4685() -> Builder:
+    b = Builder(MODEL, dict(CONFIG, max_timeouts=1, proposals=2, depth=30),
+                INVARIANTS + ["leader-unexpected-ack"])
+    _established(b, 1, 0, 0b011)  # epoch 1: node 1 leads node 0; node 2 stays apart
+    b.do(kind="propose", node=1)  # 1.1, committed by node 0's ACK
+    b.do(kind="deliver", src=1, dst=0, msg="PROPOSAL")
+    b.do(kind="action", action=["log", 0])
+    b.do(kind="deliver", src=0, dst=1, msg="ACK")
+    b.do(kind="propose", node=1)  # 1.2: node 0 queues it, and never acknowledges it
+    b.do(kind="deliver", src=1, dst=0, msg="COMMIT")
+    b.do(kind="deliver", src=1, dst=0, msg="PROPOSAL")
+    b.do(kind="timeout", node=1)
+    b.do(kind="action", action=["lost", 0, 1])  # node 0's SyncThread with 1.2 keeps running
+    _epoch(b, 1, 0, 0b011)  # epoch 2: DIFF 1.2 from the committed log 1.1-1.2
+    b.do(kind="action", action=["log", 0])  # the new SyncThread writes 1.2 and acknowledges it
+    b.do(kind="deliver", src=0, dst=1, msg="ACK")
+    return b
+
+
+def build_2354() -> Builder:
+    b = Builder(MODEL, dict(CONFIG, max_crashes=1), INVARIANTS + ["load-exception"])
+    _established(b, 2, 0, 0b101)  # epoch 1: node 2 leads node 0; node 1 is cut off
+    b.do(kind="propose", node=2)  # 1.1, committed
+    b.do(kind="deliver", src=2, dst=0, msg="PROPOSAL")
+    b.do(kind="action", action=["log", 0])
+    b.do(kind="deliver", src=0, dst=2, msg="ACK")
+    b.do(kind="action", action=["join", 1, 2])  # node 1 at zxid 0: a snapshot at 1.1
+    _sync(b, 2, 1)
+    b.do(kind="action", action=["newleader", 2, 1])
+    b.do(kind="deliver", src=2, dst=1, msg="NEWLEADER")  # the snapshot written; epoch owed
+    b.do(kind="crash", node=1)
+    b.do(kind="restart", node=1)
+    return b
+
+
+def build_4394() -> Builder:
+    b = Builder(MODEL, CONFIG, INVARIANTS + ["sync-exception"])
+    _established(b, 2, 0, 0b101)
+    b.do(kind="propose", node=2)  # 1.1, outstanding
+    b.do(kind="deliver", src=2, dst=0, msg="PROPOSAL")
+    b.do(kind="action", action=["join", 1, 2])  # a snapshot at 1.0, then PROPOSAL 1.1
+    _sync(b, 2, 1)
+    b.do(kind="action", action=["newleader", 2, 1])
+    b.do(kind="deliver", src=2, dst=1, msg="NEWLEADER")  # packetsNotCommitted emptied
+    b.do(kind="action", action=["log", 0])
+    b.do(kind="deliver", src=0, dst=2, msg="ACK")  # 1.1 committed
+    # node 1's QuorumPeer thread writes NEWLEADER's ACK (the `newleader-ack` hook lets it go
+    # here, after the COMMIT was sent), then reads the COMMIT with nothing pending: the NPE
+    b.do(kind="action", action=["ack-newleader", 1])
+    b.do(kind="deliver", src=2, dst=1, msg="COMMIT")
+    return b
+
+
+def lift_4646_acked() -> Builder:
+    """zookeeper-4646-acked (`zk`, 53 events, realised on 3.8.0) as a run of zk-3.8.0 (whose rules
+    are 3.7.0's, `zk`'s release model): each owed step of a layer `zk` lacks taken as soon as it
+    is enabled, as tests/test_zk_releases.py lifts it; its follower's last zxid is inside the
+    leader's committed log, so every SYNC is the one `zk` sends but for a DIFF's zxid (the
+    leader's maxCommittedLog, S6)."""
+    from zabmc.core import events as E
+    from zabmc.core.trace import read
+
+    from models.zk import releases
+
+    tf = read(str(HERE / "zookeeper-4646-acked.trace.json"))
+    owed = set(releases.LAYER_ACTIONS)
+    b = Builder(MODEL, dict(tf.config, depth=10 * len(tf.events) + 50), list(tf.invariants))
+
+    def take(ev, nxt, v):
+        b.events.append(ev)
+        b.states.append(nxt)
+        b.s = nxt
+        if b.first is None and v is not None:
+            b.first, b.first_step = v, len(b.events)
+
+    for want in tf.events:
+        while True:
+            x = next((x for x in b.env.successors(b.s) if x[0].kind == "action"
+                      and x[0].to_json(b.env.model)["action"][0] in owed), None)
+            if x is None:
+                break
+            take(*x)
+        x = E.from_json(b.env, b.s, want) or next(
+            x for x in b.env.successors(b.s) if want["msg"]["type"] == "SYNC"
+            and x[0].to_json(b.env.model).get("msg", {}).get("type") == "SYNC"
+            and (x[0].to_json(b.env.model)["src"], x[0].to_json(b.env.model)["dst"])
+            == (want["src"], want["dst"]))
+        take(*x)
+    return b
+
+
+SEARCHES = {
+    "zookeeper-4646-acked-zk-3.8.0": "zabmc check --model zk-3.8.0 --nodes 2 --proposals 2 "
+                                     "--max-timeouts 1 --max-crashes 1 --depth 100 --invariant "
+                                     "ack-before-disk (23 events: its window, no loss)",
+    "zookeeper-4685-zk-3.8.0": "zabmc check --model zk-3.8.0 --nodes 3 --proposals 2 "
+                               "--max-timeouts 1 --depth 30 --invariant leader-unexpected-ack "
+                               "(25 events)",
+    "zookeeper-2354-zk-3.8.0": "zabmc check --model zk-3.8.0 --nodes 3 --proposals 1 "
+                               "--max-crashes 1 --depth 40 --invariant load-exception (21 events)",
+    "zookeeper-4394-zk-3.8.0": "zabmc check --model zk-3.8.0 --nodes 3 --proposals 1 --depth 100 "
+                               "--invariant sync-exception (20 events)",
+}
+BUILDS = {"zookeeper-4646-acked-zk-3.8.0": lift_4646_acked,
+          "zookeeper-4685-zk-3.8.0": build_4685, "zookeeper-2354-zk-3.8.0": build_2354,
+          "zookeeper-4394-zk-3.8.0": build_4394}
+
+
+def write(name: str, path: str | None = None) -> str:
+    t = BUILDS[name]().trace()
+    doc = t.to_json()
+    head = {k: doc.pop(k) for k in ("format", "version")}
+    head["origin"] = (f"written by hand through the model (zk-3.8.0 at commit 2be0c19, issue #62 "
+                      f"items 1 and 5): python tests/corpus/zk/build_380_snap.py {name}; the "
+                      f"search's own run, `{SEARCHES[name]}`, is not one real servers can be "
+                      "driven through (the builder's docstring says why)")
+    out = path or str(HERE / f"{name}.trace.json")
+    Path(out).write_text(json.dumps({**head, **doc}, indent=1) + "\n")
+    v = t.violation
+    print(f"{out}: {len(t.events)} steps; first violation: "
+          f"{v.property if v else None} at step {t.violation_step}")
+    return out
+
+
+if __name__ == "__main__":
+    for n in sys.argv[1:] or sorted(BUILDS):
+        write(n)
