@@ -13,7 +13,7 @@ steps (or entries) the servers realised, why they stopped, the violated properti
 seconds. A cell already in that file for this commit is not run again (unless --again), so an
 interrupted run resumes; the table shows the latest run of each cell.
 
-    python benchmarks/real_matrix.py                      # every cell not yet run at this commit
+    python benchmarks/real_matrix.py --write              # every cell not yet run at this commit
     python benchmarks/real_matrix.py --only 3.9.5 --only zookeeper-4646-acked
     python benchmarks/real_matrix.py --table [--write]    # the section from the file, no run
 
@@ -119,8 +119,168 @@ def todo(records: list, findings, releases, at: str, again: bool) -> list[tuple]
     return [(f, r) for f in findings for r in releases if again or (f, r) not in done]
 
 
-def section(records: list) -> str:
-    raise NotImplementedError
+# --- the table: the latest run of each cell beside the release's model ---------------------------
+
+MODELS_DATA = os.path.join(ROOT, "reports", "data", "release-models.json")
+
+
+def model_of(release: str) -> tuple[str | None, str]:
+    """The release model that stands for `release` (models.zk.releases, read now: RELEASES, then
+    SAME), or None and why none does."""
+    from models.zk import releases
+
+    version = "3.8.0" if release == DEBIAN else release
+    if any(r.version == version for r in releases.RELEASES):
+        return f"zk-{version}", ""
+    if version in releases.SAME:
+        return f"zk-{releases.SAME[version][0]}", ""
+    return None, releases.NOT_MODELLED.get(version, "no model")
+
+
+def model_verdict(model: str | None, row: str, cells: dict) -> tuple[str, str]:
+    """(kind, text) of the release model's verdict on the row's bug: kind "found", "none" (a clean
+    search, or absent by construction), "cannot" (a grain the model lacks), "not modelled" or
+    "not run"."""
+    if model is None:
+        return "not modelled", "not modelled"
+    from benchmarks.release_models import ROWS, breakable, why_not
+
+    if ROWS[row][0] not in breakable(model):
+        why = why_not(model, row)
+        return ("none" if why.startswith("absent") else "cannot"), why
+    d = cells.get(f"{model}|{row}")
+    if d is None:
+        return "not run", "not run"
+    if d["violations"]:
+        return "found", f"finds it (depth {d['violations'][0]['depth']})"
+    scope = {"exhausted": "exhausted", "time-limit": "to the time limit"}.get(
+        d["stop_reason"], f"to depth {d['config']['depth']}")
+    return "none", f"none ({scope})"
+
+
+def servers(rec: dict) -> tuple[str, str]:
+    """(kind, text) of what the servers did in one run: kind "reproduced", "clean", "stopped" or
+    "not run"."""
+    if rec["exit"] == 10:
+        return "reproduced", f"**reproduced** (exit 10: {', '.join(rec['violations'])})"
+    if rec["exit"] == 0:
+        return "clean", "realised, no violation (exit 0)"
+    if rec["exit"] == 3:
+        why = (rec.get("stop") or "not realised").removeprefix("not realised ")
+        return "stopped", f"not realised (exit 3) {why}"
+    return "not run", f"not run (exit {rec['exit']}: {rec.get('error', '')})"
+
+
+#: servers' kind x model's kind -> does the model say what the servers did? A trace that stops as
+#: not realised agrees with a model that finds nothing (the window is closed on this release)
+AGREE = {("reproduced", "found"): "agrees", ("clean", "none"): "agrees",
+         ("stopped", "none"): "agrees", ("reproduced", "none"): "disagrees",
+         ("clean", "found"): "disagrees", ("stopped", "found"): "disagrees",
+         ("reproduced", "cannot"): "model cannot tell", ("clean", "cannot"): "model cannot tell",
+         ("stopped", "cannot"): "model cannot tell"}
+
+
+def judged(rec: dict, cells: dict) -> tuple[str, str]:
+    """(agreement, the cell's text) of one run."""
+    _, row, role = FINDINGS[rec["finding"]]
+    skind, stext = servers(rec)
+    model, why = model_of(rec["release"])
+    mkind, mtext = model_verdict(model, row, cells)
+    if role == "control":  # a trace of the fixed rules: no release's model is asked about it
+        agree = "control" if skind != "reproduced" else "disagrees"
+        return agree, f"{stext}; control (`zk-fixed`'s events), no model verdict"
+    agree = AGREE.get((skind, mkind), "-")
+    if mkind == "not modelled":
+        return agree, f"{stext}; not modelled"
+    return agree, f"{stext}; model: {mtext}; **{agree}**"
+
+
+def latest(records: list) -> dict:
+    """(finding, release) -> the latest run of that cell (by date)."""
+    out: dict = {}
+    for r in sorted(records, key=lambda r: r["date"]):
+        if r.get("finding") in FINDINGS:
+            out[(r["finding"], r["release"])] = r
+    return out
+
+
+#: explanations of the cells where the servers and the model disagree: (finding, releases, text).
+#: The section shows each whose cells disagree, and lists a disagreement no note covers
+NOTES: list = []
+
+
+def column(release: str) -> str:
+    """A column's heading: the release, and the model that stands for it."""
+    model, _ = model_of(release)
+    name = "Debian 3.8.0" if release == DEBIAN else release
+    return f"{name} (`{model}`)" if model else f"{name} (no model)"
+
+
+def trace_model(finding: str) -> str:
+    """The model a finding's trace was found on; a schedule's: written by hand."""
+    with open(os.path.join(ROOT, CORPUS, FINDINGS[finding][0])) as f:
+        model = json.load(f).get("model")
+    return f"`{model}`" if model else "written by hand"
+
+
+def section(records: list, cells: dict | None = None) -> str:
+    if cells is None:
+        with open(MODELS_DATA) as f:
+            cells = json.load(f)
+    last = latest(records)
+    rels = [r for r in RELEASES + OPTIONAL if any(k[1] == r for k in last)]
+    finds = [f for f in FINDINGS if any(k[0] == f for k in last)]
+    commits = sorted({last[k]["commit"] for k in last})
+    dates = sorted({last[k]["date"][:10] for k in last})
+    lines = [
+        HEADING, "",
+        "Produced by `python benchmarks/real_matrix.py` (then `--table --write`): each cell one "
+        "run, in a fresh process, of `flock /tmp/zabmc-real.lock python -m zabmc real "
+        "[--release V] tests/corpus/zk/TRACE --json -q` on three servers on 127.0.0.1 (\"Debian "
+        "3.8.0\": Debian's package, no --release), at commit"
+        f"{'s' if len(commits) > 1 else ''} {', '.join(f'`{c}`' for c in commits) or '-'} on "
+        f"{', '.join(dates) or '-'}; every run, with its exact command, is a line of "
+        "[data/real-matrix.jsonl](data/real-matrix.jsonl) (the latest run of each cell is shown). "
+        "Beside what the servers did, the verdict of the release's model on the row's bug from "
+        "the section above (reports/data/release-models.json; a release whose ZAB code is a "
+        "modelled one's, models.zk.releases.SAME, takes that model's): **agrees** when both "
+        "find the bug, or when the model finds none and the servers do not reproduce it "
+        "(realised clean, or stopped where the trace's window no longer exists); **disagrees** "
+        "otherwise, each such cell explained below the table. A trace is one run of one "
+        "model's rules (its model is named in the row): on another release it can stop as not "
+        "realised while that release's model still finds the bug by another run.",
+        "",
+        "| finding (trace) | its model | bug | " + " | ".join(column(r) for r in rels) + " |",
+        "|---|---|---|" + "---|" * len(rels),
+    ]
+    dis = []
+    for f in finds:
+        row = FINDINGS[f][1] + (" (control)" if FINDINGS[f][2] == "control" else "")
+        out = []
+        for r in rels:
+            rec = last.get((f, r))
+            if rec is None:
+                out.append("not run")
+                continue
+            agree, text = judged(rec, cells)
+            out.append(text)
+            if agree == "disagrees":
+                dis.append((f, r))
+        lines.append(f"| `{FINDINGS[f][0]}` | {trace_model(f)} | {row} | " + " | ".join(out)
+                     + " |")
+    lines += ["", f"Disagreements: {len(dis)} of {sum(1 for k in last)} cells."]
+    covered = set()
+    for f, releases_, text in NOTES:
+        mine = [(ff, r) for ff, r in dis if ff == f and r in releases_]
+        if mine:
+            covered |= set(mine)
+            lines += ["", f"- `{f}` on {', '.join('Debian 3.8.0' if r == DEBIAN else r for _, r in mine)}: "
+                      + text]
+    rest = [c for c in dis if c not in covered]
+    if rest:
+        lines += ["", "Not yet explained: " + ", ".join(
+            f"`{f}` on {'Debian 3.8.0' if r == DEBIAN else r}" for f, r in rest) + "."]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
@@ -133,7 +293,7 @@ def main() -> int:
     ap.add_argument("--table", action="store_true",
                     help="build the section from the data file and run nothing")
     ap.add_argument("--write", action="store_true", help="write the section into "
-                    "reports/zookeeper.md (else print it)")
+                    "reports/zookeeper.md after the runs (else print it)")
     ap.add_argument("--data", default=DATA, help="the JSON-lines file [default: %(default)s]")
     a = ap.parse_args()
     known = set(RELEASES) | set(OPTIONAL)
@@ -152,8 +312,6 @@ def main() -> int:
             print(f"{rec['date']} {f} on {r}: exit {rec['exit']} {rec.get('verdict', '')} "
                   f"{rec.get('violations') or rec.get('stop') or rec.get('error') or ''} "
                   f"({rec.get('wall_seconds')} s)", flush=True)
-        print(f"{len(load(a.data))} runs in {a.data}; the section: --table [--write]")
-        return 0
     write_zk_section(HEADING, section(load(a.data)), a.write)
     return 0
 

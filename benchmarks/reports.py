@@ -107,6 +107,11 @@ GENERATORS = (
               "reports/data/real-trunc-runs.jsonl (appends), the table of reports/zookeeper.md "
               "\"The TRUNC finding on 3.9.5\"", "about 30 s a run, 40 runs",
               needs="Java 17, Debian's zookeeper, mvn and Maven Central, Byteman, kazoo"),
+    Generator("real-matrix", ("benchmarks/real_matrix.py", "--write"),
+              "reports/data/real-matrix.jsonl (appends the cells not yet run at this commit), "
+              "reports/zookeeper.md \"Releases, on real servers\"",
+              "about 30 s a cell, 110 cells",
+              needs="Java 17, Debian's zookeeper, mvn and Maven Central, Byteman, kazoo"),
     # reports/benchmarks.md: each script rewrites its own section
     Generator("explore", ("benchmarks/explore_bench.py", "--depth", "20", "--rounds", "3",
                           "--write"),
