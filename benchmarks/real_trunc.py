@@ -1,13 +1,15 @@
 """How often the TRUNC that keeps an uncommitted write (reports/zookeeper.md, "A TRUNC to an epoch
 boundary...") happens on real servers, per build and session mode (#63).
 
-Runs, RUNS times each, round-robin:
+Runs, RUNS times each, round-robin, each run waiting for the lock that keeps one ensemble at a
+time on the machine:
 
-    python -m zabmc real [--release V] [--global-sessions] \
+    flock /tmp/zabmc-real.lock python -m zabmc real [--release V] [--global-sessions] \
         tests/corpus/zk/truncate-keeps-uncommitted.schedule.json --json -q
 
-for Debian's 3.8.0 and each --release given, with local sessions (localSessionsEnabled=true,
-what `zabmc real` runs by default) and with global ones (--global-sessions). Each run's summary
+for Debian's 3.8.0 (unless --no-debian) and each --release given, with local sessions
+(localSessionsEnabled=true, what `zabmc real` runs by default) and with global ones
+(--global-sessions). Each run's summary
 is appended to a JSON-lines file (so a later invocation adds runs), and the table of every run
 in it is printed: the exit codes (10 lost write reproduced, 0 realised without violation, 3 not
 realised), the violated properties, what the client of /w-1 (written to the cut-off leader,
@@ -32,11 +34,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEDULE = "tests/corpus/zk/truncate-keeps-uncommitted.schedule.json"
+#: one ensemble at a time on this machine: each run waits for this lock (flock(1))
+LOCK = "/tmp/zabmc-real.lock"
 
 
 def one_run(release: str | None, global_sessions: bool, source: str = SCHEDULE,
             kept: str = "/w-1") -> dict:
-    argv = [sys.executable, "-m", "zabmc", "real"]
+    argv = ["flock", LOCK, sys.executable, "-m", "zabmc", "real"]
     if release:
         argv += ["--release", release]
     if global_sessions:
@@ -45,7 +49,7 @@ def one_run(release: str | None, global_sessions: bool, source: str = SCHEDULE,
     t = time.time()
     p = subprocess.run(argv, capture_output=True, text=True, cwd=str(REPO), timeout=600)
     rec = {"build": release or "debian-3.8.0", "sessions": "global" if global_sessions else "local",
-           "command": " ".join(["python"] + argv[1:]), "exit": p.returncode,
+           "command": " ".join(argv[:2] + ["python"] + argv[3:]), "exit": p.returncode,
            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))}
     try:
         out = json.loads(p.stdout)
@@ -100,6 +104,8 @@ def main() -> int:
                     help=f"the trace or schedule to run [default: {SCHEDULE}]")
     ap.add_argument("--kept", default="/w-1", metavar="PATH",
                     help="the write no quorum accepted, whose readers the table counts")
+    ap.add_argument("--no-debian", action="store_true",
+                    help="only the --release builds, not Debian's 3.8.0 beside them")
     ap.add_argument("--local-only", action="store_true",
                     help="local sessions only (not --global-sessions too)")
     a = ap.parse_args()
@@ -107,7 +113,7 @@ def main() -> int:
         recs = [json.loads(ln) for ln in Path(a.table).read_text().splitlines() if ln.strip()]
         print(table(recs))
         return 0
-    configs = [(rel, g) for rel in [None] + a.release
+    configs = [(rel, g) for rel in ([] if a.no_debian else [None]) + a.release
                for g in ((False,) if a.local_only else (False, True))]
     out = Path(a.out)
     for k in range(a.runs):
