@@ -10,8 +10,9 @@ Each cell is one run, in a fresh process, of
 (no --release: Debian's zookeeper 3.8.0), appended as one JSON line to
 reports/data/real-matrix.jsonl: the exact command, the commit, the date, the exit code, how many
 steps (or entries) the servers realised, why they stopped, the violated properties and the wall
-seconds. A cell already in that file for this commit is not run again (unless --again), so an
-interrupted run resumes; the table shows the latest run of each cell.
+seconds. A cell already in that file for this commit, or for one whose zabmc/ and models/ are
+the same, is not run again (unless --again), so an interrupted run resumes; the table shows the
+latest run of each cell.
 
     python benchmarks/real_matrix.py --write              # every cell not yet run at this commit
     python benchmarks/real_matrix.py --only 3.9.5 --only zookeeper-4646-acked
@@ -114,8 +115,24 @@ def load(path: str = DATA) -> list[dict]:
         return [json.loads(ln) for ln in f if ln.strip()]
 
 
-def todo(records: list, findings, releases, at: str, again: bool) -> list[tuple]:
-    done = {(r["finding"], r["release"]) for r in records if r.get("commit") == at}
+def same_code(commits, at: str) -> set:
+    """The commits of `commits` whose zabmc/ and models/ (all a run's code) are those of `at`
+    (`git diff --quiet`); a dirty `at` has none but itself."""
+    if at.endswith("-dirty") or at == "unknown":
+        return {at}
+    same = {at}
+    for c in set(commits) - same:
+        p = subprocess.run(["git", "-C", ROOT, "diff", "--quiet", c, at, "--", "zabmc", "models"],
+                           capture_output=True)
+        if p.returncode == 0:
+            same.add(c)
+    return same
+
+
+def todo(records: list, findings, releases, at: str, again: bool, same=None) -> list[tuple]:
+    """The cells to run: those without a run at `at` or at a commit of the same code (`same`)."""
+    same = same_code({r.get("commit") for r in records}, at) if same is None else same
+    done = {(r["finding"], r["release"]) for r in records if r.get("commit") in same}
     return [(f, r) for f in findings for r in releases if again or (f, r) not in done]
 
 
@@ -289,7 +306,8 @@ def main() -> int:
                     help="only these releases (debian-3.8.0, 3.8.0 ... 3.9.5) and/or findings "
                          "(repeatable)")
     ap.add_argument("--again", action="store_true",
-                    help="run cells already in the data file for this commit again")
+                    help="run cells already in the data file for this commit (or one of the "
+                         "same zabmc/ and models/) again")
     ap.add_argument("--table", action="store_true",
                     help="build the section from the data file and run nothing")
     ap.add_argument("--write", action="store_true", help="write the section into "

@@ -107,13 +107,16 @@ def test_a_release_model_that_cannot_break_the_property_says_why():
     assert (kind, text) == ("cannot", "not in this model yet: its threads and forwarding grains")
 
 
-def test_the_cells_to_run_skip_those_run_at_this_commit_unless_again():
+def test_the_cells_to_run_skip_those_run_at_a_commit_of_the_same_code_unless_again():
     todo = rm.todo(RECORDS, ["zookeeper-4646-acked", "zookeeper-4394-join"],
-                   ["debian-3.8.0", "3.9.2"], "abc1234", again=False)
+                   ["debian-3.8.0", "3.9.2"], "abc1234", again=False, same={"abc1234"})
     assert todo == [("zookeeper-4646-acked", "3.9.2"), ("zookeeper-4394-join", "debian-3.8.0")]
     assert len(rm.todo(RECORDS, ["zookeeper-4646-acked"], ["3.9.2", "3.8.6"], "abc1234",
-                       again=True)) == 2
-    assert len(rm.todo(RECORDS, ["zookeeper-4646-acked"], ["3.8.6"], "other", again=False)) == 1
+                       again=True, same={"abc1234"})) == 2
+    assert len(rm.todo(RECORDS, ["zookeeper-4646-acked"], ["3.8.6"], "other", again=False,
+                       same={"other"})) == 1
+    assert rm.todo(RECORDS, ["zookeeper-4646-acked"], ["3.8.6"], "other", again=False,
+                   same={"other", "abc1234"}) == []
     assert rm.argv_of("zookeeper-4646-acked", "3.9.5") == [
         "flock", "/tmp/zabmc-real.lock", "python", "-m", "zabmc", "real", "--release", "3.9.5",
         "tests/corpus/zk/zookeeper-4646-acked.trace.json", "--json", "-q"]
