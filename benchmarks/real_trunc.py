@@ -25,11 +25,13 @@ server 3) was told, and what clients of each server read at the end.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import subprocess
 import sys
 import time
 from collections import Counter
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -38,9 +40,21 @@ SCHEDULE = "tests/corpus/zk/truncate-keeps-uncommitted.schedule.json"
 LOCK = "/tmp/zabmc-real.lock"
 
 
+@contextmanager
+def held():
+    """The lock `flock LOCK` takes (flock(2)), held by this process for a batch of runs."""
+    with open(LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def one_run(release: str | None, global_sessions: bool, source: str = SCHEDULE,
-            kept: str = "/w-1") -> dict:
-    argv = ["flock", LOCK, sys.executable, "-m", "zabmc", "real"]
+            kept: str = "/w-1", locked: bool = False) -> dict:
+    """One run, waiting for the lock; with `locked`, the caller holds it (--batch)."""
+    argv = ([] if locked else ["flock", LOCK]) + [sys.executable, "-m", "zabmc", "real"]
     if release:
         argv += ["--release", release]
     if global_sessions:
@@ -49,8 +63,11 @@ def one_run(release: str | None, global_sessions: bool, source: str = SCHEDULE,
     t = time.time()
     p = subprocess.run(argv, capture_output=True, text=True, cwd=str(REPO), timeout=600)
     rec = {"build": release or "debian-3.8.0", "sessions": "global" if global_sessions else "local",
-           "command": " ".join(argv[:2] + ["python"] + argv[3:]), "exit": p.returncode,
+           "command": " ".join(["python" if a == sys.executable else a for a in argv]),
+           "exit": p.returncode,
            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))}
+    if locked:
+        rec["lock"] = f"{LOCK} held by benchmarks/real_trunc.py --batch across several runs"
     try:
         out = json.loads(p.stdout)
     except ValueError:
@@ -106,6 +123,9 @@ def main() -> int:
                     help="the write no quorum accepted, whose readers the table counts")
     ap.add_argument("--no-debian", action="store_true",
                     help="only the --release builds, not Debian's 3.8.0 beside them")
+    ap.add_argument("--batch", type=int, default=0, metavar="N",
+                    help="hold the lock across N runs at a time (each a fresh process) instead "
+                         "of each run waiting for it")
     ap.add_argument("--local-only", action="store_true",
                     help="local sessions only (not --global-sessions too)")
     a = ap.parse_args()
@@ -116,13 +136,16 @@ def main() -> int:
     configs = [(rel, g) for rel in ([] if a.no_debian else [None]) + a.release
                for g in ((False,) if a.local_only else (False, True))]
     out = Path(a.out)
-    for k in range(a.runs):
-        for rel, g in configs:
-            rec = one_run(rel, g, a.source, a.kept)
-            with out.open("a") as f:
-                f.write(json.dumps(rec) + "\n")
-            print(f"run {k}: {rec['build']} {rec['sessions']}: exit {rec['exit']} "
-                  f"{rec.get('violations', rec.get('error'))}", flush=True)
+    runs = [(k, rel, g) for k in range(a.runs) for rel, g in configs]
+    step = a.batch or 1
+    for i in range(0, len(runs), step):
+        with held() if a.batch else nullcontext():
+            for k, rel, g in runs[i:i + step]:
+                rec = one_run(rel, g, a.source, a.kept, bool(a.batch))
+                with out.open("a") as f:
+                    f.write(json.dumps(rec) + "\n")
+                print(f"run {k}: {rec['build']} {rec['sessions']}: exit {rec['exit']} "
+                      f"{rec.get('violations', rec.get('error'))}", flush=True)
     recs = [json.loads(ln) for ln in out.read_text().splitlines() if ln.strip()]
     print(table(recs))
     return 0
