@@ -120,3 +120,19 @@ def test_the_cells_to_run_skip_those_run_at_a_commit_of_the_same_code_unless_aga
     assert rm.argv_of("zookeeper-4646-acked", "3.9.5") == [
         "flock", "/tmp/zabmc-real.lock", "python", "-m", "zabmc", "real", "--release", "3.9.5",
         "tests/corpus/zk/zookeeper-4646-acked.trace.json", "--json", "-q"]
+
+
+def test_lift_writes_the_abstractions_run_as_a_trace_of_the_release_model(tmp_path):
+    """`--lift`: zookeeper-4394-join (`zk`, 38 events) as a run of `zk-3.8.5`, the trace the
+    section's note on 4394 runs. Its 39 events and step are zabmc's own (detects change); that
+    the lifted run breaks sync-exception is tests/test_zk_releases.py's `lift` too."""
+    out = tmp_path / "lifted.trace.json"
+    got = rm.lift("zk-3.8.5", str(ROOT / "tests/corpus/zk/zookeeper-4394-join.trace.json"),
+                  str(out))
+    doc = json.loads(out.read_text())
+    assert (got, doc["model"], len(doc["events"]), doc["violation"]["step"]) == (
+        "sync-exception", "zk-3.8.5", 39, 39)
+    from zabmc.core.errors import UsageError
+    with pytest.raises(UsageError, match="step 50 .* is not enabled in zk-3.8.5"):
+        rm.lift("zk-3.8.5", str(ROOT / "tests/corpus/zk/zookeeper-4646-acked.trace.json"),
+                str(tmp_path / "x.json"))
