@@ -262,6 +262,34 @@ REFUSED = {"zookeeper-4925.trace.json": "zk-3.9.3-store",
            "zookeeper-5094.trace.json": "zk-3.9.2-shutdown",
            "zookeeper-4712.trace.json": "zk-3.9.2-shutdown"}
 
+#: what the table shows, by hand from its cells (2026-11-29) and apache/zookeeper's tags
+SAYS = [
+    "**ZOOKEEPER-4646 and ZOOKEEPER-4643** reproduce on every release before 3.8.5 and 3.9.2 "
+    "(Debian's 3.8.0, 3.8.3, 3.8.4, 3.9.0, 3.9.1) and stop as not realised from them on, "
+    "where the trace expects server 1's currentEpoch written before its proposal is on disk: "
+    "ZOOKEEPER-4785's fix (PR #2111, as #2132 in 3.8.5 and #2133 in 3.9.2) appends and commits "
+    "NEWLEADER's proposals before `setCurrentEpoch` (release-3.8.5 Learner.java 767-779).",
+    "**ZOOKEEPER-4685** reproduces on the same releases. From 3.8.5 and 3.9.2 the trace is "
+    "realised without an unexpected ACK: the QuorumPeer thread, not the SyncThread, now writes "
+    "NEWLEADER's proposals, and sends their ACKs after NEWLEADER's (\"reply ACK of PROPOSAL after "
+    "ACK of NEWLEADER\", release-3.8.5 Learner.java 803-808), so no proposal's ACK can come "
+    "first; `zk-3.8.5` and `zk-3.9.2` find none to depth 30 either. So the same PR closed "
+    "4685's window on branch-3.8 too, not only PR #2152 in 3.9.3.",
+    "**ZOOKEEPER-4712 reproduces on every 3.8 release, 3.8.6 included, and on 3.9.0 to 3.9.2**; "
+    "from 3.9.3 the trace stops (PR #2154 stops a learner's SyncRequestProcessor at shutdown, "
+    "`ZooKeeperServer.shutdownComponents`; release-3.8.6 `Learner.shutdown` still calls "
+    "`zk.shutdown(boolean)`, Learner.java 900): the newest 3.8 serves a write no quorum "
+    "accepted.",
+    "**ZOOKEEPER-2354 reproduces on every release, 3.9.5 included**: a server killed between "
+    "NEWLEADER's snapshot and `setCurrentEpoch` refuses to start. Every release model that can "
+    "break `load-exception` finds it; its fixes (PRs #1109, #1110) were never merged.",
+    "**The TRUNC finding reproduces on every release, 3.8.0 to 3.9.5**, by both the schedule "
+    "written by hand and the model search's own trace; every release model finds it.",
+    "**ZOOKEEPER-4394** reproduces on the releases before 3.8.5 and 3.9.2 and is fixed in 3.9.3; "
+    "on 3.8.5 and 3.9.2 the `zk` trace holds the wrong thread, and the release's own run "
+    "throws (below).",
+]
+
 #: explanations of the cells where the servers and the model disagree: (finding, releases, text).
 #: The section shows each whose cells disagree, and lists a disagreement no note covers
 NOTES: list = [
@@ -279,6 +307,41 @@ NOTES: list = [
      "K1: `zk.takeSnapshot(syncSnapshot)` then `self.setCurrentEpoch(newEpoch)` in "
      "`Learner.syncWithLeader`, release-3.8.0-1 Learner.java 749-752), so the shortest run is "
      "longer than 40 events; the model has it."),
+    ("zookeeper-4394-join", ("3.8.5", "3.8.6", "3.9.2"),
+     "the servers realise every step and nothing throws, while `zk-3.8.5` and `zk-3.9.2` find "
+     "ZOOKEEPER-4394. The trace is of `zk` (3.7.0's rules: NEWLEADER's proposals handed to the "
+     "SyncThread), and `zabmc real` keeps the joining server 2's proposal 0x100000002 in its "
+     "SyncThread with the `sync-commit` hook, a Byteman rule at the entry of "
+     "`ZKDatabase.commit` (zabmc/real/hooks.py). From 3.8.5 and 3.9.2 (ZOOKEEPER-4785, PR #2111 "
+     "as #2132 and #2133) the QuorumPeer thread appends NEWLEADER's proposals and calls "
+     "`ZKDatabase.commit` itself (release-3.8.5 Learner.java 767-772, release-3.9.2 763-768), "
+     "so the hook held server 2's QuorumPeer thread at NEWLEADER (its log, from a rerun with "
+     "--keep: \"Creating new log file: log.100000002\", then \"zabmc-hook: held "
+     "sync-commit\"), before `packetsNotCommitted.clear()`, currentEpoch and the ACK; held to "
+     "the run's end, it never read the leader's COMMIT. Roles, epoch files and disks still "
+     "matched the model's at every step, so conformance did not see the run go otherwise. The "
+     "bug is unchanged there: the COMMIT branch of `Learner.syncWithLeader` still reads "
+     "`packetsNotCommitted.peekFirst()`'s `hdr` (release-3.8.5 Learner.java 656-657, "
+     "release-3.9.2 652-653) after NEWLEADER emptied the queue (3.8.5 line 775). Run with the "
+     "release's own grains it throws: the same 38 events lifted into `zk-3.8.5` and `zk-3.9.2` "
+     "(`python benchmarks/real_matrix.py --lift zk-3.8.5 "
+     "tests/corpus/zk/zookeeper-4394-join.trace.json OUT`: 39 events, the owed NEWLEADER of "
+     "the leader's forwarding grain added; `sync-exception` at step 39; "
+     "[data/real-matrix/](data/real-matrix/)) hold server 1's SyncThread with `sync-append` "
+     "instead and server 2's QuorumPeer thread before its NEWLEADER ACK. As exported they stop "
+     "with that thread held (realised, no violation, on 3.8.5 and 3.9.2): the model reads the "
+     "COMMIT while the ACK is owed, and ZooKeeper writes the ACK before it "
+     "reads the next packet (release-3.8.5 Learner.java 783). With a last entry added by hand that lets the thread go "
+     "(`*-released.schedule.json`), server 2 throws on 3.8.5 (\"Exception when following the "
+     "leader\", `java.lang.NullPointerException: Cannot read field \"hdr\" because \"pif\" "
+     "is null` at `Learner.syncWithLeader(Learner.java:657)`; exit 10, "
+     "[data/real-matrix/runs.jsonl](data/real-matrix/runs.jsonl)) and on 3.9.2 (the same, at "
+     "`Learner.java:653`). So ZOOKEEPER-4394 is "
+     "real in 3.8.5 and 3.9.2, as their models say (3.8.6's ZAB code is 3.8.5's, "
+     "models.zk.releases.SAME; the lifted run was not run there); the cells disagree because the "
+     "`zk` trace's hold point holds another thread there. 3.9.3 (PR #2152) keeps the outstanding proposals "
+     "in `packetsNotLogged` at NEWLEADER (release-3.9.3 Learner.java 760-784, its comment "
+     "naming ZOOKEEPER-4394), and there the same trace agrees."),
 ]
 
 
@@ -352,6 +415,8 @@ def section(records: list, cells: dict | None = None) -> str:
                 dis.append((f, r))
         lines.append(f"| `{FINDINGS[f][0]}` | {trace_model(f)} | {row} | " + " | ".join(out)
                      + " |")
+    lines += ["", "What the rows say (each claim rests on the cells above and the source named):",
+              ""] + [f"- {x}" for x in SAYS]
     lines += ["", f"Disagreements: {len(dis)} of {sum(1 for k in last)} cells."]
     covered = set()
     for f, releases_, text in NOTES:
