@@ -1,13 +1,15 @@
 """How often the TRUNC that keeps an uncommitted write (reports/zookeeper.md, "A TRUNC to an epoch
 boundary...") happens on real servers, per build and session mode (#63).
 
-Runs, RUNS times each, round-robin:
+Runs, RUNS times each, round-robin, each run waiting for the lock that keeps one ensemble at a
+time on the machine:
 
-    python -m zabmc real [--release V] [--global-sessions] \
+    flock /tmp/zabmc-real.lock python -m zabmc real [--release V] [--global-sessions] \
         tests/corpus/zk/truncate-keeps-uncommitted.schedule.json --json -q
 
-for Debian's 3.8.0 and each --release given, with local sessions (localSessionsEnabled=true,
-what `zabmc real` runs by default) and with global ones (--global-sessions). Each run's summary
+for Debian's 3.8.0 (unless --no-debian) and each --release given, with local sessions
+(localSessionsEnabled=true, what `zabmc real` runs by default) and with global ones
+(--global-sessions). Each run's summary
 is appended to a JSON-lines file (so a later invocation adds runs), and the table of every run
 in it is printed: the exit codes (10 lost write reproduced, 0 realised without violation, 3 not
 realised), the violated properties, what the client of /w-1 (written to the cut-off leader,
@@ -23,20 +25,36 @@ server 3) was told, and what clients of each server read at the end.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import subprocess
 import sys
 import time
 from collections import Counter
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEDULE = "tests/corpus/zk/truncate-keeps-uncommitted.schedule.json"
+#: one ensemble at a time on this machine: each run waits for this lock (flock(1))
+LOCK = "/tmp/zabmc-real.lock"
+
+
+@contextmanager
+def held():
+    """The lock `flock LOCK` takes (flock(2)), held by this process for a batch of runs."""
+    with open(LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def one_run(release: str | None, global_sessions: bool, source: str = SCHEDULE,
-            kept: str = "/w-1") -> dict:
-    argv = [sys.executable, "-m", "zabmc", "real"]
+            kept: str = "/w-1", locked: bool = False) -> dict:
+    """One run, waiting for the lock; with `locked`, the caller holds it (--batch)."""
+    argv = ([] if locked else ["flock", LOCK]) + [sys.executable, "-m", "zabmc", "real"]
     if release:
         argv += ["--release", release]
     if global_sessions:
@@ -45,8 +63,11 @@ def one_run(release: str | None, global_sessions: bool, source: str = SCHEDULE,
     t = time.time()
     p = subprocess.run(argv, capture_output=True, text=True, cwd=str(REPO), timeout=600)
     rec = {"build": release or "debian-3.8.0", "sessions": "global" if global_sessions else "local",
-           "command": " ".join(["python"] + argv[1:]), "exit": p.returncode,
+           "command": " ".join(["python" if a == sys.executable else a for a in argv]),
+           "exit": p.returncode,
            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))}
+    if locked:
+        rec["lock"] = f"{LOCK} held by benchmarks/real_trunc.py --batch across several runs"
     try:
         out = json.loads(p.stdout)
     except ValueError:
@@ -100,6 +121,11 @@ def main() -> int:
                     help=f"the trace or schedule to run [default: {SCHEDULE}]")
     ap.add_argument("--kept", default="/w-1", metavar="PATH",
                     help="the write no quorum accepted, whose readers the table counts")
+    ap.add_argument("--no-debian", action="store_true",
+                    help="only the --release builds, not Debian's 3.8.0 beside them")
+    ap.add_argument("--batch", type=int, default=0, metavar="N",
+                    help="hold the lock across N runs at a time (each a fresh process) instead "
+                         "of each run waiting for it")
     ap.add_argument("--local-only", action="store_true",
                     help="local sessions only (not --global-sessions too)")
     a = ap.parse_args()
@@ -107,16 +133,19 @@ def main() -> int:
         recs = [json.loads(ln) for ln in Path(a.table).read_text().splitlines() if ln.strip()]
         print(table(recs))
         return 0
-    configs = [(rel, g) for rel in [None] + a.release
+    configs = [(rel, g) for rel in ([] if a.no_debian else [None]) + a.release
                for g in ((False,) if a.local_only else (False, True))]
     out = Path(a.out)
-    for k in range(a.runs):
-        for rel, g in configs:
-            rec = one_run(rel, g, a.source, a.kept)
-            with out.open("a") as f:
-                f.write(json.dumps(rec) + "\n")
-            print(f"run {k}: {rec['build']} {rec['sessions']}: exit {rec['exit']} "
-                  f"{rec.get('violations', rec.get('error'))}", flush=True)
+    runs = [(k, rel, g) for k in range(a.runs) for rel, g in configs]
+    step = a.batch or 1
+    for i in range(0, len(runs), step):
+        with held() if a.batch else nullcontext():
+            for k, rel, g in runs[i:i + step]:
+                rec = one_run(rel, g, a.source, a.kept, bool(a.batch))
+                with out.open("a") as f:
+                    f.write(json.dumps(rec) + "\n")
+                print(f"run {k}: {rec['build']} {rec['sessions']}: exit {rec['exit']} "
+                      f"{rec.get('violations', rec.get('error'))}", flush=True)
     recs = [json.loads(ln) for ln in out.read_text().splitlines() if ln.strip()]
     print(table(recs))
     return 0

@@ -113,6 +113,11 @@ GENERATORS = (
               "schedules), reports/zookeeper.md \"Nemeses on real ZooKeeper\"",
               "about 15 s a schedule, 30 schedules",
               needs="Java 17, Debian's zookeeper, mvn and Maven Central, Byteman, kazoo"),
+    Generator("real-matrix", ("benchmarks/real_matrix.py", "--write"),
+              "reports/data/real-matrix.jsonl (appends the cells not yet run at this commit), "
+              "reports/zookeeper.md \"Releases, on real servers\"",
+              "about 30 s a cell, 110 cells",
+              needs="Java 17, Debian's zookeeper, mvn and Maven Central, Byteman, kazoo"),
     # reports/benchmarks.md: each script rewrites its own section
     Generator("explore", ("benchmarks/explore_bench.py", "--depth", "20", "--rounds", "3",
                           "--write"),
