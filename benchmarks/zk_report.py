@@ -273,6 +273,11 @@ def main() -> int:
     lines += _kept_section(path, "## Beside Remix")  # benchmarks/remix_compare.py's
     lines += _kept_section(path, "## On ZooKeeper ")  # benchmarks/real_report.py's
     lines += _kept_section(path, "## Nemeses on real ZooKeeper")  # benchmarks/real_nemesis.py's
+    lines += _kept_section(path, "## Releases from Maven Central")  # real_releases.py's, by hand
+    lines += _kept_section(path, "## The TRUNC finding on ")  # benchmarks/real_trunc.py's
+    lines += _kept_section(path, "## One model per release")  # benchmarks/release_models.py's
+    lines += _kept_section(path, "## Releases, on real servers")  # benchmarks/real_matrix.py's
+    lines += _other_sections(path, lines)
     with open(path, "w") as f:
         f.write("\n".join(lines))
     print(f"wrote {os.path.relpath(path, ROOT)}", file=sys.stderr)
@@ -286,11 +291,32 @@ def _kept_section(path: str, heading: str) -> list:
         text = open(path).read()
     except OSError:
         return []
-    i = text.find(heading)
-    if i < 0:
+    for section in _sections(text):
+        first = section.split("\n", 1)[0]
+        if first == heading or (heading.endswith(" ") and first.startswith(heading)):
+            return ["", section.rstrip("\n"), ""]
+    return []
+
+
+def _sections(text: str) -> list:
+    """The file's "## " sections, each from its heading line to the next."""
+    parts = text.split("\n## ")
+    return ["## " + p for p in parts[1:]]
+
+
+def _other_sections(path: str, lines: list) -> list:
+    """Every section of the file this script neither writes nor keeps by name: a section
+    another script added is never dropped by a run of this one."""
+    try:
+        text = open(path).read()
+    except OSError:
         return []
-    j = text.find("\n## ", i + 1)
-    return ["", text[i:j if j >= 0 else len(text)].rstrip("\n"), ""]
+    have = {x.split("\n", 1)[0] for line in lines for x in line.split("\n") if x.startswith("## ")}
+    out = []
+    for section in _sections(text):
+        if section.split("\n", 1)[0] not in have:
+            out += ["", section.rstrip("\n"), ""]
+    return out
 
 
 if __name__ == "__main__":
