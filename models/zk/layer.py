@@ -89,3 +89,27 @@ class Layer:
 
     def describe_action(self, label: tuple) -> str:
         return self.parent.describe_action(label)
+
+
+class Tracking(Layer):
+    """A layer whose fields follow every step of its parent: `_track(x, st, rules)` (the node
+    before, the parent's step from it) is applied to each node a timeout, a proposal, a drop or
+    an action makes (shutdown.py's disk, storage.py's committed log and data tree)."""
+
+    def _track(self, x, st: Step | None, rules) -> Step | None:
+        raise NotImplementedError
+
+    def timeout(self, h, node, n: int, rules) -> Step | None:
+        return self._track(node, self.parent.timeout(h, node, n, rules), rules)
+
+    def propose(self, h, node, payload: bytes, n: int, rules) -> Step:
+        return self._track(node, self.parent.propose(h, node, payload, n, rules), rules)
+
+    def on_drop(self, h, nodes, src: int, dst: int, msg: tuple, n: int, rules) -> list:
+        return [(i, self._track(nodes[i], st, rules))
+                for i, st in self.parent.on_drop(h, nodes, src, dst, msg, n, rules)]
+
+    def act(self, h, nodes, label: tuple, n: int, rules) -> list:
+        return [(i, self._track(nodes[i], st, rules))
+                for i, st in self.parent.act(h, nodes, label, n, rules)]
+

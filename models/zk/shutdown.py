@@ -28,7 +28,7 @@ from zabmc.core.model import Step, txn_json
 from . import fine
 from .codec import describe_msg, dump, msg_json  # noqa: F401  (the views)
 from .fine import FineNode
-from .layer import Layer
+from .layer import Tracking
 from .state import (FOLLOWING, LOOKING, NONE, SYNC, TRUNC, ZERO, cut, extend_node, last_zxid,
                     leaks, queued, truncate_keeps, truncation)
 
@@ -125,7 +125,7 @@ def _shutdown(x, y, norm, leaks=True):
     return norm(y._replace(history=history, disk=disk, leak=leak))
 
 
-class Shutdown(Layer):
+class Shutdown(Tracking):
     """H1-H9 over `parent` (fine.py, or a stack over it): memory and disk apart, the SyncThread a
     follower's shutdown leaves running."""
 
@@ -146,16 +146,6 @@ class Shutdown(Layer):
         st = self.parent.start(h, node, n, rules)
         return Step(st.node._replace(disk=d), st.outs, st.effects)
 
-    def timeout(self, h, node, n: int, rules) -> Step | None:
-        return self._track(node, self.parent.timeout(h, node, n, rules), rules)
-
-    def propose(self, h, node, payload: bytes, n: int, rules) -> Step:
-        return self._track(node, self.parent.propose(h, node, payload, n, rules), rules)
-
-    def on_drop(self, h, nodes, src: int, dst: int, msg: tuple, n: int, rules) -> list:
-        return [(i, self._track(nodes[i], st, rules))
-                for i, st in self.parent.on_drop(h, nodes, src, dst, msg, n, rules)]
-
     def actions(self, h, nodes, down: int, n: int, rules) -> list:
         """The parent's actions, then each leaked SyncThread's write (H2)."""
         out = self.parent.actions(h, nodes, down, n, rules)
@@ -166,8 +156,7 @@ class Shutdown(Layer):
         if label[0] == "flush":
             i = label[1]
             return [(i, Step(flush(h, nodes[i]), _NO, _NO))]
-        return [(i, self._track(nodes[i], st, rules))
-                for i, st in self.parent.act(h, nodes, label, n, rules)]
+        return super().act(h, nodes, label, n, rules)
 
     def deliver(self, h, node, src: int, msg: tuple, n: int, rules) -> Step:
         truncate = None

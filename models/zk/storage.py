@@ -29,7 +29,7 @@ from .codec import describe_action, describe_msg, dump, msg_json  # noqa: F401  
 from .state import (ACKEPOCH, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, L_SYNC, LEADING, LOOKING,
                     MODE_NAMES, NEWLEADER, NONE, SNAP, SYNC, TRUNC, ZERO, Node, cut,
                     extend_node, leaks, log_of, truncate_keeps, truncation)
-from .layer import Layer
+from .layer import Tracking
 
 _NO = ()
 
@@ -301,7 +301,7 @@ def node_json(node: StoreNode) -> dict:
 # --- the storage grain as a layer over the THREADS stack (models/zk/README.md, S11-S14) ----------
 
 
-class Storage(Layer):
+class Storage(Tracking):
     """S11-S14: the storage grain over `parent`, a stack whose nodes keep memory (`history`: the
     data tree with its role's log) and disk (`disk`) apart (shutdown.py, H1): `clog` and `dt`
     tracked over memory as `_track` does (S2-S5), the leader's SYNCs chosen from them (S6-S8),
@@ -344,20 +344,6 @@ class Storage(Layer):
         y = st.node
         return self._step(Step(y._replace(clog=_zx(y.history), dt=_last(y.history)), st.outs,
                                st.effects))
-
-    def timeout(self, h, node, n: int, rules) -> Step | None:
-        return self._track(node, self.parent.timeout(h, node, n, rules), rules)
-
-    def propose(self, h, node, payload: bytes, n: int, rules) -> Step:
-        return self._track(node, self.parent.propose(h, node, payload, n, rules), rules)
-
-    def on_drop(self, h, nodes, src: int, dst: int, msg: tuple, n: int, rules) -> list:
-        return [(i, self._track(nodes[i], st, rules))
-                for i, st in self.parent.on_drop(h, nodes, src, dst, msg, n, rules)]
-
-    def act(self, h, nodes, label: tuple, n: int, rules) -> list:
-        return [(i, self._track(nodes[i], st, rules))
-                for i, st in self.parent.act(h, nodes, label, n, rules)]
 
     def deliver(self, h, node, src: int, msg: tuple, n: int, rules) -> Step:
         kind = msg[0]
