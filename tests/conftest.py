@@ -47,6 +47,21 @@ def pytest_runtest_setup(item):
         os.setpriority(os.PRIO_PROCESS, 0, LOWERED_NICE)
 
 
+def need_real_tools() -> None:
+    """`need` for what a run of `zabmc real` with hooks takes: Java, a ZooKeeper build, kazoo
+    and Byteman's jar (make install-test)."""
+    from zabmc.core.errors import UsageError
+    from zabmc.real.install import find_byteman, find_java, find_zookeeper
+    try:
+        find_java()
+        find_zookeeper()
+        import kazoo  # noqa: F401
+        if find_byteman() is None:
+            raise UsageError("Byteman's jar not found (make install-test)")
+    except (UsageError, ImportError) as e:
+        need("a real-ZooKeeper tool", str(e))
+
+
 def need(tool: str, why: str) -> None:
     """The test cannot run: `tool` is missing, for the reason `why`. Under CI=true (what `make
     test` runs in CI) that fails the test, saying so, for a CI run must not pass by skipping;

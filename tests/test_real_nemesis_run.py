@@ -17,23 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SERIAL_JVMS, need
+from conftest import SERIAL_JVMS, need_real_tools
 
 pytestmark = [pytest.mark.real, SERIAL_JVMS]
 
 
 @pytest.fixture(scope="module", autouse=True)
 def real_tools():
-    from zabmc.core.errors import UsageError
-    from zabmc.real.install import find_byteman, find_java, find_zookeeper
-    try:
-        find_java()
-        find_zookeeper()
-        import kazoo  # noqa: F401
-        if find_byteman() is None:
-            raise UsageError("Byteman's jar not found (make install-test)")
-    except (UsageError, ImportError) as e:
-        need("a real-ZooKeeper tool", str(e))
+    need_real_tools()
 
 
 def test_kill_leader_sync_kills_the_new_leader_while_a_follower_is_held(tmp_path):
