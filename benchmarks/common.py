@@ -3,6 +3,7 @@ at, and rewriting one `## ` section of a report while leaving the others byte-id
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import platform
@@ -162,6 +163,25 @@ def search_table(models, searches, run, found: str) -> list[str]:
         row = [result_cell(run(m, flags, k), found, 1) for m in models]
         lines.append(f"| {what} | `{flags}` | " + " | ".join(row) + " |")
     return lines
+
+
+#: one ensemble of real servers at a time on this machine: every run of `zabmc real` a benchmark
+#: starts waits for this lock (what `flock /tmp/zabmc-real.lock COMMAND` takes)
+REAL_LOCK = "/tmp/zabmc-real.lock"
+
+
+@contextmanager
+def real_lock(path: str | None = REAL_LOCK):
+    """flock(2) on `path`, held by this process for a batch of real-server runs (none: no lock)."""
+    if not path:
+        yield
+        return
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def write_zk_section(heading: str, section: str, write: bool) -> None:

@@ -25,22 +25,21 @@ into ~/.cache/zabmc/releases. About 30 s a cell on two cores.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
 import subprocess
 import sys
 import time
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import commit, write_zk_section  # noqa: E402
+from benchmarks.common import REAL_LOCK, commit, real_lock, write_zk_section  # noqa: E402
 
 HEADING = "## Releases, on real servers"
 DATA = os.path.join(ROOT, "reports", "data", "real-matrix.jsonl")
-LOCK = "/tmp/zabmc-real.lock"
+LOCK = REAL_LOCK
 CORPUS = "tests/corpus/zk"
 DEBIAN = "debian-3.8.0"
 #: the columns: Debian's package, then releases from Maven Central (3.8.0-3.8.2 from Maven are
@@ -76,16 +75,10 @@ def argv_of(finding: str, release: str) -> list[str]:
     return argv + [f"{CORPUS}/{FINDINGS[finding][0]}", "--json", "-q"]
 
 
-@contextmanager
 def held(lock: str = LOCK):
     """The lock `flock LOCK` takes (flock(2) on the file), held by this process for a batch of
     cells, as a campaign of `zabmc real --random` holds it for all its schedules."""
-    with open(lock, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return real_lock(lock)
 
 
 def one_run(finding: str, release: str, at: str, batch: int = 0) -> dict:

@@ -22,8 +22,6 @@ rewrites the section from every line of the file.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import json
 import os
 import subprocess
@@ -33,24 +31,16 @@ from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+from benchmarks.common import real_lock  # noqa: E402
 REPORT = os.path.join(ROOT, "reports", "zookeeper.md")
 DATA = "reports/data/real-nemesis.jsonl"
 KEPT = "reports/data/real-nemesis"
 HEADING = "## Nemeses on real ZooKeeper"
 
 
-@contextlib.contextmanager
 def _locked(path: str | None):
     """flock(2) on `path` (what `flock PATH command` takes) while a campaign runs."""
-    if not path:
-        yield
-        return
-    with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return real_lock(path)
 
 
 def commit() -> str:

@@ -25,30 +25,26 @@ server 3) was told, and what clients of each server read at the end.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import subprocess
 import sys
 import time
 from collections import Counter
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from benchmarks.common import REAL_LOCK, real_lock  # noqa: E402
+
 SCHEDULE = "tests/corpus/zk/truncate-keeps-uncommitted.schedule.json"
 #: one ensemble at a time on this machine: each run waits for this lock (flock(1))
-LOCK = "/tmp/zabmc-real.lock"
+LOCK = REAL_LOCK
 
 
-@contextmanager
 def held():
     """The lock `flock LOCK` takes (flock(2)), held by this process for a batch of runs."""
-    with open(LOCK, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return real_lock(LOCK)
 
 
 def one_run(release: str | None, global_sessions: bool, source: str = SCHEDULE,
