@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import re
@@ -56,6 +57,12 @@ SPECS = {
     "ZOOKEEPER-4643": ("MSPEC_2", f"{MIXED}/mixed_v2/MSPEC_2.tla", (53.9, 71_555)),
     "ZOOKEEPER-4646": ("MSPEC_3", f"{MIXED}/mixed_v3/MSPEC_3.tla", (41.5, 53_830)),
 }
+#: the sha256 of the specification files measured, by bug (filled by `measure`), and those of the
+#: files this report was made with: Remix's repository as the public code index holds it at its
+#: commit 2b1ded0 (a snapshot fetched on 2026-11-29 lacked low-level-spec/mixed-spec/mixed_v2, v3)
+DIGESTS: dict = {}
+KNOWN = {"ZOOKEEPER-4643": "3bdd1f2d85e530c33c73c4555e4dc3b4d48bcb3f49ff63778c987cbf245f989b",
+         "ZOOKEEPER-4646": "3453aee26b44d19e0d28119fa5af269b65876aafd55ced50358f00649236022f"}
 #: Remix's `Parameters`: the smallest that reach each bug (MaxTimeoutFailures counts the crashes
 #: of servers that are not looking, MaxCrashes every crash, both as "fewer than"; two failures
 #: and three crashes is what both runs need; MaxEpoch is read by no action)
@@ -207,6 +214,8 @@ def measure(remix: Path, rounds: int, issue_bounds: bool) -> dict:
     kinds = ("tlc", "tlc-issue", "zabmc") if issue_bounds else ("tlc", "zabmc")
     names = [f"{k} {bug}" for bug in SPECS for k in kinds]
     got: dict = {n: [] for n in names}
+    for bug, (_, path, _) in SPECS.items():
+        DIGESTS[bug] = hashlib.sha256((remix / path).read_bytes()).hexdigest()
     with tempfile.TemporaryDirectory(prefix="zabmc-remix-") as tmp:
         for name in alternating(names, rounds):
             d = one(name, remix, tmp)
@@ -285,6 +294,16 @@ def measure_zab() -> str:
             f"(without the reduction the command has no run to depth 40 in this report)")
 
 
+def specs_named() -> str:
+    """The specification files measured, by their sha256, and where those came from if known."""
+    files = ", ".join(f"{SPECS[b][1].rsplit('/', 1)[1]} sha256 {d[:16]}..."
+                      for b, d in DIGESTS.items())
+    if DIGESTS and DIGESTS == KNOWN:
+        return (f"{files}: the files the public code index holds at that repository's commit "
+                "2b1ded0, which a snapshot of it fetched on 2026-11-29 did not contain")
+    return files
+
+
 def section(got: dict, argv: list[str], zab: str) -> str:
     rounds = len(next(iter(got.values())))
     cmd = "python benchmarks/remix_targets.py " + " ".join(argv)
@@ -298,7 +317,8 @@ def section(got: dict, argv: list[str], zab: str) -> str:
         f"JVM's every thread). TLC {tlc['version']} (`-workers 1 -deadlock`, "
         "`-XX:+UseParallelGC`) checks Remix's MSPEC_2 (4643) and MSPEC_3 (4646) from the "
         "public repository Disalg-ICS-NJU/zookeeper-tla-spec (a checkout given by `--remix`; "
-        "nothing of it is in this repository), with three symmetric servers, "
+        "nothing of it is in this repository; " + specs_named()
+        + "), with three symmetric servers, "
         f"`leaderLogCompleteness` its only invariant and the smallest `Parameters` that reach both bugs ({bounds})"
         + ("; the issue's own bounds (MaxTimeoutFailures 3) are measured beside them, where TLC "
            "reproduces the issue's 71,555 and 53,830 distinct states"
