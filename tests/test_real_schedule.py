@@ -576,6 +576,43 @@ def test_the_proxys_two_readers_of_listening_ports_agree():
                                      gone} & diag
 
 
+def test_the_bypass_tripwire_ignores_an_outgoing_connection_that_took_a_free_server_port():
+    """A server that is not leading has no listener on its quorum port, and the port, an
+    ephemeral one when it was chosen, is free for any process's outgoing connection to take as
+    its own local port (a client's, to another server's client port). The tripwire
+    (`Ensemble.bypasses`) took such a connection for one past the proxy and stopped two CI runs
+    on 2026-11-29; it is none. A connection into a port something listens on, from a port
+    nothing listens on and not the proxy's, is still one (hand-made: sockets opened here)."""
+    import socket
+    from types import SimpleNamespace
+
+    from zabmc.real.ensemble import Ensemble
+
+    with socket.socket() as free, socket.socket() as client_port, socket.socket() as election:
+        free.bind(("127.0.0.1", 0))
+        quorum = free.getsockname()[1]  # the non-leading server's quorum port: free again
+        free.close()
+        client_port.bind(("127.0.0.1", 0))
+        client_port.listen()
+        election.bind(("127.0.0.1", 0))
+        election.listen()
+        server = SimpleNamespace(quorum_port=quorum, election_port=election.getsockname()[1])
+        ens = SimpleNamespace(servers={2: server},
+                              proxy=SimpleNamespace(upstream_ports=lambda: set()))
+        with socket.socket() as out:
+            out.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            out.bind(("127.0.0.1", quorum))
+            out.connect(client_port.getsockname())
+            accepted, _ = client_port.accept()
+            with accepted:
+                assert Ensemble.bypasses(ens) == []
+                with socket.create_connection(election.getsockname()) as past:
+                    mine = past.getsockname()[1]
+                    assert Ensemble.bypasses(ens) == [
+                        f"server 2's election port has a connection from port {mine}, "
+                        "not through the link proxy"]
+
+
 def test_where_netlink_is_missing_the_proxy_reads_proc_and_stops_asking(monkeypatch):
     """A kernel without netlink (socket() refuses AF_NETLINK): the proxy answers from
     /proc/net/tcp, and its next polls do not try netlink again."""
@@ -598,7 +635,7 @@ def test_where_netlink_is_missing_the_proxy_reads_proc_and_stops_asking(monkeypa
         v4.bind(("127.0.0.1", 0))
         v4.listen()
         port = v4.getsockname()[1]
-        first, second = proxy._listening_ports(), proxy._listening_ports()
+        first, second = proxy.listening_ports(), proxy.listening_ports()
     assert port in first and port in second
     assert tries == [socket.AF_NETLINK] and proxy._DIAG == {"usable": False}
 

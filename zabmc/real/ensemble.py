@@ -43,7 +43,7 @@ from zabmc.core.errors import UsageError
 from zabmc.real import disk
 from zabmc.real.errors import RealError, RealTimeout, ServerFailed
 from zabmc.real.install import ZooKeeperDist, find_java, find_zookeeper
-from zabmc.real.proxy import LinkProxy, established_connections
+from zabmc.real.proxy import LinkProxy, listening_ports, established_connections
 
 __all__ = ["Ensemble", "ServerView", "server_id", "node_of", "ServerFailed", "RealTimeout", "RealError",
            "PEER_STATE_RE", "ROLES"]
@@ -632,14 +632,23 @@ class Ensemble:
         """Connections to a server's quorum or election port that did not come through the link
         proxy, which no cut would stall (a tripwire: the proxy's rewrite of the election
         connections' first message keeps them out; see zabmc/real/proxy.py). Each is looked at
-        twice, 0.1 s apart, so that one the proxy opens or closes meanwhile is not taken for one."""
+        twice, 0.1 s apart, so that one the proxy opens or closes meanwhile is not taken for one.
+
+        Only a port something listens on counts, and only a peer that is not itself a listening
+        port: the servers' ports were free ephemeral ports when chosen, so while a server is not
+        leading, its quorum port is free again, and any process's outgoing connection (a client's
+        to a server's client port, a Spark worker's) may take it as its own local port; that
+        connection is not one to the server (seen in CI, 2026-11-29)."""
         def suspects() -> set:
             before = self.proxy.upstream_ports()
             conns = established_connections() or set()
+            listening = listening_ports() or set()
             ours = before | self.proxy.upstream_ports()
             return {(sid, kind, remote) for sid, s in self.servers.items()
                     for kind, port in (("quorum", s.quorum_port), ("election", s.election_port))
-                    for local, remote in conns if local == port and remote not in ours}
+                    if port in listening
+                    for local, remote in conns
+                    if local == port and remote not in ours and remote not in listening}
         first = suspects()
         if not first:
             return []

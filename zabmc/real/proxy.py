@@ -47,7 +47,7 @@ _INITIAL_PREFIXES = tuple(struct.pack(">q", v) for v in _INITIAL_VERSIONS)
 _INITIAL_MAX = 4096  # an address string longer than this is passed on untouched
 
 
-def _listening_ports() -> set | None:
+def listening_ports() -> set | None:
     """The TCP ports something listens on (IPv4 and IPv6), or None where neither the kernel's
     sock_diag nor /proc/net/tcp is there to say."""
     ports = _diag_listening_ports() if _DIAG["usable"] else None
@@ -390,7 +390,7 @@ class LinkProxy:
         if not force and now - self._mirrored < _MIRROR_S:
             return
         self._mirrored = now
-        ports = _listening_ports()
+        ports = listening_ports()
         for r in self._routes:
             want = (ports is None or r.target[1] in ports
                     or _link(r.src, r.dst) in self._cut)
