@@ -36,6 +36,11 @@ def test_violation_exit_code_json_and_trace_file(tmp_path, capsys):
     assert summary["depth_reached"] == 11 and summary["distinct_states"] > 0
     data = json.loads(trace.read_text())
     assert data["format"] == "zabmc-trace" and data["version"] == 2
+    from zabmc.explore.checkpoint import zabmc_version
+    # where it came from: the command that found it, word for word, and zabmc's version
+    assert data["origin"] == ("zabmc check --nodes 2 --network bag --max-timeouts 1 --proposals 2 "
+                              f"--json --trace-out {trace.with_name('t.json')} "
+                              f"(zabmc {zabmc_version()})")
     assert len(data["events"]) == 11 and len(data["states"]) == 12
     assert data["violation"]["step"] == 11
     # the counterexamples go to stderr, so a CI log shows them; stdout is the JSON alone

@@ -50,11 +50,17 @@ def write_html(path: str, trace, others=(), flag: str = "--html", force: bool = 
 def save_trace(trace, path: str, force: bool = False) -> None:
     """A counterexample as a trace file (`Trace.text`), through the one writer: an existing file
     that is not a trace is refused unless `force`. The known issues its run passes through are
-    looked for first (`name_issues`), so that the file, the console and the picture name them."""
+    looked for first (`name_issues`), so that the file, the console and the picture name them;
+    the file's `origin` is the command that found it, with zabmc's version."""
     from zabmc.explore.trace import name_issues
 
     if trace.known_issues is None:
         name_issues(trace)
+    words = invoked_words()
+    if trace.origin is None and words:  # where it came from: a reader can rerun it
+        from zabmc.explore.checkpoint import zabmc_version
+
+        trace.origin = f"{shlex.join(['zabmc', *words])} (zabmc {zabmc_version()})"
     files.write(path, trace.text(), "trace file", kind="trace", flag="--trace-out", force=force)
 
 
