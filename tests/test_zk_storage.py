@@ -7,6 +7,7 @@ The expected syncs below are worked out by hand from release-3.9.3's
 
 from __future__ import annotations
 
+import json
 import pathlib
 
 import pytest
@@ -205,6 +206,24 @@ def test_zookeeper_4925_replays_to_the_lost_commit():
     assert result.confirmed
     assert (result.trace.violation.property, result.trace.violation_step) == (
         "sync-loses-committed", LOSS)
+
+
+def test_zookeeper_4925_is_what_its_builder_makes(tmp_path):
+    """The corpus file is the builder's output, byte for byte (it stopped at step 36 for a while:
+    its Builder's configuration, two timeouts, was not passed on to build_4646_acked's)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "t.json"
+    r = subprocess.run([sys.executable, str(CORPUS / "build_4925.py"), str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "50 steps; first violation: sync-loses-committed at step 41"
+    mine = json.loads(out.read_text())
+    theirs = json.loads((CORPUS / "zookeeper-4925.trace.json").read_text())
+    # the builder writes the corpus's origin only when it writes the corpus's own path
+    assert {k: v for k, v in mine.items() if k != "origin"} == {
+        k: v for k, v in theirs.items() if k != "origin"}
 
 
 def test_zookeeper_4925_is_the_committed_logs_hole():

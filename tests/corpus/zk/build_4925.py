@@ -38,12 +38,7 @@ ESTABLISH = base.ESTABLISH
 
 class Builder(base.Builder):
     def __init__(self, model: str):
-        saved = base.CONFIG, base.INVARIANTS
-        base.CONFIG, base.INVARIANTS = CONFIG, INVARIANTS
-        try:
-            super().__init__(model)
-        finally:
-            base.CONFIG, base.INVARIANTS = saved
+        super().__init__(model, CONFIG, INVARIANTS)
 
 
 def build(model: str = "zk-3.9.3-store"):
