@@ -31,8 +31,8 @@ def test_every_release_of_the_table_is_one_registered_model_apart_from_the_abstr
         m = get_model(f"zk-{r.version}")
         assert (m.name, m.release) == (f"zk-{r.version}", r.version)
         assert type(m.rules).__name__ == r.rules
-        # each stack of releases.py under serve.py's R6 (a follower serving at UPTODATE)
-        assert m.kernel.parent is {"threads": releases.THREADS, "store": releases.STORE}[r.stack]
+        # the stack of releases.py under serve.py's R6 (a follower serving at UPTODATE)
+        assert (r.stack, m.kernel.parent) == ("threads", releases.THREADS)
     assert [n for n in names if getattr(get_model(n), "release", None)] == [
         f"zk-{r.version}" for r in releases.RELEASES]
     for version, (target, _) in releases.SAME.items():
