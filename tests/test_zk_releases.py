@@ -128,6 +128,43 @@ def test_zk_3_8_0_finds_zookeeper_4685_once_a_learner_is_inside_the_committed_lo
     assert (sync["type"], sync["mode"], sync["zxid"]) == ("SYNC", "DIFF", [1, 2])
 
 
+# --- 3.9.3 and 3.9.4 on the THREADS stack (models/zk/README.md R3) ------------------------------
+
+def test_3_9_3_and_3_9_4_have_their_shutdown_and_no_leaked_sync_thread():
+    """PR #2154: no SyncThread outlives its role (`leaks` false, as 3.6.2), and an interrupted
+    SNAP clears the database (`snap_clears`, as 3.7.0-3.9.2; 3.6.2 keeps it), so `stale-log-write`
+    is none of their properties (absent by construction), while `ack-from-memory` (5094's TRUNC)
+    is. The construction checked over a whole space: two nodes, two proposals, a timeout and a
+    crash, every reachable state explored (no depth bound reached), no node with a leaked queue,
+    none whose log holds a transaction its data tree lacks and has moved past."""
+    from models.zk import shutdown
+    from models.zk.state import leaks, snap_clears
+    from zabmc.explore.trace import env_of
+
+    for version in ("3.9.3", "3.9.4"):
+        m = get_model(f"zk-{version}")
+        assert (leaks(m.rules), snap_clears(m.rules)) == (False, True)
+        assert "stale-log-write" not in m.properties and "ack-from-memory" in m.properties
+        env = env_of(m.name, dict(nodes=2, proposals=2, max_timeouts=1, max_crashes=1,
+                                  depth=200), ())
+        s, _ = env.initial()
+        seen, todo = {s}, [s]
+        while todo:
+            s = todo.pop()
+            for node in s.nodes:
+                assert node.leak == () and shutdown.stale_log_write(node) is None, node
+            for _, nxt, _ in env.successors(s):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        assert len(seen) > 1000  # a space, not a stub (its size is zabmc's own: not pinned)
+    m = get_model("zk-3.6.2")
+    assert (leaks(m.rules), snap_clears(m.rules)) == (False, False)
+    assert "stale-log-write" in m.properties
+    assert (leaks(get_model("zk-3.9.2").rules), snap_clears(get_model("zk-3.9.2").rules)) == (
+        True, True)
+
+
 # --- the abstractions' counterexamples are runs of their release models (issue #62 item 2) -------
 
 def _settle(env, s, owed):
