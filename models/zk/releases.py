@@ -14,9 +14,9 @@ queued for the SyncThread; 3.8.5, 3.9.2: written, PR #2111; 3.9.3, 3.9.4: the co
 written, PR #2152, outside the committed log on 3.9.3 and into it on 3.9.4), and what a follower's
 shutdown does with the SyncThread and an interrupted SNAP (`leaks`, `snap_clears`: 3.6.2 writes
 the queue and keeps the database; 3.7.0-3.9.2 leak the queue and clear it; 3.9.3 and 3.9.4 write
-the queue, PR #2154, and clear it). The STORE stack (storage.py under epoch.py), which 3.9.3's
-and 3.9.4's models were until they had the threads' and forwarding grains, is
-`zk-3.9.3-store`'s and `zk-3.9.4-store`'s kernel under epoch.py (`epoch.STORE`), no release's.
+the queue, PR #2154, and clear it). The STORE stack (storage.py under epoch.py, `epoch.STORE`),
+which 3.9.3's and 3.9.4's models were until they had the threads' and forwarding grains, is now
+the kernel of the abstractions `zk-3.9.3-epoch` and `zk-3.9.4-epoch` only (ABSTRACTIONS below).
 
 Every row of `RELEASES` names the tag its rules were read at, and the methods that decide them;
 `SAME` lists releases whose ZAB code differs from a modelled one's only in what no model
