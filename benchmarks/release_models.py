@@ -76,20 +76,18 @@ def breakable(model: str) -> set:
     return set(can_break(get_model(model)))
 
 
-#: rows whose property is the shutdown grain's (shutdown.py): on the STORE stack, whose shutdown
-#: is the coarse kernel's, 3.9.3's own (D8; ZOOKEEPER-4712's fix, PR #2154)
-SHUTDOWN_ROWS = ("ZOOKEEPER-4712", "ZOOKEEPER-4712/5094 window")
-
-
 def why_not(model: str, row: str) -> str:
     """Why `model` cannot break `row`'s property: fixed by construction, or the grains its
     release row lacks."""
     from models.zk import releases
+    from models.zk.state import leaks, snap_clears
+    from zabmc.core.model import get_model
 
     r = next(x for x in releases.RELEASES if f"zk-{x.version}" == model)
-    if r.stack == "store" and row in SHUTDOWN_ROWS:
+    rules = get_model(model).rules
+    if ROWS[row][0] == "stale-log-write" and not leaks(rules) and snap_clears(rules):
         return ("absent by construction: this release's shutdown stops the SyncThread (PR "
-                "#2154), as the model's does (D8)")
+                "#2154) and clears an interrupted SNAP's database, as the model's does (R3)")
     grains = (f"its {' and '.join(r.missing)} grains" if r.missing else
               "the storage grain (R5)")
     return f"not in this model yet: {grains}"

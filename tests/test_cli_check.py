@@ -211,7 +211,8 @@ def test_replay_missing_file(tmp_path, capsys):
       "--invariant", "leader-unexpected-ack"],
      "cannot break on model zk: no run of it reports that failure or reaches that state; it can "
      "on zk-3.7.0-threads, zk-3.9.2-threads, zk-3.7.0-fwd, zk-3.7.0-shutdown, zk-3.9.2-shutdown, "
-     "zk-3.7.0-epoch, zk-3.9.2-epoch, zk-3.6.2, zk-3.7.0, zk-3.8.0, zk-3.8.5, zk-3.9.2"),
+     "zk-3.7.0-epoch, zk-3.9.2-epoch, zk-3.6.2, zk-3.7.0, zk-3.8.0, zk-3.8.5, zk-3.9.2, "
+     "zk-3.9.3, zk-3.9.4"),
     (["--model", "zab", "--network", "fifo", "--invariant", "agreement", "--invariant",
       "committed-log-hole"], "'committed-log-hole' cannot break on model zab"),
 ])

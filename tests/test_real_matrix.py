@@ -104,8 +104,10 @@ def test_a_control_has_no_model_verdict():
 def test_a_release_model_that_cannot_break_the_property_says_why():
     kind, text = rm.model_verdict("zk-3.9.3", "ZOOKEEPER-4712", {})
     assert kind == "none" and text.startswith("absent by construction")
+    # every release model has every grain now (3.9.3's threads and forwarding too): a row it can
+    # break is a search, not run here
     kind, text = rm.model_verdict("zk-3.9.3", "ZOOKEEPER-4685", {})
-    assert (kind, text) == ("cannot", "not in this model yet: its threads and forwarding grains")
+    assert (kind, text) == ("not run", "not run")
 
 
 def test_the_cells_to_run_skip_those_run_at_a_commit_of_the_same_code_unless_again():

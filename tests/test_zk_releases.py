@@ -31,8 +31,8 @@ def test_every_release_of_the_table_is_one_registered_model_apart_from_the_abstr
         m = get_model(f"zk-{r.version}")
         assert (m.name, m.release) == (f"zk-{r.version}", r.version)
         assert type(m.rules).__name__ == r.rules
-        # each stack of releases.py under serve.py's R6 (a follower serving at UPTODATE)
-        assert m.kernel.parent is {"threads": releases.THREADS, "store": releases.STORE}[r.stack]
+        # the stack of releases.py under serve.py's R6 (a follower serving at UPTODATE)
+        assert (r.stack, m.kernel.parent) == ("threads", releases.THREADS)
     assert [n for n in names if getattr(get_model(n), "release", None)] == [
         f"zk-{r.version}" for r in releases.RELEASES]
     for version, (target, _) in releases.SAME.items():
@@ -126,6 +126,65 @@ def test_zk_3_8_0_finds_zookeeper_4685_once_a_learner_is_inside_the_committed_lo
     doc = json.loads((tmp_path / "t.json").read_text())
     sync = doc["events"][21]["msg"]  # node 0 at 1.1, inside the leader's committed log 1.1-1.2
     assert (sync["type"], sync["mode"], sync["zxid"]) == ("SYNC", "DIFF", [1, 2])
+
+
+# --- 3.9.3 and 3.9.4 on the THREADS stack (models/zk/README.md R3) ------------------------------
+
+def _space(name):
+    """Every state of `name`'s space on two nodes, two proposals, a timeout and a crash (no depth
+    bound reached: `zabmc check --no-invariants` exhausts it), and every step between two."""
+    from zabmc.explore.trace import env_of
+
+    env = env_of(name, dict(nodes=2, proposals=2, max_timeouts=1, max_crashes=1, depth=200), ())
+    s, _ = env.initial()
+    seen, todo, steps = {s}, [s], []
+    while todo:
+        s = todo.pop()
+        for _, nxt, _ in env.successors(s):
+            steps.append((s, nxt))
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen, steps
+
+
+def _snap_interrupted(steps):
+    """(memory, disk) of each follower just after it left its role between a SNAP and its
+    NEWLEADER (S13)."""
+    from models.zk.state import FOLLOWING, LOOKING
+
+    return {(b.history, b.disk) for x, y in steps for a, b in zip(x.nodes, y.nodes)
+            if a.snap and a.role == FOLLOWING and b.role == LOOKING}
+
+
+def test_3_9_3_and_3_9_4_have_their_shutdown_and_no_leaked_sync_thread():
+    """PR #2154: no SyncThread outlives its role (`leaks` false, as 3.6.2), and an interrupted
+    SNAP clears the database (`snap_clears`, as 3.7.0-3.9.2; 3.6.2 keeps it), so `stale-log-write`
+    is none of their properties (absent by construction), while `ack-from-memory` (5094's TRUNC)
+    is. The construction checked over a whole space: no node with a leaked queue, none whose log
+    holds a transaction its data tree lacks and has moved past, and every interrupted SNAP
+    leaving memory as the disk (the database cleared, then loaded), where 3.6.2's keeps a
+    snapshot the disk lacks."""
+    from models.zk import shutdown
+    from models.zk.state import leaks, snap_clears
+
+    for version in ("3.9.3", "3.9.4"):
+        m = get_model(f"zk-{version}")
+        assert (leaks(m.rules), snap_clears(m.rules)) == (False, True)
+        assert "stale-log-write" not in m.properties and "ack-from-memory" in m.properties
+        seen, steps = _space(m.name)
+        assert len(seen) > 1000  # a space, not a stub (its size is zabmc's own: not pinned)
+        for s in seen:
+            for node in s.nodes:
+                assert node.leak == () and shutdown.stale_log_write(node) is None, node
+        cut = _snap_interrupted(steps)
+        assert cut and all(memory == disk for memory, disk in cut)
+    m = get_model("zk-3.6.2")
+    assert (leaks(m.rules), snap_clears(m.rules)) == (False, False)
+    assert "stale-log-write" in m.properties
+    assert any(memory != disk for memory, disk in _snap_interrupted(_space(m.name)[1]))
+    assert (leaks(get_model("zk-3.9.2").rules), snap_clears(get_model("zk-3.9.2").rules)) == (
+        True, True)
 
 
 # --- the abstractions' counterexamples are runs of their release models (issue #62 item 2) -------

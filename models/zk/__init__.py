@@ -32,16 +32,14 @@ def register() -> None:
     for prop in PROPERTIES:
         register_property(prop)
     for attr in ("MODEL", "PRE3911", "FIXED", "FLE", "FIXED_FLE", "R393C", "R370", "R392",
-                 "R393", "R394", "R370F", "R370S", "R392S", "R370E", "R392E"):
+                 "R393", "R394", "R370F", "R370S", "R392S", "R370E", "R392E", "R393E", "R394E"):
         register_model(model, attr)
     # one model per release (models/zk/releases.py), then the releases whose ZAB code is the same
-    # as a modelled one's, and the former -epoch names of 3.9.3's and 3.9.4's stack
+    # as a modelled one's
     for attr in ("Z362", "Z370", "Z380", "Z385", "Z392", "Z393", "Z394"):
         register_model(model, attr)
     for version, (target, _why) in releases.SAME.items():
         register_alias(f"zk-{version}", f"zk-{target}")
-    register_alias("zk-3.9.3-epoch", "zk-3.9.3")
-    register_alias("zk-3.9.4-epoch", "zk-3.9.4")
     from .scenarios import attach  # the named states to search from (--scenario)
 
     attach(model)

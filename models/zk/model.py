@@ -11,7 +11,7 @@ from . import codec, footprint, handlers
 from . import properties as _props
 from .issues import known_issues as _known_issues
 from .handlers import Committed393Rules, FixedFleRules, FixedRules, FleRules, Pre3911Rules, Rules
-from .state import ELECTION, FOLLOWING, L_BROADCAST, LEADING, Node
+from .state import ELECTION, FOLLOWING, L_BROADCAST, LEADING, Node, leaks, snap_clears
 
 
 def fresh_node(node_id: int, n: int) -> Node:
@@ -421,16 +421,24 @@ class Rel392Rules(Rel385Rules):
     tag = "3.9.2"
 
 
-class Rel393Rules(_Release, Store393Rules):
-    """ZooKeeper 3.9.3 (releases.py)."""
+class Rel393Rules(_ThreadsRelease, Store393Rules):
+    """ZooKeeper 3.9.3 (releases.py): PR #2152's NEWLEADER (the DIFF's committed transactions
+    written and applied outside the committed log, ZOOKEEPER-4925; the outstanding ones logged at
+    UPTODATE), and a follower's shutdown that writes the SyncThread's queue (PR #2154:
+    `LearnerZooKeeperServer.shutdownComponents` shuts the SyncRequestProcessor down) and still
+    clears the database of an interrupted SNAP (`zk.shutdown(syncMode == SNAP)`)."""
 
     tag = "3.9.3"
+    leaks = False
+    snap_clears = True
 
 
-class Rel394Rules(_Release, Store394Rules):
-    """ZooKeeper 3.9.4 (and 3.9.5) (releases.py)."""
+class Rel394Rules(Rel393Rules):
+    """ZooKeeper 3.9.4 (and 3.9.5) (releases.py): 4925's fix (PR #2254, #2266) applies the
+    synchronisation's committed transactions as Requests, into the committed log."""
 
     tag = "3.9.4"
+    sync_in_clog = True
 
 
 class ReleaseZkModel(KernelZkModel):
@@ -448,24 +456,24 @@ class ReleaseZkModel(KernelZkModel):
         return node.owed or bool(node.nlq) or bool(node.snapped)
 
 
-class StoreReleaseZkModel(StoreEpochZkModel):
-    """A ZooKeeper release on the STORE stack of releases.py (storage.py under epoch.py)."""
-
-    kernel = serve.STORE  # releases.STORE, and a follower serving at UPTODATE (R6)
-    properties = _props.RELEASE_STORE
-
-
 def _release(version: str):
     row = next(r for r in releases.RELEASES if r.version == version)
     rules = globals()[row.rules]()
-    cls = ReleaseZkModel if row.stack == "threads" else StoreReleaseZkModel
     what = f"ZooKeeper {version}: {releases.GRAINS[row.stack]}"
     if row.missing:
         what += f"; not yet its {' and '.join(row.missing)} grains"
-    # `zabmc real` runs 3.8.0 and later (Debian's, and Maven Central's, docs/real-zookeeper.md)
-    runs = row.stack == "threads" and tuple(map(int, version.split("."))) >= (3, 8, 0)
-    model = cls(rules, description=what, real=runs)
+    # `zabmc real` runs 3.8.0 and later (Debian's, and Maven Central's, docs/real-zookeeper.md);
+    # its schedules follow 3.8.0-3.9.2's NEWLEADER, not yet 3.9.3's (PR #2152: nothing queued
+    # for the SyncThread at NEWLEADER, the outstanding proposals logged at UPTODATE)
+    runs = (3, 8, 0) <= tuple(map(int, version.split("."))) < (3, 9, 3)
+    model = ReleaseZkModel(rules, description=what, real=runs)
     model.release = version
+    if not leaks(rules) and snap_clears(rules):
+        # 3.9.3 and 3.9.4: no SyncThread outlives its role (PR #2154) and an interrupted SNAP
+        # clears the database, so no disk gets a transaction older than the data tree's last
+        # that the tree lacks (models/zk/README.md R3): ZOOKEEPER-4712's write is absent by
+        # construction. (3.6.2 keeps an interrupted SNAP's tree beside the old log, S13.)
+        model.properties = tuple(p for p in model.properties if p != "stale-log-write")
     return model
 
 

@@ -1,19 +1,22 @@
 """One model per ZooKeeper release (models/zk/README.md, "Releases"): each release's rules, and
 the grains stacked that its model has at once.
 
-Two stacks exist today (models/zk/layer.py):
-
-- **THREADS**, for 3.6.2 to 3.9.2: the follower's threads (fine.py: NEWLEADER's ACK a step of
-  its own, the SyncThread acknowledging what it writes, the leader's first ACK read as
-  NEWLEADER's), broadcasts between the sync packets and NEWLEADER (forward.py), the follower's
-  shutdown with memory and disk apart (shutdown.py), currentEpoch a step after NEWLEADER's
-  writes with the start-up's check (epoch.py), and, over them all, the in-memory committed log
-  with SNAP/DIFF/TRUNC chosen from it (storage.Storage: `LearnerHandler.syncFollower` is the
-  same from release-3.6.2 to release-3.9.3 but for log text).
-- **STORE**, for 3.9.3 to 3.9.5: the in-memory committed log and SNAP/DIFF/TRUNC chosen from it
-  (storage.py), and the epoch grain (epoch.py). 3.9.3's shutdown is the coarse kernel's (D8:
-  PR #2154 shuts the SyncThread down). What STORE lacks, the threads' and the forwarding grain,
-  is said in `RELEASES` (`missing`), in `zabmc models` and in the release matrix.
+Every release model is one stack (models/zk/layer.py), THREADS: the follower's threads (fine.py:
+NEWLEADER's ACK a step of its own, the SyncThread acknowledging what it writes, the leader's
+first ACK read as NEWLEADER's), broadcasts between the sync packets and NEWLEADER (forward.py),
+the follower's shutdown with memory and disk apart (shutdown.py), currentEpoch a step after
+NEWLEADER's writes with the start-up's check (epoch.py), and, over them all, the in-memory
+committed log with SNAP/DIFF/TRUNC chosen from it (storage.Storage: `LearnerHandler.syncFollower`
+is the same from release-3.6.2 to release-3.9.4 but for log text; `LearnerHandler` and `Leader`
+are unchanged from release-3.9.2 to release-3.9.4). Each release's rules carry its decisions:
+what NEWLEADER writes and when it acknowledges (3.6.2: nothing before UPTODATE; 3.7.0, 3.8.0:
+queued for the SyncThread; 3.8.5, 3.9.2: written, PR #2111; 3.9.3, 3.9.4: the committed ones
+written, PR #2152, outside the committed log on 3.9.3 and into it on 3.9.4), and what a follower's
+shutdown does with the SyncThread and an interrupted SNAP (`leaks`, `snap_clears`: 3.6.2 writes
+the queue and keeps the database; 3.7.0-3.9.2 leak the queue and clear it; 3.9.3 and 3.9.4 write
+the queue, PR #2154, and clear it). The STORE stack (storage.py under epoch.py, `epoch.STORE`),
+which 3.9.3's and 3.9.4's models were until they had the threads' and forwarding grains, is now
+the kernel of the abstractions `zk-3.9.3-epoch` and `zk-3.9.4-epoch` only (ABSTRACTIONS below).
 
 Every row of `RELEASES` names the tag its rules were read at, and the methods that decide them;
 `SAME` lists releases whose ZAB code differs from a modelled one's only in what no model
@@ -60,20 +63,16 @@ THREADS = storage.Storage(
     epoch.Kernel(shutdown.Shutdown(forward.Forward(fine, ThreadsFwdNode), ThreadsSdNode),
                  ThreadsEpochNode),
     ReleaseNode)
-#: the STORE stack: storage.py under the epoch grain (the kernel of the former -epoch variants)
-STORE = epoch.STORE
 
 
 #: what each stack's model has, in words (`zabmc models`)
 GRAINS = {"threads": "threads, broadcasts before NEWLEADER, shutdown, currentEpoch's own "
-                     "step and SNAP/DIFF/TRUNC from the committed log, at once",
-          "store": "the in-memory committed log with SNAP/DIFF/TRUNC chosen from it and "
-                   "currentEpoch's own step, at once"}
+                     "step and SNAP/DIFF/TRUNC from the committed log, at once"}
 
 
 class Release(NamedTuple):
     version: str
-    stack: str  # "threads" or "store"
+    stack: str  # "threads" (the one stack every release model has now)
     rules: str  # the rules class (models/zk/model.py) whose decisions this release ships
     missing: tuple  # grains this release's code has that its model does not yet
     source: str  # where the rules were read: tag, file and method
@@ -97,13 +96,16 @@ RELEASES = (
     Release("3.9.2", "threads", "Rel392Rules", (),
             "release-3.9.2 Learner.syncWithLeader (PR #2133, as 3.8.5); Learner.shutdown "
             "unchanged until 3.9.3"),
-    Release("3.9.3", "store", "Rel393Rules", ("threads", "forwarding"),
+    Release("3.9.3", "threads", "Rel393Rules", (),
             "release-3.9.3 Learner.syncWithLeader (PR #2152 as #2188: the DIFF's committed "
             "transactions written and applied at NEWLEADER with processTxn(TxnHeader, Record), "
-            "ZOOKEEPER-4925); ZooKeeperServer.shutdownComponents stops the SyncThread (PR #2154)"),
-    Release("3.9.4", "store", "Rel394Rules", ("threads", "forwarding"),
+            "ZOOKEEPER-4925, then currentEpoch and the ACK in the QuorumPeer thread; the "
+            "outstanding ones logged at UPTODATE); Learner.shutdown's zk.shutdown(syncMode == "
+            "SNAP): LearnerZooKeeperServer.shutdownComponents stops the SyncThread (PR #2154), "
+            "and shutdown(true) still clears the database"),
+    Release("3.9.4", "threads", "Rel394Rules", (),
             "release-3.9.4 Learner.syncWithLeader: 4925's fix (PR #2254, #2266) applies them as "
-            "Requests, into the committed log"),
+            "Requests, into the committed log; the shutdown as 3.9.3's"),
 )
 
 #: releases whose ZAB code (FILES) is a modelled release's at the models' grain: name -> (that
@@ -174,4 +176,6 @@ ABSTRACTIONS = {
     "zk-3.9.2-epoch": Abstraction("3.9.2", ("ack-newleader", "epoch")),
     "zk-3.9.3-store": Abstraction("3.9.3", ()),
     "zk-3.9.4-store": Abstraction("3.9.4", ()),
+    "zk-3.9.3-epoch": Abstraction("3.9.3", ("epoch",)),
+    "zk-3.9.4-epoch": Abstraction("3.9.4", ("epoch",)),
 }

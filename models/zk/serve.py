@@ -36,7 +36,7 @@ not change. Not here: a TRUNC that keeps a transaction past its zxid (R4, `trunc
 served by ZooKeeper as it stands; the model does not deliver that transaction at UPTODATE, as
 before.
 
-`Serve` is a `layer.Layer` over a release stack (releases.THREADS, releases.STORE); the
+`Serve` is a `layer.Layer` over the release stack (releases.THREADS); the
 abstractions keep the kernel's D5 as it was (their counts are pinned by their tests, and
 benchmarks/tla/Zk.tla transliterates zk's). Its entry points take the coarse kernel `h` first, as
 fine.py's do.
@@ -104,6 +104,5 @@ def over(stack, name: str) -> Serve:
     return Serve(stack, node)
 
 
-#: the release models' kernels: each stack of releases.py with R6
+#: the release models' kernel: the stack of releases.py with R6
 THREADS = over(releases.THREADS, "ServedReleaseNode")
-STORE = over(releases.STORE, "ServedStoreNode")

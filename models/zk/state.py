@@ -123,6 +123,16 @@ def leaks(rules) -> bool:
     return getattr(rules, "leaks", True)
 
 
+def snap_clears(rules) -> bool:
+    """Whether a follower's shutdown before NEWLEADER of a SNAP synchronisation clears its database
+    (`Learner.shutdown`'s `zk.shutdown(syncMode == SNAP)`: `ZooKeeperServer.shutdown(true)` calls
+    `zkDb.clear()`, release-3.7.0 to release-3.9.4; storage.py S13) or keeps it (3.6.2's
+    `zk.shutdown()`, that is `shutdown(false)`). By default as `leaks`: 3.6.2 neither leaks nor
+    clears, 3.7.0-3.9.2 do both; 3.9.3 and 3.9.4 (`snap_clears = True`, `leaks = False`) shut the
+    SyncThread down (PR #2154) and still clear. Read with a default as `leaks`."""
+    return getattr(rules, "snap_clears", leaks(rules))
+
+
 def truncation(rules) -> str:
     """How a TRUNC cuts the log (`cut`): "exact" (the default) or "file" as FileTxnLog does (the
     release models' rules: `truncate = "file"`, README R4). Read with a default as `leaks`."""

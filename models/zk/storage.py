@@ -28,7 +28,7 @@ from . import codec, shutdown
 from .codec import describe_action, describe_msg, dump, msg_json  # noqa: F401  (the views)
 from .state import (ACKEPOCH, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, L_SYNC, LEADING, LOOKING,
                     MODE_NAMES, NEWLEADER, NONE, SNAP, SYNC, TRUNC, ZERO, Node, cut,
-                    extend_node, leaks, log_of, truncate_keeps, truncation)
+                    extend_node, log_of, snap_clears, truncate_keeps, truncation)
 from .layer import Tracking
 
 _NO = ()
@@ -321,7 +321,7 @@ class Storage(Tracking):
             return None
         y = st.node
         left = x.role != LOOKING and y.role == LOOKING
-        if left and x.snap and leaks(rules):
+        if left and x.snap and snap_clears(rules):
             # S13: Learner.shutdown's zk.shutdown(syncMode == SNAP) clears the database before
             # NEWLEADER (ZooKeeperServer.shutdown(true): zkDb.clear()); the next read loads it
             y = y._replace(history=y.disk, clog=_zx(y.disk), dt=_last(y.disk))
