@@ -111,3 +111,59 @@ def test_every_corpus_trace_of_3_8_0_replays_identically_on_the_fix_but_at_its_t
     assert (got.confirmed, got.trace.violation, len(got.trace.events)) == (
         False, None, len(tf.events))
     assert tf.violation["property"] == "agreement"
+
+
+# --- the same search on a release and on its fix (reports/bugs/trunc-keeps-uncommitted.md, "The
+# fix in the model") --------------------------------------------------------------------------
+
+#: the smallest bounds at which breadth-first search reaches the finding's consequence: a
+#: follower delivers the transaction its TRUNC kept, which its leader never has (`total-order`,
+#: DSN 2011 §III-A; `agreement` breaks at the same step). One proposal does not: `--proposals 1
+#: --depth 30 --invariant agreement --invariant prefix` is clean on zk-3.8.0 (the report).
+FLAGS = ["--nodes", "3", "--proposals", "2", "--max-timeouts", "1", "--depth", "31",
+         "--invariant", "total-order", "-q", "--json"]
+
+
+def _check(model: str, tmp_path):
+    trace = tmp_path / "t.json"
+    p = _zabmc("check", "--model", model, *FLAGS, "--trace-out", str(trace))
+    assert p.returncode in (0, 10), p.stderr
+    return p.returncode, json.loads(p.stdout), trace
+
+
+#: release -> (events of the counterexample, the TRUNC that keeps 1.1 (its window's step),
+#: distinct states of the release's search, distinct states of the fix's search). Every figure is
+#: zabmc's own (the searches of the report, at the commit that added this test): they detect change.
+SEARCHES = {"zk-3.8.0": (31, 22, 1_939_116, 2_252_866),
+            "zk-3.9.4": (29, 21, 519_203, 773_234)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("release", sorted(SEARCHES))
+def test_the_release_reaches_the_loss_through_the_trunc_window(release, tmp_path):
+    """About 90 CPU seconds on 3.8.0, 20 on 3.9.4: breadth-first, the shortest run that breaks total-order enters the
+    TRUNC-KEEPS-UNCOMMITTED window (node 1 told to TRUNC to 0.0 keeps 1.1), and the follower
+    then delivers 1.1 before 2.1, which the leader delivers alone."""
+    events, window, states, _ = SEARCHES[release]
+    rc, out, trace = _check(release, tmp_path)
+    (v,) = out["violations"]
+    assert (rc, v["property"], v["depth"], out["distinct_states"]) == (
+        10, "total-order", events, states)
+    assert [(k["issue"], k["step"]) for k in v["known_issues"]] == [
+        ("TRUNC-KEEPS-UNCOMMITTED", window)]
+    assert v["message"] == ("node 1 delivered 1.1:zab-0 before 2.1:zab-1, but node 0 never "
+                            "delivered 1.1:zab-0")
+    doc = json.loads(trace.read_text())
+    sync = doc["events"][window - 1]["msg"]
+    assert (sync["type"], sync["mode"], sync["zxid"]) == ("SYNC", "TRUNC", [0, 0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("release", sorted(SEARCHES))
+def test_the_fix_is_clean_to_the_same_bound(release, tmp_path):
+    """About 100 CPU seconds on 3.8.0, 30 on 3.9.4: the same search on the fix finds nothing to depth 31 (a bound, not
+    an exhausted space: states are left beyond it)."""
+    rc, out, _ = _check(release + "+trunc-fix", tmp_path)
+    assert (rc, out["violations"], out["stop_reason"], out["distinct_states"]) == (
+        0, [], "depth-bound", SEARCHES[release][3])
+    assert out["frontier_left"] > 0
