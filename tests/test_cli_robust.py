@@ -308,7 +308,11 @@ def test_a_huge_value_is_shown_by_its_two_ends(args, capsys):
     with pytest.raises(SystemExit) as e:
         main(args)
     err = capsys.readouterr().err
-    assert e.value.code == 2 and err.count("\n") == 1 and len(err) < 600, err
+    # an unknown model's error names every registered model, a list that grows with the registry
+    from zabmc.core.model import MODELS
+
+    rest = err.replace(", ".join(sorted(MODELS)), "")
+    assert e.value.code == 2 and err.count("\n") == 1 and len(rest) < 600, err
     value = args[-1]  # its word may carry quotes and punctuation: its ends show, less 3 a side
     assert value[:57] in err and value[-57:] in err and " characters left out]..." in err
 

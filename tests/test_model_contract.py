@@ -168,7 +168,7 @@ def test_optional_members_come_in_their_groups(name):
     for group in (("actions", "act", "describe_action"), ("leader_of", "established")):
         assert set(group) <= have or not set(group) & have, (name, group)
     assert "progress" in have or "progress_delivered" not in have, name  # its fast path
-    for m in have - {"properties", "scenarios", "release", "symmetry"}:
+    for m in have - {"properties", "scenarios", "release", "patched", "symmetry"}:
         assert callable(getattr(model, m))
     if {"leader_of", "established"} <= have:
         for s in _steps_of(model, limit=100):

@@ -7,7 +7,8 @@
 (models/zk/forward.py), and `zk-3.7.0-shutdown` and `zk-3.9.2-shutdown`, with a follower's shutdown
 as those releases do it (models/zk/shutdown.py), and `zk-3.7.0-epoch`, `zk-3.9.2-epoch`,
 `zk-3.9.3-epoch` and `zk-3.9.4-epoch`, with currentEpoch written a step after NEWLEADER's writes to disk and the start-up's epoch check
-(models/zk/epoch.py)."""
+(models/zk/epoch.py); and `zk-3.8.0+trunc-fix` and `zk-3.9.4+trunc-fix`, 3.8.0's and 3.9.4's
+models with the TRUNC finding's patch (reports/bugs/trunc-keeps-uncommitted.fix.diff): not releases."""
 
 from .handlers import Committed393Rules, FixedFleRules, FixedRules, FleRules, Pre3911Rules, Rules
 from .model import (FIXED, FIXED_FLE, FLE, MODEL, PRE3911, R370, R392, R393, R393C, R394, R370F,
@@ -40,6 +41,9 @@ def register() -> None:
         register_model(model, attr)
     for version, (target, _why) in releases.SAME.items():
         register_alias(f"zk-{version}", f"zk-{target}")
+    # releases with one patch, not releases: the TRUNC finding's fix (model.TRUNC_FIX)
+    for attr in ("Z380T", "Z394T"):
+        register_model(model, attr)
     from .scenarios import attach  # the named states to search from (--scenario)
 
     attach(model)

@@ -478,3 +478,45 @@ def _release(version: str):
 
 
 Z362, Z370, Z380, Z385, Z392, Z393, Z394 = (_release(r.version) for r in releases.RELEASES)
+
+
+# --- a release with one patch: the fix of a bug zabmc found, which no release ships -------------
+
+#: the patch of the TRUNC finding (reports/bugs/trunc-keeps-uncommitted.md, "Proposed fix")
+TRUNC_FIX = "reports/bugs/trunc-keeps-uncommitted.fix.diff"
+
+
+class _TruncFix:
+    """FileTxnLog.truncate(z) as TRUNC_FIX makes it: the log keeps exactly the transactions with
+    zxid <= z (state.cut "exact"), so `truncate-keeps` has no window left."""
+
+    truncate = "exact"
+
+
+class Rel380TruncFixRules(_TruncFix, Rel380Rules):
+    """ZooKeeper 3.8.0 with TRUNC_FIX applied: 3.8.0's rules but the truncation."""
+
+    tag = "3.8.0+trunc-fix"
+
+
+class Rel394TruncFixRules(_TruncFix, Rel394Rules):
+    """ZooKeeper 3.9.4 (and 3.9.5) with TRUNC_FIX applied: 3.9.4's rules but the truncation."""
+
+    tag = "3.9.4+trunc-fix"
+
+
+def _patched(release, rules, patch: str, what: str):
+    """The model of `release` (a release model: its class, so its kernel) under `rules`, which
+    differ from the release's in what `patch` changes. Not a release (`release` None): `patched`
+    names the release and the patch (`zabmc models` lists these apart); no `zabmc real`
+    translation, since no server runs the patch unless built with it."""
+    model = type(release)(rules, description=f"ZooKeeper {release.release} with {what}")
+    model.patched = (release.release, patch)
+    # the window of the bug the patch fixes cannot open: a property it cannot break is refused
+    model.properties = tuple(p for p in release.properties if p != "truncate-keeps")
+    return model
+
+
+_FIX_WHAT = "the TRUNC fix"  # `zabmc models` names the patch beside it
+Z380T = _patched(Z380, Rel380TruncFixRules(), TRUNC_FIX, _FIX_WHAT)
+Z394T = _patched(Z394, Rel394TruncFixRules(), TRUNC_FIX, _FIX_WHAT)

@@ -1,6 +1,7 @@
 """`zabmc models`: the registered protocol models, each with a one-line description, the network
 semantics it is claimed correct under and the other names it answers to; the models of a release
-(a model's `release`, zabmc.core.model) listed apart."""
+(a model's `release`, zabmc.core.model) listed apart, and those of a release with a patch (its
+`patched`) apart again."""
 
 from __future__ import annotations
 
@@ -36,14 +37,18 @@ def models(as_json, list_scenarios):
         rows.append({"name": m.name, "description": m.description,
                      "network_assumption": m.network_assumption,
                      "release": getattr(m, "release", None),
+                     "patched": list(getattr(m, "patched", None) or ()) or None,
                      "releases": [v for v, target in others.items() if target == name]})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return EXIT_OK
     width = max(len(r["name"]) for r in rows)
-    groups = (("Models and abstractions:", [r for r in rows if not r["release"]]),
+    groups = (("Models and abstractions:",
+               [r for r in rows if not r["release"] and not r["patched"]]),
               ("Releases, one model each with every grain it has:",
-               [r for r in rows if r["release"]]))
+               [r for r in rows if r["release"]]),
+              ("Releases with a patch, not releases: a release's model changed as the patch "
+               "changes it:", [r for r in rows if r["patched"]]))
     for k, (title, group) in enumerate(g for g in groups if g[1]):
         click.echo(("\n" if k else "") + title)
         for r in group:
@@ -57,6 +62,9 @@ def _row(r: dict, width: int) -> None:
     click.echo(f"  {'':<{width}}  network: {r['network_assumption']} ({meaning})")
     if r["releases"]:
         click.echo(f"  {'':<{width}}  also named: {', '.join(r['releases'])}")
+    if r["patched"]:
+        version, patch = r["patched"]
+        click.echo(f"  {'':<{width}}  patch: {patch}, applied to release {version}")
 
 
 def _scenarios(as_json: bool) -> int:

@@ -88,6 +88,9 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   without it, or whose `payloads` is False, has `--symmetry` refused with its `why`.
 - **Release** (optional): `release`, the version of the implementation this model is, one model
   per release (`zabmc models` lists them apart), or None for an abstraction.
+- **Patched** (optional): `patched`, `(version, patch)` for a model of a release with a patch
+  applied that the release does not ship (a file of the repository): not a release, so its
+  `release` is None; `zabmc models` lists these apart.
 - **Views**: `dump(nodes)` (the canonical `DSEZAB01` dump), `msg_json`, `node_json` (with a
   `role` and a `current_epoch` entry: the state graph reads them), `describe_msg`.
 - **Mutation** (`zabmc mutate`): a model registered as `models.<pkg>:<attr>` has its kernel in
@@ -128,7 +131,7 @@ MEMBERS = ("name", "description", "network_assumption", "durable", "fresh", "sta
 OPTIONAL_MEMBERS = ("actions", "act", "describe_action", "on_drop", "leader_of", "established",
                     "busy", "footprint", "couplings", "may_send", "progress",
                     "progress_delivered", "properties", "known_issues", "scenarios",
-                    "release", "symmetry")
+                    "release", "patched", "symmetry")
 #: the node fields the engines, invariants and reports read
 NODE_FIELDS = ("id", "role", "current_epoch", "accepted_epoch", "history", "last_committed")
 #: node fields the reports print when a model's nodes have them
