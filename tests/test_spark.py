@@ -199,6 +199,8 @@ def test_cli_check_engine_spark_json_equals_in_process(spark, capsys, tmp_path):
         stem = f"-{v['property']}.json"
         ta = json.loads(open(str(trace_a)[:-5] + stem).read())
         tb = json.loads(open(str(trace_b)[:-5] + stem).read())
+        # each file's origin is the command that wrote it, which names its engine and path
+        assert "--engine in-process" in ta.pop("origin") and "--engine spark" in tb.pop("origin")
         assert ta == tb
     with pytest.raises(SystemExit) as exc:
         main(["replay", "-q", str(trace_b)[:-5] + f"-{a['violations'][0]['property']}.json"])
