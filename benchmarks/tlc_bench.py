@@ -78,6 +78,37 @@ SPECS = {
 }
 
 
+def _release_spec(name: str, layers: tuple, newleader: str = "async", truncate: str = "exact",
+                  leaks: bool = True) -> tuple:
+    """A model of ZkRelease.tla: fine.py with the layers `layers` (of "fwd", "sd", "ep",
+    "store", "serve") over Zk.tla, under the rules given (models/zk/model.py's Rules classes)."""
+    tf = {True: "TRUE", False: "FALSE"}
+    consts = (("NewLeaderRule", f'"{newleader}"'),
+              *((c, tf[k in layers]) for k, c in (("fwd", "UseFwd"), ("sd", "UseSd"),
+                                                  ("ep", "UseEp"), ("store", "UseStore"),
+                                                  ("serve", "UseServe"))),
+              ("Truncate", f'"{truncate}"'), ("Leaks", tf[leaks]), ("SyncInClog", "FALSE"))
+    return ("ZkRelease", "ZkReleaseDepth", consts, name)
+
+
+#: the release models of the THREADS stack and the abstractions of its layers (ZkRelease.tla)
+_ALL = ("fwd", "sd", "ep", "store", "serve")
+SPECS.update({
+    "zk-3.7.0-threads": _release_spec("zk-3.7.0-threads", ()),
+    "zk-3.7.0-fwd": _release_spec("zk-3.7.0-fwd", ("fwd",)),
+    "zk-3.7.0-shutdown": _release_spec("zk-3.7.0-shutdown", ("sd",)),
+    "zk-3.7.0-epoch": _release_spec("zk-3.7.0-epoch", ("ep",)),
+    "zk-3.7.0": _release_spec("zk-3.7.0", _ALL, truncate="file"),
+    "zk-3.8.0": _release_spec("zk-3.8.0", _ALL, truncate="file"),
+})
+
+#: a module's initial predicate and next-state relation, where they are not Init and Next
+#: (ZkRelease extends Zk, whose Init and Next are the coarse model's)
+ENTRY = {"ZkRelease": ("RInit", "RNext")}
+#: the modules a module extends, besides the standard ones
+EXTENDS = {"ZkRelease": ("Zk",)}
+
+
 class Missing(RuntimeError):
     """java or the TLA+ tools are not there."""
 
@@ -114,7 +145,8 @@ def cfg_text(space: dict, depth: int | None = None, model: str = "db19") -> str:
     lines += [f"    {name} = {value}" for name, value in SPECS[model][2]]
     if depth is not None:
         lines += [f"    MaxDepth = {int(depth)}"]
-    lines += ["INIT Init", "NEXT Next" if depth is None else "NEXT NextWithin"]
+    init, nxt = ENTRY.get(SPECS[model][0], ("Init", "Next"))
+    lines += [f"INIT {init}", f"NEXT {nxt}" if depth is None else "NEXT NextWithin"]
     return "\n".join(lines + [""])
 
 
@@ -165,7 +197,7 @@ def run_tlc(space: dict, depth: int | None = None, workdir: Path | None = None,
         d = Path(workdir or tmp)
         d.mkdir(parents=True, exist_ok=True)
         module = base if depth is None else bounded
-        for name in (base, bounded):
+        for name in (base, bounded, *EXTENDS.get(base, ())):
             shutil.copy(TLA / f"{name}.tla", d / f"{name}.tla")
         (d / f"{module}.cfg").write_text(cfg_text(space, depth, model))
         # TLC copies the standard modules it reads out of its jar into java.io.tmpdir under
