@@ -98,8 +98,14 @@ SPECS.update({
     "zk-3.7.0-fwd": _release_spec("zk-3.7.0-fwd", ("fwd",)),
     "zk-3.7.0-shutdown": _release_spec("zk-3.7.0-shutdown", ("sd",)),
     "zk-3.7.0-epoch": _release_spec("zk-3.7.0-epoch", ("ep",)),
+    "zk-3.9.2-threads": _release_spec("zk-3.9.2-threads", (), "sync"),
+    "zk-3.9.2-shutdown": _release_spec("zk-3.9.2-shutdown", ("sd",), "sync"),
+    "zk-3.9.2-epoch": _release_spec("zk-3.9.2-epoch", ("ep",), "sync"),
+    "zk-3.6.2": _release_spec("zk-3.6.2", _ALL, "uptodate", truncate="file", leaks=False),
     "zk-3.7.0": _release_spec("zk-3.7.0", _ALL, truncate="file"),
     "zk-3.8.0": _release_spec("zk-3.8.0", _ALL, truncate="file"),
+    "zk-3.8.5": _release_spec("zk-3.8.5", _ALL, "sync", truncate="file"),
+    "zk-3.9.2": _release_spec("zk-3.9.2", _ALL, "sync", truncate="file"),
 })
 
 #: a module's initial predicate and next-state relation, where they are not Init and Next
