@@ -3,7 +3,9 @@
 benchmarks/tla/ transliterates zabmc's models and the explorer's events into TLA+: DB19.tla the
 db-19 kernel, Zab.tla the `zab` kernel (and, with its constant Omega, `zab-omega`), Zk.tla the
 `zk` family with the election as its outcome (`zk`, `zk-fixed`, `zk-pre3911` through its constant
-NewLeaderRule). On each space
+NewLeaderRule), ZkRelease.tla the release models of the THREADS stack (zk-3.6.2 to zk-3.9.2) and
+the abstractions of its layers (each layer a section over Zk.tla, one switch per layer; #62
+item 8: the release models' counts, pinned until then by zabmc alone). On each space
 below, TLC (one worker) and `zabmc check --no-invariants` of the same model, both run here, must
 find exactly the distinct states and generate exactly the states written here (TLC's "states
 generated" is the transitions plus the initial state, zabmc's `states` the same). The pinned
@@ -107,6 +109,34 @@ ZK_CASES = [
     (_space(nodes=3, proposals=1, timeouts=1), 14, "3n-p1-t1-depth14",
      (11_856, 27_228), (11_854, 27_226), None, True),
 ]
+# The release models of the THREADS stack (models/zk/releases.py) and the abstractions of its
+# layers (ZkRelease.tla: fine.py, forward.py, shutdown.py, epoch.py, storage.Storage and serve.py
+# over Zk.tla, one switch per layer). zk-3.7.0 and zk-3.8.0 have the same rules, as have zk-3.8.5
+# and zk-3.9.2 (models/zk/model.py), so each pair has the same counts. What each space reaches
+# of the layers (TLC, an invariant that fails where it is reached): 2 nodes, 1 proposal, 2
+# timeouts, 1 crash: a SNAP, currentEpoch owed after its snapshot (epoch.py K1), a leaked
+# SyncThread (shutdown.py H2); 3 nodes, 1 proposal: an established leader that owes NEWLEADER
+# (forward.py F9). No space here reaches a TRUNC (a 3-node one needs about 28 events).
+RELEASE_CASES = [
+    # (space, depth, id, {model: (distinct, generated)}, slow)
+    (_space(proposals=1, timeouts=2, crashes=1), None, "2n-p1-t2-c1",
+     {"zk-3.6.2": (8_945, 17_470), "zk-3.7.0": (10_873, 22_279), "zk-3.8.0": (10_873, 22_279),
+      "zk-3.8.5": (10_503, 21_400), "zk-3.9.2": (10_503, 21_400),
+      "zk-3.7.0-shutdown": (11_457, 25_255)}, True),
+    (_space(proposals=2, timeouts=1, drops=1), None, "2n-p2-t1-d1",
+     {"zk-3.6.2": (3_691, 6_138), "zk-3.7.0": (5_771, 10_435), "zk-3.8.0": (5_771, 10_435),
+      "zk-3.8.5": (4_802, 8_426), "zk-3.9.2": (4_802, 8_426),
+      "zk-3.7.0-threads": (3_600, 6_297)}, True),
+    (_space(nodes=3, proposals=1), None, "3n-p1",
+     {"zk-3.6.2": (1_928, 3_839), "zk-3.7.0": (2_312, 4_779), "zk-3.8.0": (2_312, 4_779),
+      "zk-3.8.5": (1_845, 3_597), "zk-3.9.2": (1_845, 3_597),
+      "zk-3.7.0-threads": (1_616, 3_399), "zk-3.7.0-fwd": (1_824, 3_871),
+      "zk-3.9.2-threads": (1_149, 2_217)}, True),
+    (_space(nodes=3, proposals=1, crashes=1), 18, "3n-p1-c1-depth18",
+     {"zk-3.8.0": (15_961, 32_064)}, True),
+    (_space(nodes=3, proposals=1, timeouts=1), 16, "3n-p1-t1-depth16",
+     {"zk-3.8.0": (19_318, 44_376)}, True),
+]
 for _sp, _depth, _id, _zab, _omega, _slow in ZAB_CASES:
     for _model, _counts in (("zab", _zab), ("zab-omega", _omega)):
         CASES.append(pytest.param(_model, _sp, _depth, *_counts, id=f"{_model}-{_id}",
@@ -116,6 +146,14 @@ for _sp, _depth, _id, _zk, _fixed, _pre, _slow in ZK_CASES:
         if _counts is not None:
             CASES.append(pytest.param(_model, _sp, _depth, *_counts, id=f"{_model}-{_id}",
                                       marks=[SLOW] if _slow else []))
+
+#: the release cases outside the slow set (each about 5 s here): one space per rule set
+RELEASE_FAST = {("zk-3.6.2", "3n-p1"), ("zk-3.8.0", "3n-p1"), ("zk-3.9.2", "3n-p1")}
+for _sp, _depth, _id, _models, _slow in RELEASE_CASES:
+    for _model, _counts in _models.items():
+        _fast = (_model, _id) in RELEASE_FAST
+        CASES.append(pytest.param(_model, _sp, _depth, *_counts, id=f"{_model}-{_id}",
+                                  marks=[] if _fast else [SLOW]))
 
 
 @pytest.mark.parametrize("model,space,depth,distinct,generated", CASES)
@@ -144,6 +182,11 @@ def test_cfg_names_every_constant():
     assert "Omega = FALSE" in tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zab")
     assert "Omega = TRUE" in tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zab-omega")
     assert 'NewLeaderRule = "sync"' in tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zk-fixed")
+    release = tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zk-3.8.0")
+    assert "INIT RInit" in release and "NEXT RNext\n" in release and 'Truncate = "file"' in release
+    assert "UseFwd = TRUE" in release and "UseServe = TRUE" in release
+    assert "NEXT NextWithin" in tlc_bench.cfg_text(tlc_bench.REFERENCE, 7, model="zk-3.8.0")
+    assert "UseFwd = FALSE" in tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zk-3.7.0-threads")
 
 
 def test_each_tlc_run_has_its_own_java_tmpdir(monkeypatch, tmp_path):
