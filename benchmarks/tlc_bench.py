@@ -280,6 +280,145 @@ def compare(space: dict, depth: int = 1000, bounded: bool = False, model: str = 
     return {"space": space, "model": model, "tlc": tlc, "zabmc": zab}
 
 
+# --- from a state of a trace: `zabmc check --from TRACE:K` and TLC from the same state ----------
+# A space that a search from the initial state reaches only past millions of states (a TRUNC on
+# three nodes) is compared from a state of a corpus trace: zabmc searches from it (`--from`), and
+# TLC from an initial predicate that is that state written in ZkRelease.tla's terms (`zk_state`).
+
+#: the message kinds of models/zk/state.py by number, as Zk.tla names them
+ZK_KINDS = ("FOLLOWERINFO", "LEADERINFO", "ACKEPOCH", "SYNC", "NEWLEADER", "ACKLD", "UPTODATE",
+            "PROPOSAL", "ACK", "COMMIT")
+
+
+def _z(z) -> str:
+    return f"<<{z[0]}, {z[1]}>>"
+
+
+def _txn(t) -> str:
+    k = t[1].decode()
+    assert k.startswith("zab-"), t
+    return f"<<{_z(t[0])}, {int(k[4:])}>>"
+
+
+def _seq(items, f) -> str:
+    return "<<" + ", ".join(f(x) for x in items) + ">>"
+
+
+def _set(mask: int) -> str:
+    return "{" + ", ".join(str(i) for i in range(mask.bit_length()) if mask >> i & 1) + "}"
+
+
+def _fn(items, f, n: int) -> str:
+    """A tuple indexed by node id as a function on Nodes (the empty tuple as << >>)."""
+    if not items:
+        return "<< >>"
+    assert len(items) == n, items
+    return ("[k \\in Nodes |-> CASE " + " [] ".join(f"k = {i} -> {f(x)}" for i, x in
+                                                    enumerate(items)) + "]")
+
+
+def _msg(m) -> str:
+    kind = ZK_KINDS[m[0]]
+    rest = {"ACKEPOCH": lambda: [str(m[2]), _z(m[3])],
+            "SYNC": lambda: [str(m[2]), _z(m[3]), _seq(m[4], _txn), str(m[5])],
+            "PROPOSAL": lambda: [_txn(m[2])],
+            "ACK": lambda: [_z(m[2])], "COMMIT": lambda: [_z(m[2])],
+            "UPTODATE": lambda: []}.get(kind, lambda: [str(m[2])])()
+    return "<<" + ", ".join([f'"{kind}"', str(m[1])] + rest) + ">>"
+
+
+def zk_node(x, n: int) -> str:
+    """A node of a THREADS release model (serve.THREADS's node type) as a ZkRelease.tla record."""
+    assert x.lclock == 0 and x.vote == () and x.recv == () and x.ooe == (), "FLE fields"
+    b = {True: "TRUE", False: "FALSE"}
+    fields = [
+        ("role", x.role), ("phase", x.phase), ("leader", x.leader), ("acc", x.accepted_epoch),
+        ("cur", x.current_epoch), ("hist", _seq(x.history, _txn)), ("lc", _z(x.last_committed)),
+        ("conn", x.conn), ("cut", _set(x.cut)), ("mem", _seq(x.mem, _txn)),
+        ("commit", _z(x.commit)), ("mode", x.mode), ("pending", _seq(x.pending, _txn)),
+        ("pcommit", _z(x.pcommit)), ("nl", b[x.nl]), ("learners", _set(x.learners)),
+        ("lconn", _fn(x.lconn, str, n)), ("tmax", x.tmax), ("connecting", _set(x.connecting)),
+        ("electing", _set(x.electing)),
+        ("peers", _fn(x.peers, lambda z: "NoZ" if z is None else _z(z), n)),
+        ("ackld", _set(x.ackld)), ("forwarding", _set(x.forwarding)),
+        ("acks", _seq(x.acks, lambda a: f"<<{_z(a[0])}, {_set(a[1])}>>")),
+        ("owed", b[x.owed]), ("toack", _seq(x.toack, _z)), ("nlread", _fn(x.nlread, str, n)),
+        ("nlq", _set(x.nlq)), ("disk", _seq(x.disk, _txn)), ("leak", _seq(x.leak, _txn)),
+        ("snapped", x.snapped), ("clog", _seq(x.clog, _z)), ("dt", _z(x.dt)), ("snap", b[x.snap]),
+        ("szx", _z(x.sync_zxid))]
+    return "[" + ", ".join(f"{k} |-> {v}" for k, v in fields) + "]"
+
+
+def zk_state(state, n: int) -> str:
+    """zabmc's state (nodes, net on FIFO links, budgets) as ZkRelease.tla's initial predicate."""
+    drops, timeouts, heartbeats, made, crashes, down = state.budgets
+    nodes = "[i \\in Nodes |-> CASE " + " [] ".join(
+        f"i = {i} -> {zk_node(x, n)}" for i, x in enumerate(state.nodes)) + "]"
+    links = [f"l = <<{k // n}, {k % n}>> -> {_seq(q, _msg)}" for k, q in enumerate(state.net) if q]
+    net = ("[l \\in Links |-> " + ("CASE " + " [] ".join(links) + " [] OTHER -> << >>]"
+                                    if links else "<< >>]"))
+    return (f"StartInit ==\n    /\\ nodes = {nodes}\n    /\\ net = {net}\n"
+            f"    /\\ drops = {drops}\n    /\\ timeouts = {timeouts}\n"
+            f"    /\\ heartbeats = {heartbeats}\n    /\\ made = {made}\n"
+            f"    /\\ crashes = {crashes}\n    /\\ down = {_set(down)}\n")
+
+
+def start_state(model: str, space: dict, trace: str, k: int, depth: int):
+    """The state `zabmc check --model <model> --from TRACE:K` with `space`'s budgets starts from,
+    and the bounds recorded from the initial state (`zabmc.explore.start`)."""
+    from zabmc.core.model import get_model
+    from zabmc.explore.env import ExploreConfig
+    from zabmc.explore.start import start_env
+    from zabmc.invariants import Checker
+
+    given = ExploreConfig(network="fifo", depth=depth, **space)
+    env = start_env(get_model(model), given, Checker(()), trace, k, f"{trace}:{k}")
+    return env.start.state, env.config
+
+
+def run_tlc_from(model: str, space: dict, trace: str, k: int, depth: int,
+                 jvm: tuple = JVM) -> dict:
+    """TLC on ZkRelease.tla from the state after the first `k` events of `trace` (under
+    `space`'s budgets, as `--from`), within `depth` events of it."""
+    java, jar = find_java(), find_jar()
+    state, recorded = start_state(model, space, trace, k, depth)
+    base, bounded, consts, _ = SPECS[model]
+    assert base == "ZkRelease", model
+    with tempfile.TemporaryDirectory(prefix="zabmc-tlc-") as tmp:
+        d = Path(tmp)
+        for name in (base, bounded, *EXTENDS[base]):
+            shutil.copy(TLA / f"{name}.tla", d / f"{name}.tla")
+        (d / "Start.tla").write_text(
+            f"------------------------------- MODULE Start -------------------------------\n"
+            f"\\* generated by benchmarks/tlc_bench.py from {trace}, {k} events\n"
+            f"EXTENDS {bounded}\n{zk_state(state, space['nodes'])}"
+            "=============================================================================\n")
+        recorded_space = {key: getattr(recorded, key) for key, _ in CONSTANTS}
+        cfg = cfg_text(recorded_space, depth, model).replace("INIT RInit", "INIT StartInit")
+        (d / "Start.cfg").write_text(cfg)
+        tmpdir = d / "java-tmp"
+        tmpdir.mkdir()
+        cmd = [java, *jvm, f"-Djava.io.tmpdir={tmpdir}", "-cp", str(jar), "tlc2.TLC", "-workers",
+               "1", "-deadlock", "-metadir", str(d / "states"), "-config", "Start.cfg", "Start"]
+        rc, cpu, wall = _run(cmd, d, d / "tlc.out")
+        text = (d / "tlc.out").read_text(errors="replace")
+    m = re.search(r"([\d,]+) states generated, ([\d,]+) distinct states found, ([\d,]+) states "
+                  r"left on queue", text)
+    if rc != 0 or m is None or "No error has been found" not in text:
+        raise RuntimeError(f"TLC failed (exit {rc}):\n{text[-3000:]}")
+    depth_m = re.search(r"depth of the complete state graph search is (\d+)", text)
+    return {"generated": _num(m.group(1)), "distinct": _num(m.group(2)), "left": _num(m.group(3)),
+            "diameter": int(depth_m.group(1)) if depth_m else None, "cpu_seconds": cpu}
+
+
+def compare_from(model: str, space: dict, trace: str, k: int, depth: int,
+                 jvm: tuple = JVM) -> dict:
+    """TLC, then `zabmc check --from TRACE:K --depth <depth>`, from the same state."""
+    tlc = run_tlc_from(model, space, trace, k, depth, jvm)
+    zab = run_zabmc(space, depth, exhaust=False, model=model, extra=("--from", f"{trace}:{k}"))
+    return {"space": space, "model": model, "tlc": tlc, "zabmc": zab}
+
+
 def describe(space: dict, model: str = "db19") -> str:
     return (f"{SPECS[model][3]}, {space['nodes']} nodes, FIFO links, "
             f"{space['proposals']} proposals, "

@@ -5,7 +5,8 @@ db-19 kernel, Zab.tla the `zab` kernel (and, with its constant Omega, `zab-omega
 `zk` family with the election as its outcome (`zk`, `zk-fixed`, `zk-pre3911` through its constant
 NewLeaderRule), ZkRelease.tla the release models of the THREADS stack (zk-3.6.2 to zk-3.9.2) and
 the abstractions of its layers (each layer a section over Zk.tla, one switch per layer; #62
-item 8: the release models' counts, pinned until then by zabmc alone). On each space
+item 8: the release models' counts, pinned until then by zabmc alone; also from a state of a
+corpus trace, as `zabmc check --from TRACE:K`, for the spaces past a TRUNC). On each space
 below, TLC (one worker) and `zabmc check --no-invariants` of the same model, both run here, must
 find exactly the distinct states and generate exactly the states written here (TLC's "states
 generated" is the transitions plus the initial state, zabmc's `states` the same). The pinned
@@ -116,7 +117,8 @@ ZK_CASES = [
 # of the layers (TLC, an invariant that fails where it is reached): 2 nodes, 1 proposal, 2
 # timeouts, 1 crash: a SNAP, currentEpoch owed after its snapshot (epoch.py K1), a leaked
 # SyncThread (shutdown.py H2); 3 nodes, 1 proposal: an established leader that owes NEWLEADER
-# (forward.py F9). No space here reaches a TRUNC (a 3-node one needs about 28 events).
+# (forward.py F9). No space here reaches a TRUNC (a 3-node one needs about 28 events): FROM_CASES
+# below search from a state of a corpus trace that precedes one.
 RELEASE_CASES = [
     # (space, depth, id, {model: (distinct, generated)}, slow)
     (_space(proposals=1, timeouts=2, crashes=1), None, "2n-p1-t2-c1",
@@ -149,8 +151,16 @@ for _sp, _depth, _id, _zk, _fixed, _pre, _slow in ZK_CASES:
 
 #: the release cases outside the slow set (each about 5 s here): one space per rule set
 RELEASE_FAST = {("zk-3.6.2", "3n-p1"), ("zk-3.8.0", "3n-p1"), ("zk-3.9.2", "3n-p1")}
+#: release models whose TLC twin is another's, constant for constant (the same rules classes,
+#: models/zk/model.py): TLC runs for the other; zabmc's count of this one must be the same
+SAME_TWIN = {"zk-3.7.0": "zk-3.8.0", "zk-3.8.5": "zk-3.9.2"}
+SAME_CASES = []
 for _sp, _depth, _id, _models, _slow in RELEASE_CASES:
     for _model, _counts in _models.items():
+        if _model in SAME_TWIN:
+            assert _counts == _models[SAME_TWIN[_model]]
+            SAME_CASES.append(pytest.param(_model, _sp, _depth, *_counts, id=f"{_model}-{_id}"))
+            continue
         _fast = (_model, _id) in RELEASE_FAST
         CASES.append(pytest.param(_model, _sp, _depth, *_counts, id=f"{_model}-{_id}",
                                   marks=[] if _fast else [SLOW]))
@@ -171,6 +181,16 @@ def test_tlc_counts_equal_zabmc(tlc_tools, model, space, depth, distinct, genera
     if depth is not None:
         assert zab["depth_reached"] == depth
     assert tlc["left"] == 0
+
+
+@pytest.mark.parametrize("model,space,depth,distinct,generated", SAME_CASES)
+def test_release_with_the_same_twin(model, space, depth, distinct, generated):
+    """zk-3.7.0 and zk-3.8.0 run one rules class each with the same decisions, as do zk-3.8.5 and
+    zk-3.9.2, so ZkRelease.tla's configuration of each pair is one (the same constants): TLC's
+    count of the other model (test_tlc_counts_equal_zabmc) is this one's too."""
+    assert tlc_bench.SPECS[model][:3] == tlc_bench.SPECS[SAME_TWIN[model]][:3]
+    zab = tlc_bench.run_zabmc(space, depth or 1000, exhaust=depth is None, model=model)
+    assert (zab["distinct"], zab["generated"]) == (distinct, generated)
 
 
 def test_cfg_names_every_constant():
@@ -218,3 +238,52 @@ def test_each_tlc_run_has_its_own_java_tmpdir(monkeypatch, tmp_path):
         assert d.parent == cwd and d != Path(tempfile.gettempdir())
         dirs.append(d)
     assert dirs[1] == tmp_path / "tlc" / "java-tmp" and dirs[0] != dirs[1]
+
+
+# From a state of a corpus trace (`zabmc check --from TRACE:K`; TLC from that state written as
+# ZkRelease.tla's initial predicate, tlc_bench.zk_state): spaces that a search from the initial
+# state reaches only past millions of states. The trace's own next events are in each space:
+# from truncate-keeps-zk-3.8.0's 13th event, its TRUNC to 0.0 that FileTxnLog.truncate's cut
+# keeps 1.1 past (event 22) and what follows; from zookeeper-2354-zk-3.8.0's 13th, a join
+# synchronised by SNAP, the leader's NEWLEADER a step after it, currentEpoch owed after the
+# snapshot, a crash and a restart.
+_TRUNC = "tests/corpus/zk/truncate-keeps-zk-3.8.0.trace.json"
+_E2354 = "tests/corpus/zk/zookeeper-2354-zk-3.8.0.trace.json"
+FROM_CASES = [
+    # (model, trace, K, budgets from there, depth, distinct, generated)
+    pytest.param("zk-3.8.0", _TRUNC, 13, _space(nodes=3), 12, 223, 416, id="trunc-k13-depth12"),
+    pytest.param("zk-3.8.0", _E2354, 13, _space(nodes=3, crashes=1), 14, 1_368, 2_481,
+                 id="2354-k13-c1-depth14"),
+    pytest.param("zk-3.8.0", _TRUNC, 13, _space(nodes=3, proposals=1), 30, 14_028, 34_206,
+                 id="trunc-k13-p1-depth30", marks=SLOW),
+    pytest.param("zk-3.8.0", _TRUNC, 13, _space(nodes=3, crashes=1), 16, 6_766, 13_744,
+                 id="trunc-k13-c1-depth16", marks=SLOW),
+]
+
+
+@pytest.mark.parametrize("model,trace,k,space,depth,distinct,generated", FROM_CASES)
+def test_tlc_counts_equal_zabmc_from_a_trace(tlc_tools, model, trace, k, space, depth, distinct,
+                                             generated):
+    r = tlc_bench.compare_from(model, space, str(ROOT / trace), k, depth, jvm=tlc_bench.JVM_SMALL)
+    tlc, zab = r["tlc"], r["zabmc"]
+    assert (tlc["distinct"], tlc["generated"]) == (zab["distinct"], zab["generated"])
+    assert (tlc["distinct"], tlc["generated"]) == (distinct, generated)
+    assert tlc["diameter"] - 1 == zab["depth_reached"] == depth
+    assert tlc["left"] == 0
+
+
+def test_zk_state_writes_every_field():
+    """zk_state writes a release model's node with every field ZkRelease.tla's RFresh has, in
+    TLA+ terms (a bit set as a set, a per-node tuple as a function on Nodes, None as NoZ)."""
+    space = _space(nodes=3)
+    state, recorded = tlc_bench.start_state("zk-3.8.0", space, str(ROOT / _TRUNC), 13, 5)
+    text = tlc_bench.zk_state(state, 3)
+    fresh = (ROOT / "benchmarks" / "tla" / "ZkRelease.tla").read_text()
+    fresh = fresh[fresh.index("RFresh =="):fresh.index("RCrashed")]
+    import re
+
+    names = re.findall(r"(\w+) \|->", fresh)
+    assert len(names) == 35 and all(len(re.findall(rf"\b{f} \|-> ", text)) == 3 for f in names)
+    assert "learners |-> {0, 1}" in text and "peers |-> [k \\in Nodes |-> CASE k = 0 -> NoZ" in text
+    assert "hist |-> <<<<<<1, 1>>, 0>>>>" in text and "made = 1" in text
+    assert (recorded.proposals, recorded.max_timeouts) == (1, 1)  # what the 13 events spent
