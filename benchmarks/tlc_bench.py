@@ -79,15 +79,16 @@ SPECS = {
 
 
 def _release_spec(name: str, layers: tuple, newleader: str = "async", truncate: str = "exact",
-                  leaks: bool = True) -> tuple:
-    """A model of ZkRelease.tla: fine.py with the layers `layers` (of "fwd", "sd", "ep",
-    "store", "serve") over Zk.tla, under the rules given (models/zk/model.py's Rules classes)."""
+                  leaks: bool = True, kernel: str = "fine", sync_in_clog: bool = False) -> tuple:
+    """A model of ZkRelease.tla: the kernel `kernel` (fine.py or storage.py, over Zk.tla) with the
+    layers `layers` (of "fwd", "sd", "ep", "store", "serve"), under the rules given (models/zk/
+    model.py's Rules classes)."""
     tf = {True: "TRUE", False: "FALSE"}
-    consts = (("NewLeaderRule", f'"{newleader}"'),
+    consts = (("NewLeaderRule", f'"{newleader}"'), ("Kernel", f'"{kernel}"'),
               *((c, tf[k in layers]) for k, c in (("fwd", "UseFwd"), ("sd", "UseSd"),
                                                   ("ep", "UseEp"), ("store", "UseStore"),
                                                   ("serve", "UseServe"))),
-              ("Truncate", f'"{truncate}"'), ("Leaks", tf[leaks]), ("SyncInClog", "FALSE"))
+              ("Truncate", f'"{truncate}"'), ("Leaks", tf[leaks]), ("SyncInClog", tf[sync_in_clog]))
     return ("ZkRelease", "ZkReleaseDepth", consts, name)
 
 
@@ -106,6 +107,14 @@ SPECS.update({
     "zk-3.8.0": _release_spec("zk-3.8.0", _ALL, truncate="file"),
     "zk-3.8.5": _release_spec("zk-3.8.5", _ALL, "sync", truncate="file"),
     "zk-3.9.2": _release_spec("zk-3.9.2", _ALL, "sync", truncate="file"),
+    # the STORE stack: storage.py as the kernel, with 3.9.3's NEWLEADER (Committed393Rules)
+    "zk-3.9.3-store": _release_spec("zk-3.9.3-store", (), "committed", kernel="storage"),
+    "zk-3.9.4-store": _release_spec("zk-3.9.4-store", (), "committed", kernel="storage",
+                                    sync_in_clog=True),
+    "zk-3.9.3": _release_spec("zk-3.9.3", ("ep", "serve"), "committed", truncate="file",
+                              kernel="storage"),
+    "zk-3.9.4": _release_spec("zk-3.9.4", ("ep", "serve"), "committed", truncate="file",
+                              kernel="storage", sync_in_clog=True),
 })
 
 #: a module's initial predicate and next-state relation, where they are not Init and Next
@@ -327,9 +336,35 @@ def _msg(m) -> str:
     return "<<" + ", ".join([f'"{kind}"', str(m[1])] + rest) + ">>"
 
 
+def _full_node():
+    from models.zk.serve import THREADS
+
+    return THREADS.node
+
+
+class _Lazy:
+    """The THREADS release model's node type (every field ZkRelease.tla has), imported late."""
+
+    def __getattr__(self, name):
+        return getattr(_full_node(), name)
+
+    def __call__(self, **kw):
+        return _full_node()(**kw)
+
+
+_Full = _Lazy()
+
+#: the fields of ZkRelease.tla's node that a model's node type may lack, and their defaults
+ZK_LAYER_DEFAULTS = {"owed": False, "toack": (), "nlread": (), "nlq": 0, "disk": (), "leak": (),
+                     "snapped": 0, "clog": (), "dt": (0, 0), "snap": False, "sync_zxid": (0, 0)}
+
+
 def zk_node(x, n: int) -> str:
-    """A node of a THREADS release model (serve.THREADS's node type) as a ZkRelease.tla record."""
+    """A node of a model of ZkRelease.tla (a THREADS or STORE release model, or an abstraction of
+    one of their layers) as a ZkRelease.tla record: a field its node type lacks has its default."""
     assert x.lclock == 0 and x.vote == () and x.recv == () and x.ooe == (), "FLE fields"
+    x = x._replace(**{}) if all(f in x._fields for f in ZK_LAYER_DEFAULTS) else _Full(
+        **{f: getattr(x, f, ZK_LAYER_DEFAULTS.get(f)) for f in _Full._fields})
     b = {True: "TRUE", False: "FALSE"}
     fields = [
         ("role", x.role), ("phase", x.phase), ("leader", x.leader), ("acc", x.accepted_epoch),

@@ -3,8 +3,8 @@
 benchmarks/tla/ transliterates zabmc's models and the explorer's events into TLA+: DB19.tla the
 db-19 kernel, Zab.tla the `zab` kernel (and, with its constant Omega, `zab-omega`), Zk.tla the
 `zk` family with the election as its outcome (`zk`, `zk-fixed`, `zk-pre3911` through its constant
-NewLeaderRule), ZkRelease.tla the release models of the THREADS stack (zk-3.6.2 to zk-3.9.2) and
-the abstractions of its layers (each layer a section over Zk.tla, one switch per layer; #62
+NewLeaderRule), ZkRelease.tla every release model (zk-3.6.2 to zk-3.9.4, both stacks) and the
+abstractions of their layers (each layer a section over Zk.tla, one switch per layer; #62
 item 8: the release models' counts, pinned until then by zabmc alone; also from a state of a
 corpus trace, as `zabmc check --from TRACE:K`, for the spaces past a TRUNC). On each space
 below, TLC (one worker) and `zabmc check --no-invariants` of the same model, both run here, must
@@ -110,10 +110,11 @@ ZK_CASES = [
     (_space(nodes=3, proposals=1, timeouts=1), 14, "3n-p1-t1-depth14",
      (11_856, 27_228), (11_854, 27_226), None, True),
 ]
-# The release models of the THREADS stack (models/zk/releases.py) and the abstractions of its
-# layers (ZkRelease.tla: fine.py, forward.py, shutdown.py, epoch.py, storage.Storage and serve.py
-# over Zk.tla, one switch per layer). zk-3.7.0 and zk-3.8.0 have the same rules, as have zk-3.8.5
-# and zk-3.9.2 (models/zk/model.py), so each pair has the same counts. What each space reaches
+# The release models (models/zk/releases.py) and the abstractions of their layers (ZkRelease.tla:
+# fine.py, forward.py, shutdown.py, epoch.py, storage.Storage and serve.py over Zk.tla for the
+# THREADS stack, epoch.py and serve.py over storage.py for the STORE stack, one switch per layer).
+# zk-3.7.0 and zk-3.8.0 have the same rules, as have zk-3.8.5 and zk-3.9.2 (models/zk/model.py),
+# so each pair has the same counts; zk-3.9.3 and zk-3.9.4 differ only in `sync_in_clog`. What each space reaches
 # of the layers (TLC, an invariant that fails where it is reached): 2 nodes, 1 proposal, 2
 # timeouts, 1 crash: a SNAP, currentEpoch owed after its snapshot (epoch.py K1), a leaked
 # SyncThread (shutdown.py H2); 3 nodes, 1 proposal: an established leader that owes NEWLEADER
@@ -124,18 +125,23 @@ RELEASE_CASES = [
     (_space(proposals=1, timeouts=2, crashes=1), None, "2n-p1-t2-c1",
      {"zk-3.6.2": (8_945, 17_470), "zk-3.7.0": (10_873, 22_279), "zk-3.8.0": (10_873, 22_279),
       "zk-3.8.5": (10_503, 21_400), "zk-3.9.2": (10_503, 21_400),
+      "zk-3.9.3": (6_638, 13_332), "zk-3.9.4": (6_638, 13_332),
       "zk-3.7.0-shutdown": (11_457, 25_255)}, True),
     (_space(proposals=2, timeouts=1, drops=1), None, "2n-p2-t1-d1",
      {"zk-3.6.2": (3_691, 6_138), "zk-3.7.0": (5_771, 10_435), "zk-3.8.0": (5_771, 10_435),
       "zk-3.8.5": (4_802, 8_426), "zk-3.9.2": (4_802, 8_426),
-      "zk-3.7.0-threads": (3_600, 6_297)}, True),
+      "zk-3.9.3": (3_108, 5_236), "zk-3.9.4": (3_090, 5_224),
+      "zk-3.7.0-threads": (3_600, 6_297), "zk-3.9.3-store": (3_132, 5_240),
+      "zk-3.9.4-store": (3_117, 5_231)}, True),
     (_space(nodes=3, proposals=1), None, "3n-p1",
      {"zk-3.6.2": (1_928, 3_839), "zk-3.7.0": (2_312, 4_779), "zk-3.8.0": (2_312, 4_779),
       "zk-3.8.5": (1_845, 3_597), "zk-3.9.2": (1_845, 3_597),
+      "zk-3.9.3": (1_109, 2_125), "zk-3.9.4": (1_109, 2_125),
       "zk-3.7.0-threads": (1_616, 3_399), "zk-3.7.0-fwd": (1_824, 3_871),
       "zk-3.9.2-threads": (1_149, 2_217)}, True),
     (_space(nodes=3, proposals=1, crashes=1), 18, "3n-p1-c1-depth18",
-     {"zk-3.8.0": (15_961, 32_064)}, True),
+     {"zk-3.8.0": (15_961, 32_064), "zk-3.9.3": (14_211, 28_094),
+      "zk-3.9.4": (14_211, 28_094)}, True),
     (_space(nodes=3, proposals=1, timeouts=1), 16, "3n-p1-t1-depth16",
      {"zk-3.8.0": (19_318, 44_376)}, True),
 ]
@@ -150,7 +156,8 @@ for _sp, _depth, _id, _zk, _fixed, _pre, _slow in ZK_CASES:
                                       marks=[SLOW] if _slow else []))
 
 #: the release cases outside the slow set (each about 5 s here): one space per rule set
-RELEASE_FAST = {("zk-3.6.2", "3n-p1"), ("zk-3.8.0", "3n-p1"), ("zk-3.9.2", "3n-p1")}
+RELEASE_FAST = {("zk-3.6.2", "3n-p1"), ("zk-3.8.0", "3n-p1"), ("zk-3.9.2", "3n-p1"),
+                ("zk-3.9.3", "3n-p1")}
 #: release models whose TLC twin is another's, constant for constant (the same rules classes,
 #: models/zk/model.py): TLC runs for the other; zabmc's count of this one must be the same
 SAME_TWIN = {"zk-3.7.0": "zk-3.8.0", "zk-3.8.5": "zk-3.9.2"}
@@ -249,8 +256,21 @@ def test_each_tlc_run_has_its_own_java_tmpdir(monkeypatch, tmp_path):
 # snapshot, a crash and a restart.
 _TRUNC = "tests/corpus/zk/truncate-keeps-zk-3.8.0.trace.json"
 _E2354 = "tests/corpus/zk/zookeeper-2354-zk-3.8.0.trace.json"
+_E2354T = "tests/corpus/zk/zookeeper-2354-trunc.trace.json"
+_E4925 = "tests/corpus/zk/zookeeper-4925.trace.json"
+_E4712 = "tests/corpus/zk/zookeeper-4712.trace.json"
 FROM_CASES = [
     # (model, trace, K, budgets from there, depth, distinct, generated)
+    # zookeeper-2354-trunc's 46th: a join synchronised by a TRUNC with a committed proposal after
+    # it, currentEpoch owed after its snapshot (epoch.py K1), a crash
+    pytest.param("zk-3.7.0-epoch", _E2354T, 46, _space(nodes=3, crashes=1), 12, 539, 899,
+                 id="epoch-2354-trunc-k46-c1-depth12"),
+    # zookeeper-4925's 28th (the STORE stack): DIFFs chosen from the committed log, a timeout
+    pytest.param("zk-3.9.3-store", _E4925, 28, _space(nodes=3, timeouts=1), 14, 21_551, 52_918,
+                 id="store-4925-k28-t1-depth14", marks=SLOW),
+    # zookeeper-4712's 9th (3.9.2's rules): a queue leaked at a shutdown, flushed, a crash
+    pytest.param("zk-3.9.2-shutdown", _E4712, 9, _space(nodes=3, proposals=1, crashes=1), 17,
+                 24_859, 52_799, id="shutdown-4712-k9-p1-c1-depth17", marks=SLOW),
     pytest.param("zk-3.8.0", _TRUNC, 13, _space(nodes=3), 12, 223, 416, id="trunc-k13-depth12"),
     pytest.param("zk-3.8.0", _E2354, 13, _space(nodes=3, crashes=1), 14, 1_368, 2_481,
                  id="2354-k13-c1-depth14"),

@@ -1,32 +1,41 @@
 ------------------------------- MODULE ZkRelease -------------------------------
 (***************************************************************************)
-(* zabmc's release models on the THREADS stack (models/zk/releases.py:     *)
-(* zk-3.6.2 to zk-3.9.2) and the abstractions each of its layers makes     *)
-(* alone over fine.py, as `zabmc check --no-invariants` explores them on   *)
-(* FIFO links.  It extends Zk.tla, the coarse kernel (models/zk/           *)
-(* handlers.py), whose operators it calls as the layers call `h`, and      *)
-(* stacks over it one section per layer, each operator named after the     *)
-(* Python function or method it mirrors (same order of effects):           *)
+(* zabmc's release models (models/zk/releases.py: the THREADS stack of     *)
+(* zk-3.6.2 to zk-3.9.2, the STORE stack of zk-3.9.3 and zk-3.9.4) and the *)
+(* abstractions each of their layers makes alone, as `zabmc check          *)
+(* --no-invariants` explores them on FIFO links.  It extends Zk.tla, the   *)
+(* coarse kernel (models/zk/handlers.py), whose operators it calls as the  *)
+(* layers call `h`, and stacks over it one section per layer, each         *)
+(* operator named after the Python function or method it mirrors (same    *)
+(* order of effects):                                                      *)
 (*                                                                         *)
 (*   Fine*   models/zk/fine.py       (F1-F6: the threads' grain)           *)
 (*   Fwd*    models/zk/forward.py    (F9-F11: NEWLEADER a step after SYNC) *)
+(*   StoreK* models/zk/storage.py as a kernel (S1-S10, the STORE stack),   *)
+(*           with 3.9.3's NEWLEADER (OnNewLeader393)                       *)
 (*   Sd*     models/zk/shutdown.py   (H1-H8: memory and disk apart)        *)
 (*   Ep*     models/zk/epoch.py      (K1-K4: currentEpoch's own step)      *)
 (*   Store*  models/zk/storage.py    (Storage, S11-S14, with S2-S8)        *)
 (*   Serve*  models/zk/serve.py      (R6: served at UPTODATE)              *)
 (*                                                                         *)
-(* Each layer calls the nearest layer below it that is switched on         *)
-(* (UseFwd, UseSd, UseEp, UseStore, UseServe; fine.py is always there),    *)
-(* as layer.Layer calls `parent`; each layer's normal form is its own      *)
-(* after its parent's (Layer.norm).  The switches and the rules constants  *)
-(* make these models (benchmarks/tlc_bench.py SPECS):                      *)
+(* Kernel chooses the kernel the layers stack on ("fine": fine.py over Zk; *)
+(* "storage": storage.py over Zk).  Each layer calls the nearest layer     *)
+(* below it that is switched on (UseFwd, UseSd, UseEp, UseStore,           *)
+(* UseServe), as layer.Layer calls `parent`; each layer's normal form is   *)
+(* its own after its parent's (Layer.norm).  The switches and the rules    *)
+(* constants make these models (benchmarks/tlc_bench.py SPECS):            *)
 (*   zk-3.7.0-threads   fine.py alone                                      *)
 (*   zk-3.7.0-fwd       UseFwd                                             *)
 (*   zk-3.7.0-shutdown  UseSd                                              *)
 (*   zk-3.7.0-epoch     UseEp                                              *)
-(*   zk-3.7.0, zk-3.8.0 every layer, Truncate = "file" (their rules are    *)
-(*                      the same, models/zk/model.py Rel380Rules)          *)
-(* NewLeaderRule is Zk.tla's (Rules.newleader), Truncate the rules'        *)
+(*   zk-3.9.2-threads, -shutdown, -epoch: the same, NewLeaderRule "sync"   *)
+(*   zk-3.6.2, zk-3.7.0, zk-3.8.0, zk-3.8.5, zk-3.9.2: every layer over    *)
+(*                      fine.py, Truncate = "file" (3.7.0 and 3.8.0 share  *)
+(*                      their rules, as do 3.8.5 and 3.9.2: model.py)      *)
+(*   zk-3.9.3-store, zk-3.9.4-store: storage.py alone                      *)
+(*   zk-3.9.3, zk-3.9.4 storage.py, UseEp, UseServe, Truncate = "file"     *)
+(* NewLeaderRule is Zk.tla's (Rules.newleader; also "committed", 3.9.3's:  *)
+(* OnNewLeader393), Truncate the rules'                                    *)
 (* `truncate` (state.cut: "exact" or "file", FileTxnLog.truncate), Leaks   *)
 (* the rules' `leaks` (shutdown.py H2), SyncInClog `sync_in_clog` (S4).    *)
 (*                                                                         *)
@@ -40,12 +49,13 @@
 (* [me, nd, o] (Zk.tla's), whose o starts empty: what a layer sends before *)
 (* its parent's step (`pre` in the Python) is prepended (Prepend).         *)
 (* Effects (failures, windows) feed only the invariant checker and are     *)
-(* left out.  A layer of the STORE stack (epoch.py over storage.py alone:  *)
-(* zk-3.9.3, zk-3.9.4) is not transliterated.                              *)
+(* left out.  tests/test_tlc.py compares the counts, also from states of   *)
+(* corpus traces (`zabmc check --from`; benchmarks/tlc_bench.py zk_state). *)
 (***************************************************************************)
 EXTENDS Zk, TLC
 
-CONSTANTS UseFwd, UseSd, UseEp, UseStore, UseServe,  \* the layers stacked over fine.py
+CONSTANTS Kernel,      \* the kernel the layers stack on: "fine" (fine.py) or "storage" (storage.py)
+          UseFwd, UseSd, UseEp, UseStore, UseServe,  \* the layers stacked over it
           Truncate,    \* rules.truncate: "exact" or "file"
           Leaks,       \* rules.leaks (shutdown.py H2): FALSE for 3.6.2 only
           SyncInClog   \* rules.sync_in_clog (storage.py S4)
@@ -244,13 +254,154 @@ FwdAct(lb, i, ns) ==
          IN Send(CtxOf(i, [lead EXCEPT !.nlq = @ \ {j}]), j, <<"NEWLEADER", lead.lconn[j], lead.acc>>)
     ELSE Normed(FineAct(lb, i, ns), FwdNorm)
 
-\* the layer below shutdown.py
-D1Deliver(i, nd, src, m) == IF UseFwd THEN FwdDeliver(i, nd, src, m) ELSE FineDeliver(i, nd, src, m)
-D1Start(i, nd) == IF UseFwd THEN FwdStart(i, nd) ELSE FineStart(i, nd)
-D1Timeout(i, nd) == IF UseFwd THEN FwdTimeout(i, nd) ELSE FineTimeout(i, nd)
-D1Propose(i, nd, k) == IF UseFwd THEN FwdPropose(i, nd, k) ELSE FinePropose(i, nd, k)
-D1Drop(i, nd, src, m) == IF UseFwd THEN FwdDrop(i, nd, src, m) ELSE FineDrop(i, nd, src, m)
-D1Act(lb, i, ns) == IF UseFwd THEN FwdAct(lb, i, ns) ELSE FineAct(lb, i, ns)
+(***************************************************************************)
+(* The utilities of storage.py's grain (the Storage layer of the THREADS   *)
+(* stack and the storage.py kernel of the STORE stack share them)          *)
+(***************************************************************************)
+
+\* state.cut: the log after FileTxnLog.truncate(zxid), "exact" or as the "file" is cut (R4)
+Cut(log, z, how) ==
+    LET kept == SelectSeq(log, LAMBDA t : ZLe(t[1], z))
+    IN IF how = "file" /\ (kept = << >> \/ LastZ(kept) # z) /\ Len(kept) < Len(log)
+       THEN Append(kept, log[Len(kept) + 1])
+       ELSE kept
+
+\* storage._track: the committed log and data tree brought along (path "request", "sync", "snap")
+StTrack(x, y, path) ==
+    IF x.role # Looking /\ y.role = Looking
+    THEN LET last == LastZ(y.hist)
+         IN IF ZLt(last, x.dt) THEN [y EXCEPT !.clog = SelectSeq(x.clog, LAMBDA z : ZLe(z, last)),
+                                              !.dt = last]
+            ELSE LET new == SelectSeq(Zx(y.hist), LAMBDA z : ZLt(x.dt, z))
+                 IN IF new # << >> THEN [y EXCEPT !.clog = x.clog \o new, !.dt = last] ELSE y
+    ELSE IF path = "snap" THEN [y EXCEPT !.clog = << >>, !.dt = LastZ(y.mem)]
+    ELSE IF path = "sync" /\ y.mode = Trunc /\ x.mode = ModeNone
+    THEN LET applied == Zx(y.mem)
+             base == Zx(y.hist)
+         IN [y EXCEPT !.clog = IF SyncInClog THEN base \o applied ELSE base,
+                      !.dt = IF applied # << >> THEN applied[Len(applied)] ELSE LastZ(y.hist)]
+    ELSE IF ZLe(y.commit, x.dt) THEN y
+    ELSE LET applied == SelectSeq(Zx(LogOf(y)), LAMBDA z : ZLt(x.dt, z) /\ ZLe(z, y.commit))
+         IN IF applied = << >> THEN y
+            ELSE [y EXCEPT !.clog = IF path = "request" \/ SyncInClog THEN x.clog \o applied
+                                    ELSE x.clog,
+                           !.dt = applied[Len(applied)]]
+
+\* _queue (LearnerHandler.queueCommittedProposals) over entries es from index k: <<op, queued, last>>
+RECURSIVE QLoop(_, _, _, _, _, _, _, _)
+QFin(op, q, last, peer) == <<IF op = NoOp /\ peer[2] = 0 THEN <<Diff, NoZ>> ELSE op, q, last>>
+QLoop(es, k, peer, upto, op, q, last, prev) ==
+    IF k > Len(es) THEN QFin(op, q, last, peer)
+    ELSE LET z == es[k]
+         IN IF upto # NoZ /\ ZLt(upto, z) THEN QFin(op, q, last, peer)
+            ELSE IF ZLt(z, peer) THEN QLoop(es, k + 1, peer, upto, op, q, last, z)
+            ELSE IF op = NoOp /\ z = peer THEN QLoop(es, k + 1, peer, upto, <<Diff, NoZ>>, q, last, prev)
+            ELSE IF op = NoOp /\ peer[2] # 0 /\ z[1] # peer[1] THEN <<NoOp, q, last>>
+            ELSE LET op2 == IF op # NoOp THEN op
+                            ELSE IF peer[2] = 0 THEN <<Diff, NoZ>> ELSE <<Trunc, prev>>
+                 IN IF ZLe(z, last) THEN QLoop(es, k + 1, peer, upto, op2, q, last, prev)
+                    ELSE QLoop(es, k + 1, peer, upto, op2, Append(q, z), z, prev)
+
+\* sync_follower (LearnerHandler.syncFollower, then startForwarding): <<mode, zxid, txns, committed>>
+SyncFollower(lead, peer) ==
+    LET h == lead.hist
+        dt == lead.dt
+        clog == lead.clog
+        lo == IF clog # << >> THEN clog[1] ELSE dt
+        hi == IF clog # << >> THEN clog[Len(clog)] ELSE dt
+        r == IF peer = dt THEN <<<<Diff, peer>>, << >>, peer>>
+             ELSE IF ZLt(hi, peer) /\ peer[2] # 0 THEN <<<<Trunc, hi>>, << >>, hi>>
+             ELSE IF ZLe(lo, peer) /\ ZLe(peer, hi) THEN QLoop(clog, 1, peer, NoZ, NoOp, << >>, peer, Zero)
+             ELSE IF ZLt(peer, lo) /\ peer \in ZSet(h)
+             THEN LET a == QLoop(Zx(h), 1, peer, lo, NoOp, << >>, peer, Zero)
+                  IN IF a[1] # NoOp /\ ZLe(lo, a[3])
+                     THEN LET b == QLoop(clog, 1, a[3], NoZ, a[1], << >>, a[3], Zero)
+                          IN <<b[1], a[2] \o b[2], b[3]>>
+                     ELSE <<NoOp, << >>, peer>>
+             ELSE <<NoOp, << >>, peer>>
+        r2 == IF r[1] = NoOp THEN <<<<Snap, dt>>, SelectSeq(Zx(h), LAMBDA z : ZLe(z, dt)), dt>> ELSE r
+        zxid == IF r2[1][2] = NoZ THEN hi ELSE r2[1][2]
+        byz(z) == h[CHOOSE k \in 1 .. Len(h) : h[k][1] = z]
+        sent == [k \in 1 .. Len(r2[2]) |-> byz(r2[2][k])]
+        outz == IF lead.phase = LBroadcast
+                THEN SelectSeq([k \in 1 .. Len(lead.acks) |-> lead.acks[k][1]], LAMBDA z : ZLt(r2[3], z))
+                ELSE << >>
+    IN <<r2[1][1], zxid, sent \o [k \in 1 .. Len(outz) |-> byz(outz[k])], Len(sent)>>
+
+\* resync (S6): each SYNC of the leader's ACKEPOCH step chosen again from its committed log
+Resync(x, c, src, m) ==
+    LET y == StTrack(x, c.nd, "request")
+        re(d, mm) == IF mm[1] # "SYNC" THEN mm
+                     ELSE LET sf == SyncFollower(y, IF d = src THEN m[4] ELSE x.peers[d])
+                          IN <<"SYNC", mm[2], sf[1], sf[2], sf[3], sf[4]>>
+    IN [c EXCEPT !.nd = y, !.o = [d \in Nodes |-> [q \in 1 .. Len(@[d]) |-> re(d, @[d][q])]]]
+
+(***************************************************************************)
+(* storage.py as the kernel of the STORE stack (zk-3.9.3, zk-3.9.4; S1-S10)*)
+(* over the coarse kernel, with 3.9.3's NEWLEADER (handlers.py             *)
+(* Committed393Rules, `_persist_committed`), which Zk.tla's OnNewLeader    *)
+(* does not have                                                           *)
+(***************************************************************************)
+
+\* _on_newleader under Rules.newleader = "committed": the DIFF's committed prefix written and
+\* applied, the outstanding proposals kept for UPTODATE (the "uptodate" rule from there)
+OnNewLeader393(c, e) ==
+    LET nd0 == IF c.nd.mode = Trunc THEN [c.nd EXCEPT !.hist = @ \o c.nd.mem, !.mem = << >>]
+               ELSE c.nd
+        nd1 == [nd0 EXCEPT !.cur = e, !.nl = TRUE]
+        p == nd1.pending
+        cn == Cardinality({k \in 1 .. Len(p) : ZLe(p[k][1], nd1.pcommit)})   \* bisect_right
+        nd2 == IF cn > 0
+               THEN [nd1 EXCEPT !.hist = LogOf(nd1) \o SubSeq(p, 1, cn), !.mem = << >>,
+                                !.pending = SubSeq(p, cn + 1, Len(p)), !.commit = nd1.pcommit]
+               ELSE nd1
+    IN Send(SetNd(c, Settle(nd2)), nd2.leader, <<"ACKLD", nd2.conn, e>>)
+\* handlers.deliver with that NEWLEADER (the branch of Zk.tla's Deliver that calls OnNewLeader)
+Deliver393(c, src, m) ==
+    IF NewLeaderRule = "committed" /\ m[1] = "NEWLEADER" /\ Live(c.nd, src, m)
+       /\ c.nd.phase = FSync /\ c.nd.mode # ModeNone /\ ~c.nd.nl
+    THEN OnNewLeader393(c, m[3])
+    ELSE Deliver(c, src, m)
+
+\* storage.deliver: S7's SNAP taken as the coarse TRUNC to nothing; the "file" cut (R4)
+StoreKDeliver(i, nd, src, m) ==
+    IF nd.role = Leading /\ m[1] = "ACKEPOCH"
+    THEN Resync(nd, Deliver393(CtxOf(i, nd), src, m), src, m)
+    ELSE LET live == Live(nd, src, m) /\ nd.phase = FSync
+             issync == live /\ m[1] = "SYNC" /\ nd.mode = ModeNone
+             path == IF issync /\ m[3] = Snap THEN "snap"
+                     ELSE IF issync \/ (live /\ m[1] = "NEWLEADER" /\ nd.mode # ModeNone /\ ~nd.nl)
+                     THEN "sync" ELSE "request"
+             m2 == IF path = "snap" THEN <<"SYNC", m[2], Trunc, Zero, m[5], m[6]>> ELSE m
+             s == Deliver393(CtxOf(i, nd), src, m2)
+             y == IF path = "sync" /\ m[1] = "SYNC" /\ m[3] = Trunc /\ s.nd.mode = Trunc
+                     /\ Truncate # "exact"
+                  THEN [s.nd EXCEPT !.hist = Cut(nd.hist, m[4], "file")] ELSE s.nd
+         IN [s EXCEPT !.nd = StTrack(nd, y, path)]
+StoreKTracked(x, c) == [c EXCEPT !.nd = StTrack(x, c.nd, "request")]
+\* storage.start (S2)
+StoreKStart(i, nd) ==
+    LET y == StartNd(nd) IN CtxOf(i, [y EXCEPT !.clog = Zx(y.hist), !.dt = LastZ(y.hist)])
+StoreKTimeout(i, nd) == StoreKTracked(nd, Look(CtxOf(i, nd)))
+StoreKPropose(i, nd, k) == StoreKTracked(nd, ProposeStep(CtxOf(i, nd), k))
+StoreKDrop(i, nd, src, m) == StoreKTracked(nd, CtxOf(i, OnDropNd(nd, src, m)))
+\* the coarse actions, `log` the coarse one (D6), each tracked
+StoreKAct(lb, i, ns) ==
+    StoreKTracked(ns[i], IF lb[1] = "log" THEN LogStep(CtxOf(i, ns[i])) ELSE CoarseAct(lb, i, ns))
+
+\* the layer below shutdown.py (or epoch.py on the STORE stack): the kernel, then Forward
+D1Deliver(i, nd, src, m) == IF Kernel = "storage" THEN StoreKDeliver(i, nd, src, m)
+                            ELSE IF UseFwd THEN FwdDeliver(i, nd, src, m) ELSE FineDeliver(i, nd, src, m)
+D1Start(i, nd) == IF Kernel = "storage" THEN StoreKStart(i, nd)
+                  ELSE IF UseFwd THEN FwdStart(i, nd) ELSE FineStart(i, nd)
+D1Timeout(i, nd) == IF Kernel = "storage" THEN StoreKTimeout(i, nd)
+                    ELSE IF UseFwd THEN FwdTimeout(i, nd) ELSE FineTimeout(i, nd)
+D1Propose(i, nd, k) == IF Kernel = "storage" THEN StoreKPropose(i, nd, k)
+                       ELSE IF UseFwd THEN FwdPropose(i, nd, k) ELSE FinePropose(i, nd, k)
+D1Drop(i, nd, src, m) == IF Kernel = "storage" THEN StoreKDrop(i, nd, src, m)
+                         ELSE IF UseFwd THEN FwdDrop(i, nd, src, m) ELSE FineDrop(i, nd, src, m)
+D1Act(lb, i, ns) == IF Kernel = "storage" THEN StoreKAct(lb, i, ns)
+                    ELSE IF UseFwd THEN FwdAct(lb, i, ns) ELSE FineAct(lb, i, ns)
 
 (***************************************************************************)
 (* shutdown.py (H1-H8): Shutdown, a Tracking layer                         *)
@@ -279,13 +430,6 @@ Durable(nd) ==
                 p == MaxOf({k \in 0 .. Len(h) : \A q \in 1 .. k : ZLe(h[q][1], lc) /\ h[q][1] \in on})
                 best == IF p = 0 THEN Zero ELSE h[p][1]
             IN IF best = lc THEN nd ELSE [nd EXCEPT !.lc = best]
-
-\* state.cut: the log after FileTxnLog.truncate(zxid), "exact" or as the "file" is cut (R4)
-Cut(log, z, how) ==
-    LET kept == SelectSeq(log, LAMBDA t : ZLe(t[1], z))
-    IN IF how = "file" /\ (kept = << >> \/ LastZ(kept) # z) /\ Len(kept) < Len(log)
-       THEN Append(kept, log[Len(kept) + 1])
-       ELSE kept
 
 After(txns, z) == SelectSeq(txns, LAMBDA t : ZLt(z, t[1]))
 
@@ -350,15 +494,16 @@ D2Drop(i, nd, src, m) == IF UseSd THEN SdDrop(i, nd, src, m) ELSE D1Drop(i, nd, 
 D2Act(lb, i, ns) == IF UseSd THEN SdAct(lb, i, ns) ELSE D1Act(lb, i, ns)
 
 (***************************************************************************)
-(* epoch.py (K1-K4): Kernel over the layers below (over fine.py: the ACK   *)
-(* is owed, F1)                                                            *)
+(* epoch.py (K1-K4): Kernel over the layers below (over fine.py the ACK is *)
+(* owed, F1; over storage.py it is sent, `owes_ack`)                       *)
 (***************************************************************************)
 
-\* set_epoch (K1): currentEpoch written; 3.7.0 owes the ACK, the later releases send it
+\* set_epoch (K1): currentEpoch written; 3.7.0 owes the ACK (over fine.py), the later releases
+\* send it
 SetEpoch(c) ==
     LET e == c.nd.snapped
         nd == [c.nd EXCEPT !.cur = e, !.snapped = 0]
-    IN IF NewLeaderRule # "sync" THEN SetNd(c, [nd EXCEPT !.owed = TRUE])
+    IN IF Kernel = "fine" /\ NewLeaderRule # "sync" THEN SetNd(c, [nd EXCEPT !.owed = TRUE])
        ELSE Send(SetNd(c, nd), nd.leader, <<"ACKLD", nd.conn, e>>)
 \* _settled (K2)
 Settled(c) == IF c.nd.snapped = 0 THEN c ELSE SetEpoch(c)
@@ -400,26 +545,6 @@ D3Act(lb, i, ns) == IF UseEp THEN EpAct(lb, i, ns) ELSE D2Act(lb, i, ns)
 (* _track (S2-S5), sync_follower and _queue (S6-S8) and _snap (S12)        *)
 (***************************************************************************)
 
-\* storage._track: the committed log and data tree brought along (path "request" or "sync")
-StTrack(x, y, path) ==
-    IF x.role # Looking /\ y.role = Looking
-    THEN LET last == LastZ(y.hist)
-         IN IF ZLt(last, x.dt) THEN [y EXCEPT !.clog = SelectSeq(x.clog, LAMBDA z : ZLe(z, last)),
-                                              !.dt = last]
-            ELSE LET new == SelectSeq(Zx(y.hist), LAMBDA z : ZLt(x.dt, z))
-                 IN IF new # << >> THEN [y EXCEPT !.clog = x.clog \o new, !.dt = last] ELSE y
-    ELSE IF path = "sync" /\ y.mode = Trunc /\ x.mode = ModeNone
-    THEN LET applied == Zx(y.mem)
-             base == Zx(y.hist)
-         IN [y EXCEPT !.clog = IF SyncInClog THEN base \o applied ELSE base,
-                      !.dt = IF applied # << >> THEN applied[Len(applied)] ELSE LastZ(y.hist)]
-    ELSE IF ZLe(y.commit, x.dt) THEN y
-    ELSE LET applied == SelectSeq(Zx(LogOf(y)), LAMBDA z : ZLt(x.dt, z) /\ ZLe(z, y.commit))
-         IN IF applied = << >> THEN y
-            ELSE [y EXCEPT !.clog = IF path = "request" \/ SyncInClog THEN x.clog \o applied
-                                    ELSE x.clog,
-                           !.dt = applied[Len(applied)]]
-
 \* Storage._track (S13, S14)
 StoreTrack(x, c, path) ==
     LET y == c.nd
@@ -431,55 +556,6 @@ StoreTrack(x, c, path) ==
                    IN IF x.role = Leading /\ x.phase = LSync /\ y1.phase = LBroadcast
                       THEN [y1 EXCEPT !.dt = <<y1.acc, 0>>] ELSE y1
     IN [c EXCEPT !.nd = StoreNorm(y2)]
-
-\* _queue (LearnerHandler.queueCommittedProposals) over entries es from index k: <<op, queued, last>>
-RECURSIVE QLoop(_, _, _, _, _, _, _, _)
-QFin(op, q, last, peer) == <<IF op = NoOp /\ peer[2] = 0 THEN <<Diff, NoZ>> ELSE op, q, last>>
-QLoop(es, k, peer, upto, op, q, last, prev) ==
-    IF k > Len(es) THEN QFin(op, q, last, peer)
-    ELSE LET z == es[k]
-         IN IF upto # NoZ /\ ZLt(upto, z) THEN QFin(op, q, last, peer)
-            ELSE IF ZLt(z, peer) THEN QLoop(es, k + 1, peer, upto, op, q, last, z)
-            ELSE IF op = NoOp /\ z = peer THEN QLoop(es, k + 1, peer, upto, <<Diff, NoZ>>, q, last, prev)
-            ELSE IF op = NoOp /\ peer[2] # 0 /\ z[1] # peer[1] THEN <<NoOp, q, last>>
-            ELSE LET op2 == IF op # NoOp THEN op
-                            ELSE IF peer[2] = 0 THEN <<Diff, NoZ>> ELSE <<Trunc, prev>>
-                 IN IF ZLe(z, last) THEN QLoop(es, k + 1, peer, upto, op2, q, last, prev)
-                    ELSE QLoop(es, k + 1, peer, upto, op2, Append(q, z), z, prev)
-
-\* sync_follower (LearnerHandler.syncFollower, then startForwarding): <<mode, zxid, txns, committed>>
-SyncFollower(lead, peer) ==
-    LET h == lead.hist
-        dt == lead.dt
-        clog == lead.clog
-        lo == IF clog # << >> THEN clog[1] ELSE dt
-        hi == IF clog # << >> THEN clog[Len(clog)] ELSE dt
-        r == IF peer = dt THEN <<<<Diff, peer>>, << >>, peer>>
-             ELSE IF ZLt(hi, peer) /\ peer[2] # 0 THEN <<<<Trunc, hi>>, << >>, hi>>
-             ELSE IF ZLe(lo, peer) /\ ZLe(peer, hi) THEN QLoop(clog, 1, peer, NoZ, NoOp, << >>, peer, Zero)
-             ELSE IF ZLt(peer, lo) /\ peer \in ZSet(h)
-             THEN LET a == QLoop(Zx(h), 1, peer, lo, NoOp, << >>, peer, Zero)
-                  IN IF a[1] # NoOp /\ ZLe(lo, a[3])
-                     THEN LET b == QLoop(clog, 1, a[3], NoZ, a[1], << >>, a[3], Zero)
-                          IN <<b[1], a[2] \o b[2], b[3]>>
-                     ELSE <<NoOp, << >>, peer>>
-             ELSE <<NoOp, << >>, peer>>
-        r2 == IF r[1] = NoOp THEN <<<<Snap, dt>>, SelectSeq(Zx(h), LAMBDA z : ZLe(z, dt)), dt>> ELSE r
-        zxid == IF r2[1][2] = NoZ THEN hi ELSE r2[1][2]
-        byz(z) == h[CHOOSE k \in 1 .. Len(h) : h[k][1] = z]
-        sent == [k \in 1 .. Len(r2[2]) |-> byz(r2[2][k])]
-        outz == IF lead.phase = LBroadcast
-                THEN SelectSeq([k \in 1 .. Len(lead.acks) |-> lead.acks[k][1]], LAMBDA z : ZLt(r2[3], z))
-                ELSE << >>
-    IN <<r2[1][1], zxid, sent \o [k \in 1 .. Len(outz) |-> byz(outz[k])], Len(sent)>>
-
-\* resync (S6): each SYNC of the leader's ACKEPOCH step chosen again from its committed log
-Resync(x, c, src, m) ==
-    LET y == StTrack(x, c.nd, "request")
-        re(d, mm) == IF mm[1] # "SYNC" THEN mm
-                     ELSE LET sf == SyncFollower(y, IF d = src THEN m[4] ELSE x.peers[d])
-                          IN <<"SYNC", mm[2], sf[1], sf[2], sf[3], sf[4]>>
-    IN [c EXCEPT !.nd = y, !.o = [d \in Nodes |-> [q \in 1 .. Len(@[d]) |-> re(d, @[d][q])]]]
 
 \* _snap (S12): the coarse TRUNC to nothing in memory, the disk untouched until NEWLEADER
 CommonPrefix(a, b) == MaxOf({k \in 0 .. Min(Len(a), Len(b)) : \A q \in 1 .. k : a[q] = b[q]})
