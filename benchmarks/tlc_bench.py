@@ -336,24 +336,6 @@ def _msg(m) -> str:
     return "<<" + ", ".join([f'"{kind}"', str(m[1])] + rest) + ">>"
 
 
-def _full_node():
-    from models.zk.serve import THREADS
-
-    return THREADS.node
-
-
-class _Lazy:
-    """The THREADS release model's node type (every field ZkRelease.tla has), imported late."""
-
-    def __getattr__(self, name):
-        return getattr(_full_node(), name)
-
-    def __call__(self, **kw):
-        return _full_node()(**kw)
-
-
-_Full = _Lazy()
-
 #: the fields of ZkRelease.tla's node that a model's node type may lack, and their defaults
 ZK_LAYER_DEFAULTS = {"owed": False, "toack": (), "nlread": (), "nlq": 0, "disk": (), "leak": (),
                      "snapped": 0, "clog": (), "dt": (0, 0), "snap": False, "sync_zxid": (0, 0)}
@@ -363,8 +345,9 @@ def zk_node(x, n: int) -> str:
     """A node of a model of ZkRelease.tla (a THREADS or STORE release model, or an abstraction of
     one of their layers) as a ZkRelease.tla record: a field its node type lacks has its default."""
     assert x.lclock == 0 and x.vote == () and x.recv == () and x.ooe == (), "FLE fields"
-    x = x._replace(**{}) if all(f in x._fields for f in ZK_LAYER_DEFAULTS) else _Full(
-        **{f: getattr(x, f, ZK_LAYER_DEFAULTS.get(f)) for f in _Full._fields})
+    def g(f):
+        return getattr(x, f, ZK_LAYER_DEFAULTS[f])
+
     b = {True: "TRUE", False: "FALSE"}
     fields = [
         ("role", x.role), ("phase", x.phase), ("leader", x.leader), ("acc", x.accepted_epoch),
@@ -377,10 +360,11 @@ def zk_node(x, n: int) -> str:
         ("peers", _fn(x.peers, lambda z: "NoZ" if z is None else _z(z), n)),
         ("ackld", _set(x.ackld)), ("forwarding", _set(x.forwarding)),
         ("acks", _seq(x.acks, lambda a: f"<<{_z(a[0])}, {_set(a[1])}>>")),
-        ("owed", b[x.owed]), ("toack", _seq(x.toack, _z)), ("nlread", _fn(x.nlread, str, n)),
-        ("nlq", _set(x.nlq)), ("disk", _seq(x.disk, _txn)), ("leak", _seq(x.leak, _txn)),
-        ("snapped", x.snapped), ("clog", _seq(x.clog, _z)), ("dt", _z(x.dt)), ("snap", b[x.snap]),
-        ("szx", _z(x.sync_zxid))]
+        ("owed", b[g("owed")]), ("toack", _seq(g("toack"), _z)),
+        ("nlread", _fn(g("nlread"), str, n)), ("nlq", _set(g("nlq"))),
+        ("disk", _seq(g("disk"), _txn)), ("leak", _seq(g("leak"), _txn)),
+        ("snapped", g("snapped")), ("clog", _seq(g("clog"), _z)), ("dt", _z(g("dt"))),
+        ("snap", b[g("snap")]), ("szx", _z(g("sync_zxid")))]
     return "[" + ", ".join(f"{k} |-> {v}" for k, v in fields) + "]"
 
 
