@@ -307,3 +307,39 @@ def test_zk_state_writes_every_field():
     assert "learners |-> {0, 1}" in text and "peers |-> [k \\in Nodes |-> CASE k = 0 -> NoZ" in text
     assert "hist |-> <<<<<<1, 1>>, 0>>>>" in text and "made = 1" in text
     assert (recorded.proposals, recorded.max_timeouts) == (1, 1)  # what the 13 events spent
+
+
+# A TRUNC under the other rules: the corpus has no trace of zk-3.9.2 or zk-3.6.2 that reaches one,
+# so a depth-first search for `truncate-keeps` (a follower told to TRUNC, FileTxnLog.truncate's
+# cut) writes one here, and both checkers search from a state a few events before its TRUNC.
+# Which trace the depth-first search finds is zabmc's own (it detects change); the counts from
+# its state are TLC's as much as zabmc's.
+DFS_TRUNC_CASES = [
+    # (model, proposals of the search, K, depth from K, distinct, generated)
+    pytest.param("zk-3.9.2", 2, 18, 10, 834, 1_486, id="zk-3.9.2-trunc"),
+    pytest.param("zk-3.6.2", 2, 24, 10, 2_004, 4_560, id="zk-3.6.2-trunc", marks=SLOW),
+]
+
+
+@pytest.mark.parametrize("model,proposals,k,depth,distinct,generated", DFS_TRUNC_CASES)
+def test_tlc_counts_equal_zabmc_before_a_trunc(tlc_tools, tmp_path, model, proposals, k, depth,
+                                               distinct, generated):
+    import json
+    import subprocess
+
+    trace = tmp_path / "trunc.json"
+    p = subprocess.run([sys.executable, "-m", "zabmc", "check", "--model", model, "--nodes", "3",
+                        "--proposals", str(proposals), "--max-timeouts", "1", "--depth", "32",
+                        "--invariant", "truncate-keeps", "--strategy", "dfs", "-q",
+                        "--trace-out", str(trace)], cwd=ROOT, capture_output=True, text=True)
+    assert p.returncode == 10, p.stderr
+    events = json.loads(trace.read_text())["events"]
+    last = events[-1]
+    assert (last["kind"], last["msg"]["type"], last["msg"]["mode"]) == ("deliver", "SYNC", "TRUNC")
+    assert len(events) - k < depth  # the TRUNC is in the space searched from K
+    r = tlc_bench.compare_from(model, _space(nodes=3, crashes=1), str(trace), k, depth,
+                               jvm=tlc_bench.JVM_SMALL)
+    tlc, zab = r["tlc"], r["zabmc"]
+    assert (tlc["distinct"], tlc["generated"]) == (zab["distinct"], zab["generated"])
+    assert (tlc["distinct"], tlc["generated"]) == (distinct, generated)
+    assert tlc["left"] == 0
