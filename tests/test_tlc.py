@@ -118,7 +118,7 @@ ZK_CASES = [
 # of the layers (TLC, an invariant that fails where it is reached): 2 nodes, 1 proposal, 2
 # timeouts, 1 crash: a SNAP, currentEpoch owed after its snapshot (epoch.py K1), a leaked
 # SyncThread (shutdown.py H2); 3 nodes, 1 proposal: an established leader that owes NEWLEADER
-# (forward.py F9). No space here reaches a TRUNC (a 3-node one needs about 28 events): FROM_CASES
+# (forward.py F9). No space here reaches a TRUNC (a 3-node one needs about 22 events): FROM_CASES
 # below search from a state of a corpus trace that precedes one.
 RELEASE_CASES = [
     # (space, depth, id, {model: (distinct, generated)}, slow)
@@ -309,7 +309,8 @@ def test_zk_state_writes_every_field():
     assert (recorded.proposals, recorded.max_timeouts) == (1, 1)  # what the 13 events spent
 
 
-# A TRUNC under the other rules: the corpus has no trace of zk-3.9.2 or zk-3.6.2 that reaches one,
+# A TRUNC under the other rules: the corpus has no trace of zk-3.9.2, zk-3.6.2, zk-3.9.3 or
+# zk-3.9.4 that reaches one,
 # so a depth-first search for `truncate-keeps` (a follower told to TRUNC, FileTxnLog.truncate's
 # cut) writes one here, and both checkers search from a state a few events before its TRUNC.
 # Which trace the depth-first search finds is zabmc's own (it detects change); the counts from
@@ -318,6 +319,8 @@ DFS_TRUNC_CASES = [
     # (model, proposals of the search, K, depth from K, distinct, generated)
     pytest.param("zk-3.9.2", 2, 18, 10, 834, 1_486, id="zk-3.9.2-trunc"),
     pytest.param("zk-3.6.2", 2, 24, 10, 2_004, 4_560, id="zk-3.6.2-trunc", marks=SLOW),
+    pytest.param("zk-3.9.3", 2, 18, 10, 762, 1_366, id="zk-3.9.3-trunc"),
+    pytest.param("zk-3.9.4", 2, 18, 10, 762, 1_366, id="zk-3.9.4-trunc", marks=SLOW),
 ]
 
 
