@@ -542,7 +542,8 @@ D3Act(lb, i, ns) == IF UseEp THEN EpAct(lb, i, ns) ELSE D2Act(lb, i, ns)
 
 (***************************************************************************)
 (* storage.py: Storage (S11-S14) over the layers below, with the module's  *)
-(* _track (S2-S5), sync_follower and _queue (S6-S8) and _snap (S12)        *)
+(* _track, sync_follower and _queue (StTrack, SyncFollower, QLoop above)   *)
+(* and _snap (S12)                                                         *)
 (***************************************************************************)
 
 \* Storage._track (S13, S14)
