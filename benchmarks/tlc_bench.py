@@ -78,6 +78,52 @@ SPECS = {
 }
 
 
+def _release_spec(name: str, layers: tuple, newleader: str = "async", truncate: str = "exact",
+                  leaks: bool = True, kernel: str = "fine", sync_in_clog: bool = False) -> tuple:
+    """A model of ZkRelease.tla: the kernel `kernel` (fine.py or storage.py, over Zk.tla) with the
+    layers `layers` (of "fwd", "sd", "ep", "store", "serve"), under the rules given (models/zk/
+    model.py's Rules classes)."""
+    tf = {True: "TRUE", False: "FALSE"}
+    consts = (("NewLeaderRule", f'"{newleader}"'), ("Kernel", f'"{kernel}"'),
+              *((c, tf[k in layers]) for k, c in (("fwd", "UseFwd"), ("sd", "UseSd"),
+                                                  ("ep", "UseEp"), ("store", "UseStore"),
+                                                  ("serve", "UseServe"))),
+              ("Truncate", f'"{truncate}"'), ("Leaks", tf[leaks]), ("SyncInClog", tf[sync_in_clog]))
+    return ("ZkRelease", "ZkReleaseDepth", consts, name)
+
+
+#: the release models of the THREADS stack and the abstractions of its layers (ZkRelease.tla)
+_ALL = ("fwd", "sd", "ep", "store", "serve")
+SPECS.update({
+    "zk-3.7.0-threads": _release_spec("zk-3.7.0-threads", ()),
+    "zk-3.7.0-fwd": _release_spec("zk-3.7.0-fwd", ("fwd",)),
+    "zk-3.7.0-shutdown": _release_spec("zk-3.7.0-shutdown", ("sd",)),
+    "zk-3.7.0-epoch": _release_spec("zk-3.7.0-epoch", ("ep",)),
+    "zk-3.9.2-threads": _release_spec("zk-3.9.2-threads", (), "sync"),
+    "zk-3.9.2-shutdown": _release_spec("zk-3.9.2-shutdown", ("sd",), "sync"),
+    "zk-3.9.2-epoch": _release_spec("zk-3.9.2-epoch", ("ep",), "sync"),
+    "zk-3.6.2": _release_spec("zk-3.6.2", _ALL, "uptodate", truncate="file", leaks=False),
+    "zk-3.7.0": _release_spec("zk-3.7.0", _ALL, truncate="file"),
+    "zk-3.8.0": _release_spec("zk-3.8.0", _ALL, truncate="file"),
+    "zk-3.8.5": _release_spec("zk-3.8.5", _ALL, "sync", truncate="file"),
+    "zk-3.9.2": _release_spec("zk-3.9.2", _ALL, "sync", truncate="file"),
+    # the STORE stack: storage.py as the kernel, with 3.9.3's NEWLEADER (Committed393Rules)
+    "zk-3.9.3-store": _release_spec("zk-3.9.3-store", (), "committed", kernel="storage"),
+    "zk-3.9.4-store": _release_spec("zk-3.9.4-store", (), "committed", kernel="storage",
+                                    sync_in_clog=True),
+    "zk-3.9.3": _release_spec("zk-3.9.3", ("ep", "serve"), "committed", truncate="file",
+                              kernel="storage"),
+    "zk-3.9.4": _release_spec("zk-3.9.4", ("ep", "serve"), "committed", truncate="file",
+                              kernel="storage", sync_in_clog=True),
+})
+
+#: a module's initial predicate and next-state relation, where they are not Init and Next
+#: (ZkRelease extends Zk, whose Init and Next are the coarse model's)
+ENTRY = {"ZkRelease": ("RInit", "RNext")}
+#: the modules a module extends, besides the standard ones
+EXTENDS = {"ZkRelease": ("Zk",)}
+
+
 class Missing(RuntimeError):
     """java or the TLA+ tools are not there."""
 
@@ -114,7 +160,8 @@ def cfg_text(space: dict, depth: int | None = None, model: str = "db19") -> str:
     lines += [f"    {name} = {value}" for name, value in SPECS[model][2]]
     if depth is not None:
         lines += [f"    MaxDepth = {int(depth)}"]
-    lines += ["INIT Init", "NEXT Next" if depth is None else "NEXT NextWithin"]
+    init, nxt = ENTRY.get(SPECS[model][0], ("Init", "Next"))
+    lines += [f"INIT {init}", f"NEXT {nxt}" if depth is None else "NEXT NextWithin"]
     return "\n".join(lines + [""])
 
 
@@ -165,7 +212,7 @@ def run_tlc(space: dict, depth: int | None = None, workdir: Path | None = None,
         d = Path(workdir or tmp)
         d.mkdir(parents=True, exist_ok=True)
         module = base if depth is None else bounded
-        for name in (base, bounded):
+        for name in (base, bounded, *EXTENDS.get(base, ())):
             shutil.copy(TLA / f"{name}.tla", d / f"{name}.tla")
         (d / f"{module}.cfg").write_text(cfg_text(space, depth, model))
         # TLC copies the standard modules it reads out of its jar into java.io.tmpdir under
@@ -239,6 +286,155 @@ def compare(space: dict, depth: int = 1000, bounded: bool = False, model: str = 
     if check and tlc["distinct"] != zab["distinct"]:
         raise AssertionError(f"distinct states of {model} differ on {space}: TLC "
                              f"{tlc['distinct']:,}, zabmc {zab['distinct']:,}")
+    return {"space": space, "model": model, "tlc": tlc, "zabmc": zab}
+
+
+# --- from a state of a trace: `zabmc check --from TRACE:K` and TLC from the same state ----------
+# A space that a search from the initial state reaches only past millions of states (a TRUNC on
+# three nodes) is compared from a state of a corpus trace: zabmc searches from it (`--from`), and
+# TLC from an initial predicate that is that state written in ZkRelease.tla's terms (`zk_state`).
+
+#: the message kinds of models/zk/state.py by number, as Zk.tla names them
+ZK_KINDS = ("FOLLOWERINFO", "LEADERINFO", "ACKEPOCH", "SYNC", "NEWLEADER", "ACKLD", "UPTODATE",
+            "PROPOSAL", "ACK", "COMMIT")
+
+
+def _z(z) -> str:
+    return f"<<{z[0]}, {z[1]}>>"
+
+
+def _txn(t) -> str:
+    k = t[1].decode()
+    assert k.startswith("zab-"), t
+    return f"<<{_z(t[0])}, {int(k[4:])}>>"
+
+
+def _seq(items, f) -> str:
+    return "<<" + ", ".join(f(x) for x in items) + ">>"
+
+
+def _set(mask: int) -> str:
+    return "{" + ", ".join(str(i) for i in range(mask.bit_length()) if mask >> i & 1) + "}"
+
+
+def _fn(items, f, n: int) -> str:
+    """A tuple indexed by node id as a function on Nodes (the empty tuple as << >>)."""
+    if not items:
+        return "<< >>"
+    assert len(items) == n, items
+    return ("[k \\in Nodes |-> CASE " + " [] ".join(f"k = {i} -> {f(x)}" for i, x in
+                                                    enumerate(items)) + "]")
+
+
+def _msg(m) -> str:
+    kind = ZK_KINDS[m[0]]
+    rest = {"ACKEPOCH": lambda: [str(m[2]), _z(m[3])],
+            "SYNC": lambda: [str(m[2]), _z(m[3]), _seq(m[4], _txn), str(m[5])],
+            "PROPOSAL": lambda: [_txn(m[2])],
+            "ACK": lambda: [_z(m[2])], "COMMIT": lambda: [_z(m[2])],
+            "UPTODATE": lambda: []}.get(kind, lambda: [str(m[2])])()
+    return "<<" + ", ".join([f'"{kind}"', str(m[1])] + rest) + ">>"
+
+
+#: the fields of ZkRelease.tla's node that a model's node type may lack, and their defaults
+ZK_LAYER_DEFAULTS = {"owed": False, "toack": (), "nlread": (), "nlq": 0, "disk": (), "leak": (),
+                     "snapped": 0, "clog": (), "dt": (0, 0), "snap": False, "sync_zxid": (0, 0)}
+
+
+def zk_node(x, n: int) -> str:
+    """A node of a model of ZkRelease.tla (a THREADS or STORE release model, or an abstraction of
+    one of their layers) as a ZkRelease.tla record: a field its node type lacks has its default."""
+    assert x.lclock == 0 and x.vote == () and x.recv == () and x.ooe == (), "FLE fields"
+    def g(f):
+        return getattr(x, f, ZK_LAYER_DEFAULTS[f])
+
+    b = {True: "TRUE", False: "FALSE"}
+    fields = [
+        ("role", x.role), ("phase", x.phase), ("leader", x.leader), ("acc", x.accepted_epoch),
+        ("cur", x.current_epoch), ("hist", _seq(x.history, _txn)), ("lc", _z(x.last_committed)),
+        ("conn", x.conn), ("cut", _set(x.cut)), ("mem", _seq(x.mem, _txn)),
+        ("commit", _z(x.commit)), ("mode", x.mode), ("pending", _seq(x.pending, _txn)),
+        ("pcommit", _z(x.pcommit)), ("nl", b[x.nl]), ("learners", _set(x.learners)),
+        ("lconn", _fn(x.lconn, str, n)), ("tmax", x.tmax), ("connecting", _set(x.connecting)),
+        ("electing", _set(x.electing)),
+        ("peers", _fn(x.peers, lambda z: "NoZ" if z is None else _z(z), n)),
+        ("ackld", _set(x.ackld)), ("forwarding", _set(x.forwarding)),
+        ("acks", _seq(x.acks, lambda a: f"<<{_z(a[0])}, {_set(a[1])}>>")),
+        ("owed", b[g("owed")]), ("toack", _seq(g("toack"), _z)),
+        ("nlread", _fn(g("nlread"), str, n)), ("nlq", _set(g("nlq"))),
+        ("disk", _seq(g("disk"), _txn)), ("leak", _seq(g("leak"), _txn)),
+        ("snapped", g("snapped")), ("clog", _seq(g("clog"), _z)), ("dt", _z(g("dt"))),
+        ("snap", b[g("snap")]), ("szx", _z(g("sync_zxid")))]
+    return "[" + ", ".join(f"{k} |-> {v}" for k, v in fields) + "]"
+
+
+def zk_state(state, n: int) -> str:
+    """zabmc's state (nodes, net on FIFO links, budgets) as ZkRelease.tla's initial predicate."""
+    drops, timeouts, heartbeats, made, crashes, down = state.budgets
+    nodes = "[i \\in Nodes |-> CASE " + " [] ".join(
+        f"i = {i} -> {zk_node(x, n)}" for i, x in enumerate(state.nodes)) + "]"
+    links = [f"l = <<{k // n}, {k % n}>> -> {_seq(q, _msg)}" for k, q in enumerate(state.net) if q]
+    net = ("[l \\in Links |-> " + ("CASE " + " [] ".join(links) + " [] OTHER -> << >>]"
+                                    if links else "<< >>]"))
+    return (f"StartInit ==\n    /\\ nodes = {nodes}\n    /\\ net = {net}\n"
+            f"    /\\ drops = {drops}\n    /\\ timeouts = {timeouts}\n"
+            f"    /\\ heartbeats = {heartbeats}\n    /\\ made = {made}\n"
+            f"    /\\ crashes = {crashes}\n    /\\ down = {_set(down)}\n")
+
+
+def start_state(model: str, space: dict, trace: str, k: int, depth: int):
+    """The state `zabmc check --model <model> --from TRACE:K` with `space`'s budgets starts from,
+    and the bounds recorded from the initial state (`zabmc.explore.start`)."""
+    from zabmc.core.model import get_model
+    from zabmc.explore.env import ExploreConfig
+    from zabmc.explore.start import start_env
+    from zabmc.invariants import Checker
+
+    given = ExploreConfig(network="fifo", depth=depth, **space)
+    env = start_env(get_model(model), given, Checker(()), trace, k, f"{trace}:{k}")
+    return env.start.state, env.config
+
+
+def run_tlc_from(model: str, space: dict, trace: str, k: int, depth: int,
+                 jvm: tuple = JVM) -> dict:
+    """TLC on ZkRelease.tla from the state after the first `k` events of `trace` (under
+    `space`'s budgets, as `--from`), within `depth` events of it."""
+    java, jar = find_java(), find_jar()
+    state, recorded = start_state(model, space, trace, k, depth)
+    base, bounded, consts, _ = SPECS[model]
+    assert base == "ZkRelease", model
+    with tempfile.TemporaryDirectory(prefix="zabmc-tlc-") as tmp:
+        d = Path(tmp)
+        for name in (base, bounded, *EXTENDS[base]):
+            shutil.copy(TLA / f"{name}.tla", d / f"{name}.tla")
+        (d / "Start.tla").write_text(
+            f"------------------------------- MODULE Start -------------------------------\n"
+            f"\\* generated by benchmarks/tlc_bench.py from {trace}, {k} events\n"
+            f"EXTENDS {bounded}\n{zk_state(state, space['nodes'])}"
+            "=============================================================================\n")
+        recorded_space = {key: getattr(recorded, key) for key, _ in CONSTANTS}
+        cfg = cfg_text(recorded_space, depth, model).replace("INIT RInit", "INIT StartInit")
+        (d / "Start.cfg").write_text(cfg)
+        tmpdir = d / "java-tmp"
+        tmpdir.mkdir()
+        cmd = [java, *jvm, f"-Djava.io.tmpdir={tmpdir}", "-cp", str(jar), "tlc2.TLC", "-workers",
+               "1", "-deadlock", "-metadir", str(d / "states"), "-config", "Start.cfg", "Start"]
+        rc, cpu, wall = _run(cmd, d, d / "tlc.out")
+        text = (d / "tlc.out").read_text(errors="replace")
+    m = re.search(r"([\d,]+) states generated, ([\d,]+) distinct states found, ([\d,]+) states "
+                  r"left on queue", text)
+    if rc != 0 or m is None or "No error has been found" not in text:
+        raise RuntimeError(f"TLC failed (exit {rc}):\n{text[-3000:]}")
+    depth_m = re.search(r"depth of the complete state graph search is (\d+)", text)
+    return {"generated": _num(m.group(1)), "distinct": _num(m.group(2)), "left": _num(m.group(3)),
+            "diameter": int(depth_m.group(1)) if depth_m else None, "cpu_seconds": cpu}
+
+
+def compare_from(model: str, space: dict, trace: str, k: int, depth: int,
+                 jvm: tuple = JVM) -> dict:
+    """TLC, then `zabmc check --from TRACE:K --depth <depth>`, from the same state."""
+    tlc = run_tlc_from(model, space, trace, k, depth, jvm)
+    zab = run_zabmc(space, depth, exhaust=False, model=model, extra=("--from", f"{trace}:{k}"))
     return {"space": space, "model": model, "tlc": tlc, "zabmc": zab}
 
 

@@ -3,7 +3,10 @@
 benchmarks/tla/ transliterates zabmc's models and the explorer's events into TLA+: DB19.tla the
 db-19 kernel, Zab.tla the `zab` kernel (and, with its constant Omega, `zab-omega`), Zk.tla the
 `zk` family with the election as its outcome (`zk`, `zk-fixed`, `zk-pre3911` through its constant
-NewLeaderRule). On each space
+NewLeaderRule), ZkRelease.tla every release model (zk-3.6.2 to zk-3.9.4, both stacks) and the
+abstractions of their layers (each layer a section over Zk.tla, one switch per layer; #62
+item 8: the release models' counts, pinned until then by zabmc alone; also from a state of a
+corpus trace, as `zabmc check --from TRACE:K`, for the spaces past a TRUNC). On each space
 below, TLC (one worker) and `zabmc check --no-invariants` of the same model, both run here, must
 find exactly the distinct states and generate exactly the states written here (TLC's "states
 generated" is the transitions plus the initial state, zabmc's `states` the same). The pinned
@@ -107,6 +110,41 @@ ZK_CASES = [
     (_space(nodes=3, proposals=1, timeouts=1), 14, "3n-p1-t1-depth14",
      (11_856, 27_228), (11_854, 27_226), None, True),
 ]
+# The release models (models/zk/releases.py) and the abstractions of their layers (ZkRelease.tla:
+# fine.py, forward.py, shutdown.py, epoch.py, storage.Storage and serve.py over Zk.tla for the
+# THREADS stack, epoch.py and serve.py over storage.py for the STORE stack, one switch per layer).
+# zk-3.7.0 and zk-3.8.0 have the same rules, as have zk-3.8.5 and zk-3.9.2 (models/zk/model.py),
+# so each pair has the same counts; zk-3.9.3 and zk-3.9.4 differ only in `sync_in_clog`. What each space reaches
+# of the layers (TLC, an invariant that fails where it is reached): 2 nodes, 1 proposal, 2
+# timeouts, 1 crash: a SNAP, currentEpoch owed after its snapshot (epoch.py K1), a leaked
+# SyncThread (shutdown.py H2); 3 nodes, 1 proposal: an established leader that owes NEWLEADER
+# (forward.py F9). No space here reaches a TRUNC (a 3-node one needs about 22 events): FROM_CASES
+# below search from a state of a corpus trace that precedes one.
+RELEASE_CASES = [
+    # (space, depth, id, {model: (distinct, generated)}, slow)
+    (_space(proposals=1, timeouts=2, crashes=1), None, "2n-p1-t2-c1",
+     {"zk-3.6.2": (8_945, 17_470), "zk-3.7.0": (10_873, 22_279), "zk-3.8.0": (10_873, 22_279),
+      "zk-3.8.5": (10_503, 21_400), "zk-3.9.2": (10_503, 21_400),
+      "zk-3.9.3": (6_638, 13_332), "zk-3.9.4": (6_638, 13_332),
+      "zk-3.7.0-shutdown": (11_457, 25_255)}, True),
+    (_space(proposals=2, timeouts=1, drops=1), None, "2n-p2-t1-d1",
+     {"zk-3.6.2": (3_691, 6_138), "zk-3.7.0": (5_771, 10_435), "zk-3.8.0": (5_771, 10_435),
+      "zk-3.8.5": (4_802, 8_426), "zk-3.9.2": (4_802, 8_426),
+      "zk-3.9.3": (3_108, 5_236), "zk-3.9.4": (3_090, 5_224),
+      "zk-3.7.0-threads": (3_600, 6_297), "zk-3.9.3-store": (3_132, 5_240),
+      "zk-3.9.4-store": (3_117, 5_231)}, True),
+    (_space(nodes=3, proposals=1), None, "3n-p1",
+     {"zk-3.6.2": (1_928, 3_839), "zk-3.7.0": (2_312, 4_779), "zk-3.8.0": (2_312, 4_779),
+      "zk-3.8.5": (1_845, 3_597), "zk-3.9.2": (1_845, 3_597),
+      "zk-3.9.3": (1_109, 2_125), "zk-3.9.4": (1_109, 2_125),
+      "zk-3.7.0-threads": (1_616, 3_399), "zk-3.7.0-fwd": (1_824, 3_871),
+      "zk-3.9.2-threads": (1_149, 2_217)}, True),
+    (_space(nodes=3, proposals=1, crashes=1), 18, "3n-p1-c1-depth18",
+     {"zk-3.8.0": (15_961, 32_064), "zk-3.9.3": (14_211, 28_094),
+      "zk-3.9.4": (14_211, 28_094)}, True),
+    (_space(nodes=3, proposals=1, timeouts=1), 16, "3n-p1-t1-depth16",
+     {"zk-3.8.0": (19_318, 44_376)}, True),
+]
 for _sp, _depth, _id, _zab, _omega, _slow in ZAB_CASES:
     for _model, _counts in (("zab", _zab), ("zab-omega", _omega)):
         CASES.append(pytest.param(_model, _sp, _depth, *_counts, id=f"{_model}-{_id}",
@@ -116,6 +154,23 @@ for _sp, _depth, _id, _zk, _fixed, _pre, _slow in ZK_CASES:
         if _counts is not None:
             CASES.append(pytest.param(_model, _sp, _depth, *_counts, id=f"{_model}-{_id}",
                                       marks=[SLOW] if _slow else []))
+
+#: the release cases outside the slow set (each about 5 s here): one space per rule set
+RELEASE_FAST = {("zk-3.6.2", "3n-p1"), ("zk-3.8.0", "3n-p1"), ("zk-3.9.2", "3n-p1"),
+                ("zk-3.9.3", "3n-p1")}
+#: release models whose TLC twin is another's, constant for constant (the same rules classes,
+#: models/zk/model.py): TLC runs for the other; zabmc's count of this one must be the same
+SAME_TWIN = {"zk-3.7.0": "zk-3.8.0", "zk-3.8.5": "zk-3.9.2"}
+SAME_CASES = []
+for _sp, _depth, _id, _models, _slow in RELEASE_CASES:
+    for _model, _counts in _models.items():
+        if _model in SAME_TWIN:
+            assert _counts == _models[SAME_TWIN[_model]]
+            SAME_CASES.append(pytest.param(_model, _sp, _depth, *_counts, id=f"{_model}-{_id}"))
+            continue
+        _fast = (_model, _id) in RELEASE_FAST
+        CASES.append(pytest.param(_model, _sp, _depth, *_counts, id=f"{_model}-{_id}",
+                                  marks=[] if _fast else [SLOW]))
 
 
 @pytest.mark.parametrize("model,space,depth,distinct,generated", CASES)
@@ -135,6 +190,16 @@ def test_tlc_counts_equal_zabmc(tlc_tools, model, space, depth, distinct, genera
     assert tlc["left"] == 0
 
 
+@pytest.mark.parametrize("model,space,depth,distinct,generated", SAME_CASES)
+def test_release_with_the_same_twin(model, space, depth, distinct, generated):
+    """zk-3.7.0 and zk-3.8.0 run one rules class each with the same decisions, as do zk-3.8.5 and
+    zk-3.9.2, so ZkRelease.tla's configuration of each pair is one (the same constants): TLC's
+    count of the other model (test_tlc_counts_equal_zabmc) is this one's too."""
+    assert tlc_bench.SPECS[model][:3] == tlc_bench.SPECS[SAME_TWIN[model]][:3]
+    zab = tlc_bench.run_zabmc(space, depth or 1000, exhaust=depth is None, model=model)
+    assert (zab["distinct"], zab["generated"]) == (distinct, generated)
+
+
 def test_cfg_names_every_constant():
     text = tlc_bench.cfg_text(tlc_bench.REFERENCE)
     assert "N = 2" in text and "Proposals = 3" in text and "MaxCrashes = 0" in text
@@ -144,6 +209,11 @@ def test_cfg_names_every_constant():
     assert "Omega = FALSE" in tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zab")
     assert "Omega = TRUE" in tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zab-omega")
     assert 'NewLeaderRule = "sync"' in tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zk-fixed")
+    release = tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zk-3.8.0")
+    assert "INIT RInit" in release and "NEXT RNext\n" in release and 'Truncate = "file"' in release
+    assert "UseFwd = TRUE" in release and "UseServe = TRUE" in release
+    assert "NEXT NextWithin" in tlc_bench.cfg_text(tlc_bench.REFERENCE, 7, model="zk-3.8.0")
+    assert "UseFwd = FALSE" in tlc_bench.cfg_text(tlc_bench.REFERENCE, model="zk-3.7.0-threads")
 
 
 def test_each_tlc_run_has_its_own_java_tmpdir(monkeypatch, tmp_path):
@@ -175,3 +245,104 @@ def test_each_tlc_run_has_its_own_java_tmpdir(monkeypatch, tmp_path):
         assert d.parent == cwd and d != Path(tempfile.gettempdir())
         dirs.append(d)
     assert dirs[1] == tmp_path / "tlc" / "java-tmp" and dirs[0] != dirs[1]
+
+
+# From a state of a corpus trace (`zabmc check --from TRACE:K`; TLC from that state written as
+# ZkRelease.tla's initial predicate, tlc_bench.zk_state): spaces that a search from the initial
+# state reaches only past millions of states. The trace's own next events are in each space:
+# from truncate-keeps-zk-3.8.0's 13th event, its TRUNC to 0.0 that FileTxnLog.truncate's cut
+# keeps 1.1 past (event 22) and what follows; from zookeeper-2354-zk-3.8.0's 13th, a join
+# synchronised by SNAP, the leader's NEWLEADER a step after it, currentEpoch owed after the
+# snapshot, a crash and a restart.
+_TRUNC = "tests/corpus/zk/truncate-keeps-zk-3.8.0.trace.json"
+_E2354 = "tests/corpus/zk/zookeeper-2354-zk-3.8.0.trace.json"
+_E2354T = "tests/corpus/zk/zookeeper-2354-trunc.trace.json"
+_E4925 = "tests/corpus/zk/zookeeper-4925.trace.json"
+_E4712 = "tests/corpus/zk/zookeeper-4712.trace.json"
+FROM_CASES = [
+    # (model, trace, K, budgets from there, depth, distinct, generated)
+    # zookeeper-2354-trunc's 46th: a join synchronised by a TRUNC with a committed proposal after
+    # it, currentEpoch owed after its snapshot (epoch.py K1), a crash
+    pytest.param("zk-3.7.0-epoch", _E2354T, 46, _space(nodes=3, crashes=1), 12, 539, 899,
+                 id="epoch-2354-trunc-k46-c1-depth12"),
+    # zookeeper-4925's 28th (the STORE stack): DIFFs chosen from the committed log, a timeout
+    pytest.param("zk-3.9.3-store", _E4925, 28, _space(nodes=3, timeouts=1), 14, 21_551, 52_918,
+                 id="store-4925-k28-t1-depth14", marks=SLOW),
+    # zookeeper-4712's 9th (3.9.2's rules): a queue leaked at a shutdown, flushed, a crash
+    pytest.param("zk-3.9.2-shutdown", _E4712, 9, _space(nodes=3, proposals=1, crashes=1), 17,
+                 24_859, 52_799, id="shutdown-4712-k9-p1-c1-depth17", marks=SLOW),
+    pytest.param("zk-3.8.0", _TRUNC, 13, _space(nodes=3), 12, 223, 416, id="trunc-k13-depth12"),
+    pytest.param("zk-3.8.0", _E2354, 13, _space(nodes=3, crashes=1), 14, 1_368, 2_481,
+                 id="2354-k13-c1-depth14"),
+    pytest.param("zk-3.8.0", _TRUNC, 13, _space(nodes=3, proposals=1), 30, 14_028, 34_206,
+                 id="trunc-k13-p1-depth30", marks=SLOW),
+    pytest.param("zk-3.8.0", _TRUNC, 13, _space(nodes=3, crashes=1), 16, 6_766, 13_744,
+                 id="trunc-k13-c1-depth16", marks=SLOW),
+]
+
+
+@pytest.mark.parametrize("model,trace,k,space,depth,distinct,generated", FROM_CASES)
+def test_tlc_counts_equal_zabmc_from_a_trace(tlc_tools, model, trace, k, space, depth, distinct,
+                                             generated):
+    r = tlc_bench.compare_from(model, space, str(ROOT / trace), k, depth, jvm=tlc_bench.JVM_SMALL)
+    tlc, zab = r["tlc"], r["zabmc"]
+    assert (tlc["distinct"], tlc["generated"]) == (zab["distinct"], zab["generated"])
+    assert (tlc["distinct"], tlc["generated"]) == (distinct, generated)
+    assert tlc["diameter"] - 1 == zab["depth_reached"] == depth
+    assert tlc["left"] == 0
+
+
+def test_zk_state_writes_every_field():
+    """zk_state writes a release model's node with every field ZkRelease.tla's RFresh has, in
+    TLA+ terms (a bit set as a set, a per-node tuple as a function on Nodes, None as NoZ)."""
+    space = _space(nodes=3)
+    state, recorded = tlc_bench.start_state("zk-3.8.0", space, str(ROOT / _TRUNC), 13, 5)
+    text = tlc_bench.zk_state(state, 3)
+    fresh = (ROOT / "benchmarks" / "tla" / "ZkRelease.tla").read_text()
+    fresh = fresh[fresh.index("RFresh =="):fresh.index("RCrashed")]
+    import re
+
+    names = re.findall(r"(\w+) \|->", fresh)
+    assert len(names) == 35 and all(len(re.findall(rf"\b{f} \|-> ", text)) == 3 for f in names)
+    assert "learners |-> {0, 1}" in text and "peers |-> [k \\in Nodes |-> CASE k = 0 -> NoZ" in text
+    assert "hist |-> <<<<<<1, 1>>, 0>>>>" in text and "made = 1" in text
+    assert (recorded.proposals, recorded.max_timeouts) == (1, 1)  # what the 13 events spent
+
+
+# A TRUNC under the other rules: the corpus has no trace of zk-3.9.2, zk-3.6.2, zk-3.9.3 or
+# zk-3.9.4 that reaches one,
+# so a depth-first search for `truncate-keeps` (a follower told to TRUNC, FileTxnLog.truncate's
+# cut) writes one here, and both checkers search from a state a few events before its TRUNC.
+# Which trace the depth-first search finds is zabmc's own (it detects change); the counts from
+# its state are TLC's as much as zabmc's.
+DFS_TRUNC_CASES = [
+    # (model, proposals of the search, K, depth from K, distinct, generated)
+    pytest.param("zk-3.9.2", 2, 18, 10, 834, 1_486, id="zk-3.9.2-trunc"),
+    pytest.param("zk-3.6.2", 2, 24, 10, 2_004, 4_560, id="zk-3.6.2-trunc", marks=SLOW),
+    pytest.param("zk-3.9.3", 2, 18, 10, 762, 1_366, id="zk-3.9.3-trunc"),
+    pytest.param("zk-3.9.4", 2, 18, 10, 762, 1_366, id="zk-3.9.4-trunc", marks=SLOW),
+]
+
+
+@pytest.mark.parametrize("model,proposals,k,depth,distinct,generated", DFS_TRUNC_CASES)
+def test_tlc_counts_equal_zabmc_before_a_trunc(tlc_tools, tmp_path, model, proposals, k, depth,
+                                               distinct, generated):
+    import json
+    import subprocess
+
+    trace = tmp_path / "trunc.json"
+    p = subprocess.run([sys.executable, "-m", "zabmc", "check", "--model", model, "--nodes", "3",
+                        "--proposals", str(proposals), "--max-timeouts", "1", "--depth", "32",
+                        "--invariant", "truncate-keeps", "--strategy", "dfs", "-q",
+                        "--trace-out", str(trace)], cwd=ROOT, capture_output=True, text=True)
+    assert p.returncode == 10, p.stderr
+    events = json.loads(trace.read_text())["events"]
+    last = events[-1]
+    assert (last["kind"], last["msg"]["type"], last["msg"]["mode"]) == ("deliver", "SYNC", "TRUNC")
+    assert len(events) - k < depth  # the TRUNC is in the space searched from K
+    r = tlc_bench.compare_from(model, _space(nodes=3, crashes=1), str(trace), k, depth,
+                               jvm=tlc_bench.JVM_SMALL)
+    tlc, zab = r["tlc"], r["zabmc"]
+    assert (tlc["distinct"], tlc["generated"]) == (zab["distinct"], zab["generated"])
+    assert (tlc["distinct"], tlc["generated"]) == (distinct, generated)
+    assert tlc["left"] == 0
