@@ -106,7 +106,8 @@ RUNS = [
 def run(model: str, flags: str) -> dict:
     name = f"{model}-{flags.replace('--', '').replace(' ', '-')}"
     cmd = [sys.executable, "-m", "zabmc", "check", "--liveness", "--model", model,
-           *flags.split(), "--json", "--trace-out", os.path.join(LASSOS, name + ".json")]
+           *flags.split(), "--json", "--trace-out",
+           os.path.relpath(os.path.join(LASSOS, name + ".json"), ROOT)]  # its origin says this
     d = check_json(cmd, cwd=ROOT, what=" ".join(cmd))
     d["cpu"] = d["cpu_seconds"]
     return d
