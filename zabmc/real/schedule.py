@@ -588,7 +588,10 @@ def _entries(views: list, events: list, texts: list, cuts: list, releases: dict,
             if cuts[k] != cuts[k - 1] or kind == "restart":
                 ops.append({"op": "links", "cut": cuts[k]})
             for i, pt in releases.get(k, ()):  # a held thread goes on: the trace's step
-                ops.append({"op": "release", "server": server_id(i), "point": pt})
+                op = {"op": "release", "server": server_id(i), "point": pt}
+                if pt in ("learner-sync", "sync-read"):  # what follows needs it held first
+                    op["after_held"] = [server_id(i)]
+                ops.append(op)
             if kind == "action" and ev["action"][0] == "flush":  # the held SyncThread goes on
                 ops.append({"op": "release", "server": server_id(ev["action"][1]),
                             "point": "sync-append"})
