@@ -61,6 +61,8 @@ FINDINGS = {
                                    "TRUNC-KEEPS-UNCOMMITTED", "finding"),
     "truncate-keeps-zk-3.8.0-held": ("truncate-keeps-zk-3.8.0-held.trace.json",
                                      "TRUNC-KEEPS-UNCOMMITTED", "finding"),
+    "zookeeper-5094-zk-3.8.0": ("zookeeper-5094-zk-3.8.0.trace.json",
+                                "ZOOKEEPER-4712/5094 window", "finding"),
     "zookeeper-4646-acked-fixed": ("zookeeper-4646-acked-fixed.trace.json", "ZOOKEEPER-4646",
                                    "control"),
     "zookeeper-3911": ("zookeeper-3911.trace.json", "ZOOKEEPER-3911", "finding"),
@@ -392,10 +394,12 @@ def section(records: list, cells: dict | None = None) -> str:
         + ": `zabmc real` refuses them (`python -m zabmc real tests/corpus/zk/T --json -q` exits "
         "2 before starting a server: \"model ... has no real counterpart\"; no schedule is "
         "written for a model without a `real_translation`, zabmc.core.model), so ZOOKEEPER-4925 "
-        "and ZOOKEEPER-5094 have no row; nor the breadth-first traces of the bugs that have a "
+        "has no row, and ZOOKEEPER-5094's is `zookeeper-5094-zk-3.8.0`, its run through the "
+        "release model `zk-3.8.0` (tests/corpus/zk/build_380_snap.py: `zookeeper-5094`'s TRUNC "
+        "across epochs is a snapshot on a real leader); nor the breadth-first traces of the bugs that have a "
         "row, which stop on Debian's 3.8.0 where the model's leader sends a DIFF and the real "
-        "one a snapshot (\"On ZooKeeper 3.8.0\"). The `-acked`, `-diff`, `-served`, `-join` and "
-        "`-trunc` traces were built to be realised on 3.8.0; `zookeeper-3911` (`zk-pre3911`) "
+        "one a snapshot (\"On ZooKeeper 3.8.0\"). The `-acked`, `-diff`, `-served`, `-join`, "
+        "`-trunc` and `-zk-3.8.0` traces were built to be realised on 3.8.0; `zookeeper-3911` (`zk-pre3911`) "
         "stands for ZOOKEEPER-3911, fixed before 3.8.0.",
         "",
         "| finding (trace) | its model | bug | " + " | ".join(column(r) for r in rels) + " |",
