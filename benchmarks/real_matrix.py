@@ -283,6 +283,15 @@ SAYS = [
     "**ZOOKEEPER-4394** reproduces on the releases before 3.8.5 and 3.9.2 and is fixed in 3.9.3; "
     "on 3.8.5 and 3.9.2 the `zk` trace holds the wrong thread, and the release's own run "
     "throws (below).",
+    "**ZOOKEEPER-5094 reproduces on every release, 3.8.0 to 3.9.5** (unfixed; PR #2459 "
+    "proposed), by `zookeeper-5094-zk-3.8.0`, its run through `zk-3.8.0` with the TRUNC a real "
+    "leader sends (the old leader's 0x100000002 beyond maxCommittedLog 0x100000001); the "
+    "`learner-sync` and `sync-read` hooks queue 0x200000001's COMMIT before NEWLEADER and break "
+    "the truncated follower's read after it. `Learner.shutdown` keeps the database "
+    "(`zk.shutdown(syncMode == SNAP)`), so server 3's next ACKEPOCH names 0x200000001 from "
+    "memory (\"Sending DIFF zxid=0x200000001 for peer sid: 3\"); it writes 0x200000002 after the "
+    "gap, and restarted it serves /zab-3 without /zab-2. The release models from 3.9.3 on do not "
+    "model it (below).",
     "**ZOOKEEPER-3911** (fixed in 3.6.3, PR #1445) is not realised on any release: at step 19, "
     "where the `zk-pre3911` follower acknowledges NEWLEADER with 1.1 neither written nor queued, "
     "the servers already have 1.1 on disk (3.8.0 to 3.8.4, 3.9.0, 3.9.1, 3.9.3 to 3.9.5), or, on "
@@ -296,6 +305,19 @@ SAYS = [
 #: explanations of the cells where the servers and the model disagree: (finding, releases, text).
 #: The section shows each whose cells disagree, and lists a disagreement no note covers
 NOTES: list = [
+    ("zookeeper-5094-zk-3.8.0", ("3.9.3", "3.9.4", "3.9.5"),
+     "the servers reproduce ZOOKEEPER-5094, while the row's model verdict, the \"ZOOKEEPER-4712/"
+     "5094 window\" row of \"One model per release\" (`ack-from-memory`), says absent by "
+     "construction: `zk-3.9.3` and `zk-3.9.4` take a follower's shutdown as D8's, which stops "
+     "the SyncThread (PR #2154) and, with it, drops a TRUNC's memory (models/zk/README.md S5, "
+     "and H9: \"5094 is not modelled there yet\"). That is 3.9.3's fix of ZOOKEEPER-4712 only. "
+     "`Learner.shutdown` still calls `zk.shutdown(self.getSyncMode().equals(SNAP))` "
+     "(release-3.9.3 Learner.java 910, release-3.9.4 and 3.9.5 924), and "
+     "`ZooKeeperServer.shutdown(boolean)` (release-3.9.3 to 3.9.5 ZooKeeperServer.java 922-949) "
+     "does nothing for a server that is not running, which a follower before NEWLEADER is not, "
+     "but clear the database of a full shutdown: a TRUNC's (false) keeps the COMMIT it applied in "
+     "memory (`writeToTxnLog` false, release-3.9.3 Learner.java 620). So 5094 is real in 3.9.3 "
+     "to 3.9.5 and the release models there lack it."),
     ("zookeeper-2354-trunc", (DEBIAN,),
      "the servers reproduce ZOOKEEPER-2354 (the restarted server 3 exits: \"The current epoch, "
      "1, is older than the last zxid, 8589934593\", `QuorumPeer.loadDataBase`), while "
