@@ -61,6 +61,8 @@ FINDINGS = {
                                    "TRUNC-KEEPS-UNCOMMITTED", "finding"),
     "truncate-keeps-zk-3.8.0-held": ("truncate-keeps-zk-3.8.0-held.trace.json",
                                      "TRUNC-KEEPS-UNCOMMITTED", "finding"),
+    "zookeeper-5094-zk-3.8.0": ("zookeeper-5094-zk-3.8.0.trace.json",
+                                "ZOOKEEPER-4712/5094 window", "finding"),
     "zookeeper-4646-acked-fixed": ("zookeeper-4646-acked-fixed.trace.json", "ZOOKEEPER-4646",
                                    "control"),
     "zookeeper-3911": ("zookeeper-3911.trace.json", "ZOOKEEPER-3911", "finding"),
@@ -281,6 +283,15 @@ SAYS = [
     "**ZOOKEEPER-4394** reproduces on the releases before 3.8.5 and 3.9.2 and is fixed in 3.9.3; "
     "on 3.8.5 and 3.9.2 the `zk` trace holds the wrong thread, and the release's own run "
     "throws (below).",
+    "**ZOOKEEPER-5094 reproduces on every release, 3.8.0 to 3.9.5** (unfixed; PR #2459 "
+    "proposed), by `zookeeper-5094-zk-3.8.0`, its run through `zk-3.8.0` with the TRUNC a real "
+    "leader sends (the old leader's 0x100000002 beyond maxCommittedLog 0x100000001); the "
+    "`learner-sync` and `sync-read` hooks queue 0x200000001's COMMIT before NEWLEADER and break "
+    "the truncated follower's read after it. `Learner.shutdown` keeps the database "
+    "(`zk.shutdown(syncMode == SNAP)`), so server 3's next ACKEPOCH names 0x200000001 from "
+    "memory (\"Sending DIFF zxid=0x200000001 for peer sid: 3\"); it writes 0x200000002 after the "
+    "gap, and restarted it serves /zab-3 without /zab-2. Every release model has this run; the "
+    "matrix's window search from 3.9.3 on stops short of it (below).",
     "**ZOOKEEPER-3911** (fixed in 3.6.3, PR #1445) is not realised on any release: at step 19, "
     "where the `zk-pre3911` follower acknowledges NEWLEADER with 1.1 neither written nor queued, "
     "the servers already have 1.1 on disk (3.8.0 to 3.8.4, 3.9.0, 3.9.1, 3.9.3 to 3.9.5), or, on "
@@ -294,6 +305,21 @@ SAYS = [
 #: explanations of the cells where the servers and the model disagree: (finding, releases, text).
 #: The section shows each whose cells disagree, and lists a disagreement no note covers
 NOTES: list = [
+    ("zookeeper-5094-zk-3.8.0", ("3.9.3", "3.9.4", "3.9.5"),
+     "the servers reproduce ZOOKEEPER-5094, while the row's model verdict, the \"ZOOKEEPER-4712/"
+     "5094 window\" row of \"One model per release\" (`ack-from-memory`), is a search clean to "
+     "depth 34: a bound, not a verdict. The models have it: this run's 75 events, built through "
+     "`zk-3.9.3` and `zk-3.9.4` (tests/corpus/zk/build_380_snap.py with their model), are runs "
+     "of both, `ack-from-memory` at event 51 as on `zk-3.8.0` "
+     "(tests/test_real_schedule.py). Their shutdown keeps a TRUNC's memory (models/zk/README.md "
+     "R3): 3.9.3's fix of ZOOKEEPER-4712 (PR #2154) stops the SyncThread only; "
+     "`Learner.shutdown` still calls `zk.shutdown(self.getSyncMode().equals(SNAP))` "
+     "(release-3.9.3 Learner.java 910, release-3.9.4 and 3.9.5 924), and "
+     "`ZooKeeperServer.shutdown(boolean)` (release-3.9.3 to 3.9.5 ZooKeeperServer.java 922-949) "
+     "does nothing for a server that is not running, which a follower before NEWLEADER is not, "
+     "but clear the database of a full shutdown: a TRUNC's (false) keeps the COMMIT it applied in "
+     "memory (`writeToTxnLog` false, release-3.9.3 Learner.java 620). So 5094 is real in 3.9.3 "
+     "to 3.9.5, as their models say past the search's bound."),
     ("zookeeper-2354-trunc", (DEBIAN,),
      "the servers reproduce ZOOKEEPER-2354 (the restarted server 3 exits: \"The current epoch, "
      "1, is older than the last zxid, 8589934593\", `QuorumPeer.loadDataBase`), while "
@@ -392,10 +418,12 @@ def section(records: list, cells: dict | None = None) -> str:
         + ": `zabmc real` refuses them (`python -m zabmc real tests/corpus/zk/T --json -q` exits "
         "2 before starting a server: \"model ... has no real counterpart\"; no schedule is "
         "written for a model without a `real_translation`, zabmc.core.model), so ZOOKEEPER-4925 "
-        "and ZOOKEEPER-5094 have no row; nor the breadth-first traces of the bugs that have a "
+        "has no row, and ZOOKEEPER-5094's is `zookeeper-5094-zk-3.8.0`, its run through the "
+        "release model `zk-3.8.0` (tests/corpus/zk/build_380_snap.py: `zookeeper-5094`'s TRUNC "
+        "across epochs is a snapshot on a real leader); nor the breadth-first traces of the bugs that have a "
         "row, which stop on Debian's 3.8.0 where the model's leader sends a DIFF and the real "
-        "one a snapshot (\"On ZooKeeper 3.8.0\"). The `-acked`, `-diff`, `-served`, `-join` and "
-        "`-trunc` traces were built to be realised on 3.8.0; `zookeeper-3911` (`zk-pre3911`) "
+        "one a snapshot (\"On ZooKeeper 3.8.0\"). The `-acked`, `-diff`, `-served`, `-join`, "
+        "`-trunc` and `-zk-3.8.0` traces were built to be realised on 3.8.0; `zookeeper-3911` (`zk-pre3911`) "
         "stands for ZOOKEEPER-3911, fixed before 3.8.0.",
         "",
         "| finding (trace) | its model | bug | " + " | ".join(column(r) for r in rels) + " |",

@@ -71,8 +71,11 @@ RELATED = [
     "| ZOOKEEPER-5094 | an interrupted TRUNC synchronisation keeps memory ahead of the log "
     "(unfixed; PR #2459 proposed) | modelled on the `-shutdown` variants (H3): a hand-built run "
     "(tests/corpus/zk/zookeeper-5094.trace.json, 75 events) reaches `ack-from-memory` and then a "
-    "delivery across the gap (`local-primary-order`, `agreement`); the storage grain (3.9.3, "
-    "3.9.4) still drops the TRUNC's memory at the shutdown (S5), so 5094 is not modelled there |",
+    "delivery across the gap (`local-primary-order`, `agreement`); the `-store` abstractions "
+    "drop the TRUNC's memory at the shutdown (S5), the release models keep it (R3); "
+    "its run through `zk-3.8.0` (zookeeper-5094-zk-3.8.0.trace.json) reproduces on real servers "
+    "of every release, 3.8.0 to 3.9.5 (\"Releases, on real servers\"), and is a run of "
+    "`zk-3.9.3` and `zk-3.9.4` too (tests/test_real_schedule.py) |",
     "| ZOOKEEPER-4394 | a COMMIT without its PROPOSAL during synchronisation (an exception) | "
     "found as the failure property `sync-exception` (D12; the release matrix below); realised "
     "on real 3.8.0 servers, where the follower throws the NullPointerException "

@@ -402,3 +402,30 @@ def test_zk_3_8_0s_run_of_the_4646_loss_loses_an_acknowledged_write():
     assert out["realised"] and out["realised_to_step"] == 57, out["not_realised"]
     assert {v["property"] for v in out["violations"]} == {
         "agreement", "prefix", "acknowledged-durable"}
+
+
+def test_zk_3_8_0s_interrupted_trunc_keeps_memory_ahead_of_the_log():
+    """ZOOKEEPER-5094 on 3.8.0 (tests/corpus/zk/build_380_snap.py): server 3, the old leader of
+    epoch 1 with 0x100000002 alone, joins server 2 (maxCommittedLog 0x100000001): TRUNC, then
+    PROPOSAL and COMMIT of 0x200000001 before NEWLEADER (the `learner-sync` hook holds server
+    2's LearnerHandler after syncFollower), which server 3 applies in memory; its read after
+    that COMMIT fails (`sync-read`), and `Learner.shutdown` keeps the database. Its next
+    ACKEPOCH names 0x200000001 (an empty DIFF), it writes 0x200000002 after the gap, and
+    restarted it serves /zab-3 without /zab-2."""
+    r = _real(str(CORPUS / "zookeeper-5094-zk-3.8.0.trace.json"), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == 75, out["not_realised"]
+    assert {v["property"] for v in out["violations"]} == {
+        "agreement", "prefix", "acknowledged-durable"}
+    lost = next(v for v in out["violations"] if v["property"] == "acknowledged-durable")
+    assert lost["servers"] == [3] and "/zab-2 (zxid 0x200000001)" in lost["message"]
+    ev = out["log_evidence"]
+    assert any(ln.startswith("server 2:") and "Synchronizing with Learner sid: 3 "
+               "maxCommittedLog=0x100000001" in ln and "peerLastZxid=0x100000002" in ln
+               for ln in ev)
+    assert any(ln.startswith("server 3:") and "Truncating log to get in sync with the leader "
+               "0x100000001" in ln for ln in ev)
+    # the ACKEPOCH after the interrupted TRUNC names 0x200000001, which no disk of its holds
+    assert any(ln.startswith("server 2:") and "Sending DIFF zxid=0x200000001 for peer sid: 3"
+               in ln for ln in ev)

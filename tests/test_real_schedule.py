@@ -231,6 +231,73 @@ def test_the_real_corpus_traces_are_what_their_builders_make(tmp_path, builder, 
     assert out.read_bytes() == (CORPUS / f"{trace}.trace.json").read_bytes()
 
 
+def test_the_5094_zk_3_8_0_trace_is_what_its_builder_makes(tmp_path, capsys):
+    """tests/corpus/zk/build_380_snap.py writes zookeeper-5094-zk-3.8.0 through the model, each
+    event the one enabled that matches; the file is its output, byte for byte."""
+    sys.path.insert(0, str(CORPUS))
+    import build_380_snap
+
+    out = tmp_path / "t.json"
+    build_380_snap.write("zookeeper-5094-zk-3.8.0", str(out))
+    assert capsys.readouterr().out.strip() == (
+        f"{out}: 75 steps; first violation: ack-from-memory at step 51")
+    assert out.read_bytes() == (CORPUS / "zookeeper-5094-zk-3.8.0.trace.json").read_bytes()
+
+
+@pytest.mark.parametrize("model", ["zk-3.9.3", "zk-3.9.4"])
+def test_the_5094_run_is_a_run_of_3_9_3_and_3_9_4_too(model, monkeypatch):
+    """The same 75 events, built through zk-3.9.3's and zk-3.9.4's models (on the THREADS stack,
+    whose shutdown keeps a TRUNC's memory, models/zk/README.md R3): `ack-from-memory` at 51 and
+    the same events, as the servers of 3.9.3 to 3.9.5 show them. The release
+    matrix's window search (depth 34) is a bound that this run lies beyond."""
+    sys.path.insert(0, str(CORPUS))
+    import build_380_snap
+
+    monkeypatch.setattr(build_380_snap, "MODEL", model)
+    t = build_380_snap.build_5094().trace()
+    mine = [e.to_json(t.env.model) for e in t.events]
+    theirs = json.loads((CORPUS / "zookeeper-5094-zk-3.8.0.trace.json").read_text())["events"]
+    assert (len(t.events), t.violation.property, t.violation_step) == (75, "ack-from-memory", 51)
+    assert mine == theirs
+
+
+def test_the_5094_schedule_holds_the_leaders_sync_and_breaks_the_truncated_followers_read():
+    """Read against the trace by hand: node 1, established, reads node 2's ACKEPOCH (event 34:
+    TRUNC to 1.1, then PROPOSAL 2.1) and owes it NEWLEADER until `newleader 1 2` (37); between,
+    node 0's SyncThread (held since 2.1's proposal, event 29) writes 2.1 and its ACK commits it
+    (35, 36), a step zabmc brings about (the release): so server 2's LearnerHandler is held after
+    syncFollower from the join's entry to 37, and 2.1's COMMIT is queued before NEWLEADER.
+    Node 2 is delivered the TRUNC and the COMMIT (38, 39) and times out (40) before NEWLEADER:
+    server 3's QuorumPeer thread is held at the read after that COMMIT from the entry of 37, and
+    the timeout's entry cuts its links and releases it to fail the read."""
+    s = _sched("zookeeper-5094-zk-3.8.0")
+    assert s["source"]["model"] == "zk-3.8.0" and s["source"]["steps"] == 75
+    pts = {(e["step"], e["upto"]): [(o["op"], o.get("server"), o.get("point")) for o in e["ops"]
+                                    if o["op"] in ("hold", "release", "links")]
+           for e in s["entries"]}
+    assert pts[(31, 34)] == [("hold", 2, "learner-sync"), ("links", None, None)]
+    assert pts[(35, 36)] == [("release", 1, "sync-append")]
+    assert pts[(37, 39)] == [("hold", 3, "sync-read"), ("release", 2, "learner-sync")]
+    assert pts[(40, 43)] == [("hold", 3, "newleader-ack"), ("links", None, None),
+                             ("release", 3, "sync-read")]
+    e = next(e for e in s["entries"] if e["step"] == 37)
+    assert e["expect"]["3"]["disk"] == [[1, 1, "/zab-0"]]  # truncated, 2.1 in memory only
+    assert e["expect"]["3"]["current_epoch"] == 1
+    schedule.validate(json.loads(json.dumps(s)))
+
+
+def test_the_sync_read_hook_fails_the_read_it_held():
+    text = hooks.script("/c")
+    rule = text[text.index("RULE zabmc hold sync-read"):]
+    rule = rule[:rule.index("ENDRULE")]
+    assert "METHOD readPacket\nAT ENTRY\n" in rule
+    assert "&& $1 != null && $1.getType() == 4\n" in rule  # the packet read last: a COMMIT
+    assert rule.endswith('traceln("zabmc-hook: released sync-read");\n'
+                         '   throw new java.io.IOException("zabmc-hook: connection lost at '
+                         'sync-read")\n')
+    assert "AFTER INVOKE syncFollower" in text[text.index("RULE zabmc hold learner-sync"):]
+
+
 def test_the_2354_schedule_holds_the_epoch_write_and_expects_the_start_to_fail():
     """zookeeper-2354-trunc (read against its trace by hand): node 2's NEWLEADER (step 52) leaves
     it owing currentEpoch, so `set-epoch` is armed with the entry that delivers it (beside the
@@ -379,8 +446,9 @@ def test_hook_rules_name_each_point_and_wake_them_all(tmp_path):
         assert f'signalWake("zabmc-{h.name}", false)' in text
     # only the one-thread points move their control file aside when they hold
     assert [h.name for h in hooks.CATALOGUE if h.once] == ["sync-append", "newleader-ack",
-                                                           "set-epoch"]
-    assert text.count(".renameTo(") == 3
+                                                           "set-epoch", "learner-sync",
+                                                           "sync-read"]
+    assert text.count(".renameTo(") == 5
     assert (f'DO (new java.io.File("{tmp_path}/hold-sync-append")).renameTo((new java.io.File('
             f'"{tmp_path}/held-sync-append")));\n') in text
     # each point's release wakes its own threads, once its files are gone

@@ -41,6 +41,8 @@ class HookPoint:
     once: bool = False
     #: a further condition on the method's arguments (Byteman's expression language)
     when: str = ""
+    #: what the thread does once released, instead of going on (a Byteman action: `throw ...`)
+    then: str = ""
 
 
 CATALOGUE = (
@@ -94,6 +96,33 @@ CATALOGUE = (
         "752); QuorumPeer.loadDataBase (lines 1165-1176) throws \"The current epoch, X, is older "
         "than the last zxid, Y\"",
         once=True),
+    HookPoint(
+        "learner-sync", "org.apache.zookeeper.server.quorum.LearnerHandler", "run",
+        "AFTER INVOKE syncFollower",
+        "holds the leader's LearnerHandler thread of a learner after it has queued the "
+        "synchronisation (DIFF or TRUNC and their proposals) and registered the learner for "
+        "forwarding, before it queues NEWLEADER and starts the thread that sends the queue: "
+        "a COMMIT the leader broadcasts meanwhile is queued before NEWLEADER, as the model's "
+        "owed `newleader i j` lets it be (models/zk/README.md F9). It holds one thread",
+        "3.8.0 LearnerHandler.run: `syncFollower(peerLastZxid, learnerMaster)` (line 555, "
+        "ending in `learnerMaster.startForwarding`), then `queuedPackets.add(newLeaderQP)` "
+        "(604) and `startSendingPackets()` (609); Leader.commit queues a COMMIT for every "
+        "forwarding follower (Leader.sendPacket)",
+        once=True),
+    HookPoint(
+        "sync-read", "org.apache.zookeeper.server.quorum.Learner", "readPacket", "AT ENTRY",
+        "holds the follower's QuorumPeer thread as it is about to read the packet after a "
+        "COMMIT (the QuorumPacket it reads into still holds the COMMIT: `syncWithLeader` "
+        "reads every packet into one), and once released it fails the read as a broken "
+        "connection does (an IOException): during a TRUNC synchronisation the COMMIT is "
+        "applied in memory, and the follower gives up before it reads NEWLEADER "
+        "(ZOOKEEPER-5094). It holds one thread",
+        "3.8.0 Learner.syncWithLeader: one `qp` for every `readPacket(qp)` (lines 551, 560, "
+        "624); under TRUNC `writeToTxnLog` is false and a COMMIT is `zk.processTxn(pif.hdr, "
+        "pif.rec)` (669); Follower.followLeader catches the exception and QuorumPeer.run calls "
+        "`follower.shutdown()`: `zk.shutdown(syncMode == SNAP)` (Learner.java 873)",
+        once=True, when="$1 != null && $1.getType() == 4",
+        then="throw new java.io.IOException(\"zabmc-hook: connection lost at sync-read\")"),
 )
 POINTS = {h.name: h for h in CATALOGUE}
 RELEASE_CLASS = "org.apache.zookeeper.server.command.RuokCommand"
@@ -130,7 +159,8 @@ def script(control_dir: str | Path) -> str:
             + (f" && {h.when}" if h.when else "") + "\n"
             f"DO {once}traceln(\"{HELD}{h.name}\");\n"
             f"   waitFor(\"zabmc-{h.name}\");\n"
-            f"   traceln(\"{RELEASED}{h.name}\")\n"
+            f"   traceln(\"{RELEASED}{h.name}\")"
+            + (f";\n   {h.then}" if h.then else "") + "\n"
             "ENDRULE\n")
     for h in CATALOGUE:
         flag, held = _java(control_file(control_dir, h.name)), _java(held_file(control_dir, h.name))

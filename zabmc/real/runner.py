@@ -14,8 +14,26 @@ from .errors import RealError, RealTimeout, ServerFailed
 from .verdict import Delivery, WriteRecord, judge
 
 CONFORM_TIMEOUT = 30.0  # seconds a schedule entry may take to show the model's state
-_SYNC_MODE = re.compile(r"Peer state changed: following - synchronization - "
-                        r"(diff|snap|trunc)")
+_PEER_STATE = re.compile(r"Peer state changed: following - (\w+)(?: - (\w+))?")
+
+
+def sync_modes(ens, s: int) -> list:
+    """How server s was synchronised, each time, as its QuorumPeer logs it: the mode
+    `setSyncMode` sets (the line "following - synchronization - MODE"). The mode is set back
+    to NONE only at NEWLEADER (3.8.0 Learner.syncWithLeader, line 759), so after a
+    synchronisation that never got there (ZOOKEEPER-5094's interrupted TRUNC) the next one's
+    `setZabState(SYNCHRONIZATION)` logs the old mode first, right after "following - discovery
+    - MODE": that line is no synchronisation of its own."""
+    out, prev = [], None
+    for ln in ens.log_lines(s, _PEER_STATE.pattern):
+        m = _PEER_STATE.search(ln)
+        if m is None:
+            continue
+        if (m.group(1) == "synchronization" and m.group(2) in ("diff", "snap", "trunc")
+                and prev != ("discovery", m.group(2))):
+            out.append(m.group(2))
+        prev = (m.group(1), m.group(2))
+    return out
 #: log lines that show what a server committed, synchronised or truncated (ZooKeeper 3.8.0:
 #: Leader.lead, Learner.syncWithLeader, LearnerHandler.syncFollower)
 _EVIDENCE = re.compile(r"Have quorum of supporters|Truncating log|Getting a (diff|snapshot)|"
@@ -211,8 +229,7 @@ def _diffs(ens, expect: dict, held: set) -> list:
             w = show(want) + (f" (or up to {show(want + ahead)})" if ahead else "")
             out.append((s, "transactions on disk", w, show(got)))
         if "syncs" in x:  # how the server was synchronised, each time: as the model was
-            lines = ens.log_lines(s, _SYNC_MODE.pattern)
-            modes = [_SYNC_MODE.search(ln).group(1) for ln in lines]
+            modes = sync_modes(ens, s)
             if modes != x["syncs"]:
                 out.append((s, "synchronisations", ", ".join(x["syncs"]) or "none",
                             ", ".join(modes) or "none"))
@@ -349,7 +366,7 @@ class _Run:
         ens, out = self.ens, self.out
         s = last[0][0]
         for r in range(1, self.n + 1):  # most models have no SNAP (models/zk D3; S12 has)
-            modes = [ln.rsplit(" - ", 1)[1].strip() for ln in ens.log_lines(r, _SYNC_MODE)]
+            modes = sync_modes(ens, r)
             want = (e.get("expect", {}).get(str(r)) or {}).get("syncs") or ["none"]
             if modes and modes[-1] == "snap" and want[-1] != "snap":
                 out.notes.append(f"server {r} was synchronised by SNAP (its log: 'Getting a "
@@ -449,7 +466,8 @@ class _Run:
         if kind == "hold":
             hooks.arm(ens.workdir / f"control-{s}", op["point"])
             self.marks[(s, op["point"])] = len(ens.log_lines(s, _held(op["point"])))
-            if op["point"] != "newleader-ack":  # a SyncThread conformance expects held
+            if op["point"] not in ("newleader-ack", "learner-sync", "sync-read"):
+                # a SyncThread conformance expects held
                 self.held.add(s)
         elif kind == "release":
             self._release(s, op)

@@ -411,6 +411,49 @@ def _late_steps(views: list, events: list, n: int, caused: set,
     return arms, rel, spans
 
 
+def _forwarding_holds(views: list, events: list, caused: set) -> tuple:
+    """The forwarding grain's timing (models/zk/README.md F9-F11: an established leader owes a
+    learner NEWLEADER, `newleader i j`, a step after its synchronisation), which a real leader
+    does not have: it queues NEWLEADER right after the synchronisation and only then starts
+    sending (3.8.0 LearnerHandler.run, lines 555-609). (arms, releases), {step: [(node,
+    point)]}:
+    - `learner-sync`: when the trace takes a step zabmc brings about between leader i's reading
+      j's ACKEPOCH and `newleader i j` (a broadcast that must be queued before NEWLEADER: a
+      COMMIT of a proposal acknowledged meanwhile), leader i's LearnerHandler thread is held
+      after `syncFollower`, from the ACKEPOCH's delivery to `newleader i j`;
+    - `sync-read`: when follower j, synchronised by TRUNC, is delivered a COMMIT and then
+      times out before NEWLEADER is delivered (ZOOKEEPER-5094's interrupted TRUNC), its
+      QuorumPeer thread is held before the read after that COMMIT, from the TRUNC's delivery,
+      and `timeout j` releases it to fail that read: a real leader sends NEWLEADER with the
+      rest, so only a connection broken there keeps the follower from reading it."""
+    arms: dict = {}
+    rel: dict = {}
+    for c, ev in enumerate(events, start=1):
+        if ev["kind"] == "action" and ev["action"][0] == "newleader":
+            i, j = ev["action"][1], ev["action"][2]
+            a = next((k for k in range(c - 1, 0, -1) if events[k - 1]["kind"] == "deliver"
+                      and events[k - 1]["msg"]["type"] == "ACKEPOCH"
+                      and (events[k - 1]["src"], events[k - 1]["dst"]) == (j, i)), None)
+            if a is not None and any(k in caused for k in range(a + 1, c)):
+                arms.setdefault(a, []).append((i, "learner-sync"))
+                rel.setdefault(c, []).append((i, "learner-sync"))
+        if ev["kind"] == "timeout":
+            j = ev["node"]
+            x = views[c - 1].nodes[j]
+            if x["role"] != "Following":
+                continue
+            mine = [(k, e) for k, e in enumerate(events[:c - 1], start=1)
+                    if e["kind"] == "deliver" and e["dst"] == j
+                    and e["msg"].get("conn") == x["connection"]]
+            sync = next((k for k, e in mine if e["msg"]["type"] == "SYNC"
+                         and e["msg"]["mode"] == "TRUNC"), None)
+            later = [e["msg"]["type"] for k, e in mine if sync is not None and k > sync]
+            if sync is not None and "COMMIT" in later and "NEWLEADER" not in later:
+                arms.setdefault(sync, []).append((j, "sync-read"))
+                rel.setdefault(c, []).append((j, "sync-read"))
+    return arms, rel
+
+
 #: model events that zabmc's own ops bring about (the rest the servers do by themselves)
 CAUSED_KINDS = ("timeout", "drop", "crash", "restart", "propose")
 CAUSED_ACTIONS = ("elect", "join", "decide", "connect", "flush")
@@ -470,6 +513,10 @@ def _plan(views: list, events: list, n: int, features: frozenset) -> _Plan:
     caused = {k for k, ev in enumerate(events, start=1) if _caused(ev)} | set(releases)
     while True:  # a release is an op, so a step zabmc brings about: holds beget holds
         arms, rel, spans = _late_steps(views, events, n, caused, features)
+        for k, lst in _forwarding_holds(views, events, caused)[0].items():
+            arms.setdefault(k, []).extend(lst)
+        for k, lst in _forwarding_holds(views, events, caused)[1].items():
+            rel.setdefault(k, []).extend(lst)
         if caused >= set(rel):
             break
         caused |= set(rel)
@@ -541,7 +588,10 @@ def _entries(views: list, events: list, texts: list, cuts: list, releases: dict,
             if cuts[k] != cuts[k - 1] or kind == "restart":
                 ops.append({"op": "links", "cut": cuts[k]})
             for i, pt in releases.get(k, ()):  # a held thread goes on: the trace's step
-                ops.append({"op": "release", "server": server_id(i), "point": pt})
+                op = {"op": "release", "server": server_id(i), "point": pt}
+                if pt in ("learner-sync", "sync-read"):  # what follows needs it held first
+                    op["after_held"] = [server_id(i)]
+                ops.append(op)
             if kind == "action" and ev["action"][0] == "flush":  # the held SyncThread goes on
                 ops.append({"op": "release", "server": server_id(ev["action"][1]),
                             "point": "sync-append"})

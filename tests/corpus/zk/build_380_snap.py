@@ -39,7 +39,29 @@ can be driven through, and otherwise the shortest we found that is:
   23 events, two nodes) in a run whose crash drops a PROPOSAL the real leader has already sent;
   this one is realised, the acknowledged write /zab-1 lost on the servers.
 
-Run: python tests/corpus/zk/build_380_snap.py [NAME ...] (each NAME one of the four; all
+- `zookeeper-5094-zk-3.8.0` (75 events): ZOOKEEPER-5094 (an interrupted TRUNC keeps memory
+  ahead of the log; unfixed, PR #2459 proposed), built because no search reaches it. The window
+  search (`--nodes 3 --proposals 1 --max-timeouts 1 --depth 34 --invariant ack-from-memory`)
+  finds 4712's window at 31 events (a leaked SyncThread's queue, not a TRUNC's memory), and a
+  TRUNC that carries a committed transaction needs two epochs' proposals and three timeouts.
+  `zookeeper-5094` (`zk-3.9.2-shutdown`, build_5094.py) does not lift into zk-3.8.0: its
+  follower at 1.1 joins a leader whose committed log is 2.1, which a real leader (and the
+  storage grain) sends a SNAP, not a TRUNC (release-3.8.0-1 LearnerHandler.syncFollower: 1.1 is
+  below minCommittedLog and not in the on-disk log; a TRUNC never crosses an epoch,
+  `queueCommittedProposals`). Here the TRUNC is the one 3.8.0 sends: in epoch 1 node 2 leads
+  node 1, commits 1.1 and writes 1.2 alone (node 1 has timed out); node 1 leads node 0 in
+  epoch 2 (a SNAP at 1.1 for node 0, at zxid 0) and proposes 2.1, which node 0's SyncThread
+  holds; node 2 joins with 1.2, beyond the leader's maxCommittedLog 1.1 (its committed log
+  holds no 2.x yet): TRUNC to 1.1, then `startForwarding`'s PROPOSAL 2.1. Node 0 acknowledges
+  2.1 before the leader queues node 2's NEWLEADER (the forwarding grain's `newleader`, F9), so
+  2.1's COMMIT reaches node 2 before it, and node 2 applies it in memory (`Learner.syncWithLeader`
+  under TRUNC: `writeToTxnLog` false). Node 2 times out before NEWLEADER and keeps 2.1
+  (`Learner.shutdown`: `zk.shutdown(syncMode == SNAP)`, shutdown(false) for TRUNC); its next
+  ACKEPOCH names 2.1, the DIFF is empty, and it acknowledges NEWLEADER with 2.1 on no disk of its
+  own (`ack-from-memory`, event 51). It writes 2.2 after the gap, crashes, restarts with 1.1 and
+  2.2 on disk, and at UPTODATE delivers 2.2 as epoch 2's first (`local-primary-order`, event 75).
+
+Run: python tests/corpus/zk/build_380_snap.py [NAME ...] (each NAME one of the five; all
 without one) writes tests/corpus/zk/NAME.trace.json.
 """
 
@@ -134,6 +156,76 @@ def build_4394() -> Builder:
     return b
 
 
+def _owed_epoch(b: Builder, f: int) -> None:
+    """After a SNAP's NEWLEADER, currentEpoch is a step of its own (`epoch f`, K1)."""
+    if any(ev.to_json(b.env.model).get("action") == ["epoch", f]
+           for ev, _, _ in b.env.successors(b.s)):
+        b.do(kind="action", action=["epoch", f])
+
+
+def _rejoin(b: Builder, leader: int, f: int) -> None:
+    """`f` joins the established `leader` and is synchronised to the end."""
+    b.do(kind="action", action=["join", f, leader])
+    _sync(b, leader, f)
+    b.do(kind="action", action=["newleader", leader, f])
+    b.do(kind="deliver", src=leader, dst=f, msg="NEWLEADER")
+    b.do(kind="action", action=["ack-newleader", f])
+    b.do(kind="deliver", src=f, dst=leader, msg="ACK-NEWLEADER")
+    b.do(kind="deliver", src=leader, dst=f, msg="UPTODATE")
+
+
+def build_5094() -> Builder:
+    b = Builder(MODEL, dict(CONFIG, max_timeouts=3, max_crashes=1, proposals=4, depth=80),
+                INVARIANTS + ["ack-from-memory"])
+    _established(b, 2, 1, 0b110)  # epoch 1: node 2 leads node 1; node 0 stays apart
+    b.do(kind="propose", node=2)  # 1.1, committed by node 1
+    b.do(kind="deliver", src=2, dst=1, msg="PROPOSAL")
+    b.do(kind="action", action=["log", 1])
+    b.do(kind="deliver", src=1, dst=2, msg="ACK")
+    b.do(kind="deliver", src=2, dst=1, msg="COMMIT")
+    b.do(kind="timeout", node=1)
+    b.do(kind="propose", node=2)  # 1.2: node 2's own log only
+    b.do(kind="deliver", src=2, dst=1, msg="PROPOSAL")  # on a closed connection: ignored
+    b.do(kind="timeout", node=2)
+    b.do(kind="action", action=["elect", 1, 0b011])  # epoch 2: node 1 (1.1) leads node 0 (0)
+    _sync(b, 1, 0)  # a SNAP at 1.1
+    b.do(kind="deliver", src=1, dst=0, msg="NEWLEADER")
+    _owed_epoch(b, 0)
+    b.do(kind="action", action=["ack-newleader", 0])
+    b.do(kind="deliver", src=0, dst=1, msg="ACK-NEWLEADER")
+    b.do(kind="deliver", src=1, dst=0, msg="UPTODATE")
+    b.do(kind="propose", node=1)  # 2.1: node 0's SyncThread holds it
+    b.do(kind="deliver", src=1, dst=0, msg="PROPOSAL")
+    b.do(kind="action", action=["join", 2, 1])  # node 2 at 1.2: TRUNC to 1.1, PROPOSAL 2.1
+    for typ in ("FOLLOWERINFO", "LEADERINFO", "ACKEPOCH"):
+        src, dst = (2, 1) if typ != "LEADERINFO" else (1, 2)
+        b.do(kind="deliver", src=src, dst=dst, msg=typ)
+    b.do(kind="action", action=["log", 0])
+    b.do(kind="deliver", src=0, dst=1, msg="ACK")  # 2.1 committed: its COMMIT to nodes 0 and 2
+    b.do(kind="action", action=["newleader", 1, 2])  # node 2's NEWLEADER after that COMMIT
+    b.do(kind="deliver", src=1, dst=2, msg="SYNC")
+    b.do(kind="deliver", src=1, dst=2, msg="COMMIT")  # 2.1 applied in memory
+    b.do(kind="timeout", node=2)  # before NEWLEADER: shutdown(false) keeps 2.1
+    b.do(kind="action", action=["lost", 1, 2])
+    b.do(kind="deliver", src=1, dst=0, msg="COMMIT")
+    b.do(kind="deliver", src=1, dst=2, msg="NEWLEADER")  # on the closed connection: ignored
+    _rejoin(b, 1, 2)  # ACKEPOCH names 2.1 from memory: an empty DIFF; ack-from-memory
+    b.do(kind="propose", node=1)  # 2.2, written by node 2 after the gap
+    b.do(kind="deliver", src=1, dst=2, msg="PROPOSAL")
+    b.do(kind="deliver", src=1, dst=0, msg="PROPOSAL")
+    b.do(kind="action", action=["log", 2])
+    b.do(kind="deliver", src=2, dst=1, msg="ACK")
+    b.do(kind="deliver", src=1, dst=2, msg="COMMIT")
+    b.do(kind="deliver", src=1, dst=0, msg="COMMIT")
+    b.do(kind="action", action=["log", 0])
+    b.do(kind="deliver", src=0, dst=1, msg="ACK")
+    b.do(kind="crash", node=2)
+    b.do(kind="action", action=["lost", 1, 2])
+    b.do(kind="restart", node=2)  # it loads 1.1 and 2.2
+    _rejoin(b, 1, 2)  # names 2.2: an empty DIFF; at UPTODATE it delivers 2.2 without 2.1
+    return b
+
+
 def lift_4646_acked() -> Builder:
     """zookeeper-4646-acked (`zk`, 53 events, realised on 3.8.0) as a run of zk-3.8.0 (whose rules
     are 3.7.0's, `zk`'s release model): each owed step of a layer `zk` lacks taken as soon as it
@@ -183,20 +275,26 @@ SEARCHES = {
                                "--max-crashes 1 --depth 40 --invariant load-exception (21 events)",
     "zookeeper-4394-zk-3.8.0": "zabmc check --model zk-3.8.0 --nodes 3 --proposals 1 --depth 100 "
                                "--invariant sync-exception (20 events)",
+    "zookeeper-5094-zk-3.8.0": None,
 }
 BUILDS = {"zookeeper-4646-acked-zk-3.8.0": lift_4646_acked,
           "zookeeper-4685-zk-3.8.0": build_4685, "zookeeper-2354-zk-3.8.0": build_2354,
-          "zookeeper-4394-zk-3.8.0": build_4394}
+          "zookeeper-4394-zk-3.8.0": build_4394, "zookeeper-5094-zk-3.8.0": build_5094}
 
 
 def write(name: str, path: str | None = None) -> str:
     t = BUILDS[name]().trace()
     doc = t.to_json()
     head = {k: doc.pop(k) for k in ("format", "version")}
-    head["origin"] = (f"written by hand through the model (zk-3.8.0 at commit 2be0c19, issue #62 "
-                      f"items 1 and 5): python tests/corpus/zk/build_380_snap.py {name}; the "
-                      f"search's own run, `{SEARCHES[name]}`, is not one real servers can be "
-                      "driven through (the builder's docstring says why)")
+    if SEARCHES[name] is None:  # no search reaches it (the builder's docstring says why)
+        head["origin"] = (f"written by hand through the model (zk-3.8.0, issue #63 item 4): "
+                          f"python tests/corpus/zk/build_380_snap.py {name}; no search reaches "
+                          "it: the builder's docstring says why")
+    else:
+        head["origin"] = (f"written by hand through the model (zk-3.8.0 at commit 2be0c19, "
+                          f"issue #62 items 1 and 5): python tests/corpus/zk/build_380_snap.py "
+                          f"{name}; the search's own run, `{SEARCHES[name]}`, is not one real "
+                          "servers can be driven through (the builder's docstring says why)")
     out = path or str(HERE / f"{name}.trace.json")
     Path(out).write_text(json.dumps({**head, **doc}, indent=1) + "\n")
     v = t.violation
