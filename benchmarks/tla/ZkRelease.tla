@@ -57,7 +57,8 @@ EXTENDS Zk, TLC
 CONSTANTS Kernel,      \* the kernel the layers stack on: "fine" (fine.py) or "storage" (storage.py)
           UseFwd, UseSd, UseEp, UseStore, UseServe,  \* the layers stacked over it
           Truncate,    \* rules.truncate: "exact" or "file"
-          Leaks,       \* rules.leaks (shutdown.py H2): FALSE for 3.6.2 only
+          Leaks,       \* rules.leaks (shutdown.py H2): FALSE for 3.6.2, 3.9.3 and 3.9.4
+          SnapClears,  \* state.snap_clears(rules) (storage.py S13): Leaks but for 3.9.3, 3.9.4
           SyncInClog   \* rules.sync_in_clog (storage.py S4)
 
 Snap == 3           \* state.SNAP
@@ -131,6 +132,30 @@ ServeNorm(nd) == ServeOwn(StoreNorm(nd))
 Normed(c, Norm(_)) == [c EXCEPT !.nd = Norm(c.nd)]
 
 (***************************************************************************)
+(* handlers.py's _on_newleader under Rules.newleader = "committed"        *)
+(* (Committed393Rules, `_persist_committed`: 3.9.3's NEWLEADER), which    *)
+(* Zk.tla's OnNewLeader does not have; fine.py's _newleader and the      *)
+(* STORE kernel's deliver call it                                        *)
+(***************************************************************************)
+
+\* _on_newleader under Rules.newleader = "committed": the DIFF's committed prefix written and
+\* applied, the outstanding proposals kept for UPTODATE (the "uptodate" rule from there)
+OnNewLeader393(c, e) ==
+    LET nd0 == IF c.nd.mode = Trunc THEN [c.nd EXCEPT !.hist = @ \o c.nd.mem, !.mem = << >>]
+               ELSE c.nd
+        nd1 == [nd0 EXCEPT !.cur = e, !.nl = TRUE]
+        p == nd1.pending
+        cn == Cardinality({k \in 1 .. Len(p) : ZLe(p[k][1], nd1.pcommit)})   \* bisect_right
+        nd2 == IF cn > 0
+               THEN [nd1 EXCEPT !.hist = LogOf(nd1) \o SubSeq(p, 1, cn), !.mem = << >>,
+                                !.pending = SubSeq(p, cn + 1, Len(p)), !.commit = nd1.pcommit]
+               ELSE nd1
+    IN Send(SetNd(c, Settle(nd2)), nd2.leader, <<"ACKLD", nd2.conn, e>>)
+\* handlers._on_newleader under the rules' NEWLEADER (_AT_NEWLEADER): 3.9.3's, or Zk.tla's
+RulesOnNewLeader(c, e) ==
+    IF NewLeaderRule = "committed" THEN OnNewLeader393(c, e) ELSE OnNewLeader(c, e)
+
+(***************************************************************************)
 (* fine.py (F1-F6) over the coarse kernel (Zk.tla)                         *)
 (***************************************************************************)
 
@@ -147,9 +172,10 @@ FineLog(i, nd0) ==
        ELSE c
 
 \* _newleader: 3.7.0 (F1) the coarse NEWLEADER without its ACK, now owed; 3.9.2 (F6) as it is,
-\* remembering what it wrote to acknowledge after UPTODATE
+\* remembering what it wrote to acknowledge after UPTODATE; 3.9.3 ("committed") as 3.7.0, after
+\* 3.9.3's own NEWLEADER (h._on_newleader with the rules)
 FineNewLeader(i, nd, e) ==
-    LET s == OnNewLeader(CtxOf(i, nd), e)
+    LET s == RulesOnNewLeader(CtxOf(i, nd), e)
     IN IF NewLeaderRule = "sync" THEN [s EXCEPT !.nd.toack = Zx(nd.pending)]
        ELSE CtxOf(i, [s.nd EXCEPT !.owed = TRUE])
 
@@ -343,19 +369,6 @@ Resync(x, c, src, m) ==
 (* does not have                                                           *)
 (***************************************************************************)
 
-\* _on_newleader under Rules.newleader = "committed": the DIFF's committed prefix written and
-\* applied, the outstanding proposals kept for UPTODATE (the "uptodate" rule from there)
-OnNewLeader393(c, e) ==
-    LET nd0 == IF c.nd.mode = Trunc THEN [c.nd EXCEPT !.hist = @ \o c.nd.mem, !.mem = << >>]
-               ELSE c.nd
-        nd1 == [nd0 EXCEPT !.cur = e, !.nl = TRUE]
-        p == nd1.pending
-        cn == Cardinality({k \in 1 .. Len(p) : ZLe(p[k][1], nd1.pcommit)})   \* bisect_right
-        nd2 == IF cn > 0
-               THEN [nd1 EXCEPT !.hist = LogOf(nd1) \o SubSeq(p, 1, cn), !.mem = << >>,
-                                !.pending = SubSeq(p, cn + 1, Len(p)), !.commit = nd1.pcommit]
-               ELSE nd1
-    IN Send(SetNd(c, Settle(nd2)), nd2.leader, <<"ACKLD", nd2.conn, e>>)
 \* handlers.deliver with that NEWLEADER (the branch of Zk.tla's Deliver that calls OnNewLeader)
 Deliver393(c, src, m) ==
     IF NewLeaderRule = "committed" /\ m[1] = "NEWLEADER" /\ Live(c.nd, src, m)
@@ -550,7 +563,7 @@ D3Act(lb, i, ns) == IF UseEp THEN EpAct(lb, i, ns) ELSE D2Act(lb, i, ns)
 StoreTrack(x, c, path) ==
     LET y == c.nd
         left == x.role # Looking /\ y.role = Looking
-        y2 == IF left /\ x.snap /\ Leaks
+        y2 == IF left /\ x.snap /\ SnapClears
               THEN [y EXCEPT !.hist = y.disk, !.clog = Zx(y.disk), !.dt = LastZ(y.disk)]
               ELSE IF left /\ ZLt(LastZ(y.hist), x.dt) THEN [y EXCEPT !.clog = x.clog, !.dt = x.dt]
               ELSE LET y1 == StTrack(x, y, path)
