@@ -121,6 +121,10 @@ SPECS.update({
     "zk-3.9.3-store": _release_spec("zk-3.9.3-store", (), "committed", kernel="storage"),
     "zk-3.9.4-store": _release_spec("zk-3.9.4-store", (), "committed", kernel="storage",
                                     sync_in_clog=True),
+    # epoch.py over it (the kernel the release models had before 04b99a7 had serve.py too)
+    "zk-3.9.3-epoch": _release_spec("zk-3.9.3-epoch", ("ep",), "committed", kernel="storage"),
+    "zk-3.9.4-epoch": _release_spec("zk-3.9.4-epoch", ("ep",), "committed", kernel="storage",
+                                    sync_in_clog=True),
 })
 
 #: a module's initial predicate and next-state relation, where they are not Init and Next
