@@ -79,20 +79,24 @@ SPECS = {
 
 
 def _release_spec(name: str, layers: tuple, newleader: str = "async", truncate: str = "exact",
-                  leaks: bool = True, kernel: str = "fine", sync_in_clog: bool = False) -> tuple:
+                  leaks: bool = True, kernel: str = "fine", sync_in_clog: bool = False,
+                  snap_clears: bool | None = None) -> tuple:
     """A model of ZkRelease.tla: the kernel `kernel` (fine.py or storage.py, over Zk.tla) with the
     layers `layers` (of "fwd", "sd", "ep", "store", "serve"), under the rules given (models/zk/
-    model.py's Rules classes)."""
+    model.py's Rules classes; `snap_clears` as `leaks` unless given, as state.snap_clears)."""
     tf = {True: "TRUE", False: "FALSE"}
+    snap_clears = leaks if snap_clears is None else snap_clears
     consts = (("NewLeaderRule", f'"{newleader}"'), ("Kernel", f'"{kernel}"'),
               *((c, tf[k in layers]) for k, c in (("fwd", "UseFwd"), ("sd", "UseSd"),
                                                   ("ep", "UseEp"), ("store", "UseStore"),
                                                   ("serve", "UseServe"))),
-              ("Truncate", f'"{truncate}"'), ("Leaks", tf[leaks]), ("SyncInClog", tf[sync_in_clog]))
+              ("Truncate", f'"{truncate}"'), ("Leaks", tf[leaks]),
+              ("SnapClears", tf[snap_clears]), ("SyncInClog", tf[sync_in_clog]))
     return ("ZkRelease", "ZkReleaseDepth", consts, name)
 
 
-#: the release models of the THREADS stack and the abstractions of its layers (ZkRelease.tla)
+#: the release models (all on the THREADS stack) and the abstractions of its layers, and the STORE
+#: stack's (ZkRelease.tla)
 _ALL = ("fwd", "sd", "ep", "store", "serve")
 SPECS.update({
     "zk-3.7.0-threads": _release_spec("zk-3.7.0-threads", ()),
@@ -107,14 +111,20 @@ SPECS.update({
     "zk-3.8.0": _release_spec("zk-3.8.0", _ALL, truncate="file"),
     "zk-3.8.5": _release_spec("zk-3.8.5", _ALL, "sync", truncate="file"),
     "zk-3.9.2": _release_spec("zk-3.9.2", _ALL, "sync", truncate="file"),
-    # the STORE stack: storage.py as the kernel, with 3.9.3's NEWLEADER (Committed393Rules)
+    # 3.9.3's NEWLEADER (Committed393Rules) on fine.py; the shutdown writes the SyncThread's queue
+    # and an interrupted SNAP clears the database (Rel393Rules: leaks False, snap_clears True)
+    "zk-3.9.3": _release_spec("zk-3.9.3", _ALL, "committed", truncate="file", leaks=False,
+                              snap_clears=True),
+    "zk-3.9.4": _release_spec("zk-3.9.4", _ALL, "committed", truncate="file", leaks=False,
+                              snap_clears=True, sync_in_clog=True),
+    # the STORE stack, now no release's: storage.py as the kernel, with 3.9.3's NEWLEADER
     "zk-3.9.3-store": _release_spec("zk-3.9.3-store", (), "committed", kernel="storage"),
     "zk-3.9.4-store": _release_spec("zk-3.9.4-store", (), "committed", kernel="storage",
                                     sync_in_clog=True),
-    "zk-3.9.3": _release_spec("zk-3.9.3", ("ep", "serve"), "committed", truncate="file",
-                              kernel="storage"),
-    "zk-3.9.4": _release_spec("zk-3.9.4", ("ep", "serve"), "committed", truncate="file",
-                              kernel="storage", sync_in_clog=True),
+    # epoch.py over it (the kernel the release models had before 04b99a7 had serve.py too)
+    "zk-3.9.3-epoch": _release_spec("zk-3.9.3-epoch", ("ep",), "committed", kernel="storage"),
+    "zk-3.9.4-epoch": _release_spec("zk-3.9.4-epoch", ("ep",), "committed", kernel="storage",
+                                    sync_in_clog=True),
 })
 
 #: a module's initial predicate and next-state relation, where they are not Init and Next

@@ -1,9 +1,10 @@
 ------------------------------- MODULE ZkRelease -------------------------------
 (***************************************************************************)
 (* zabmc's release models (models/zk/releases.py: the THREADS stack of     *)
-(* zk-3.6.2 to zk-3.9.2, the STORE stack of zk-3.9.3 and zk-3.9.4) and the *)
-(* abstractions each of their layers makes alone, as `zabmc check          *)
-(* --no-invariants` explores them on FIFO links.  It extends Zk.tla, the   *)
+(* zk-3.6.2 to zk-3.9.4), the STORE stack's abstractions (zk-3.9.3-store,  *)
+(* zk-3.9.4-store, their -epoch) and the abstractions each of the THREADS  *)
+(* stack's layers makes alone, as `zabmc check --no-invariants` explores   *)
+(* them on FIFO links.  It extends Zk.tla, the                             *)
 (* coarse kernel (models/zk/handlers.py), whose operators it calls as the  *)
 (* layers call `h`, and stacks over it one section per layer, each         *)
 (* operator named after the Python function or method it mirrors (same    *)
@@ -11,8 +12,7 @@
 (*                                                                         *)
 (*   Fine*   models/zk/fine.py       (F1-F6: the threads' grain)           *)
 (*   Fwd*    models/zk/forward.py    (F9-F11: NEWLEADER a step after SYNC) *)
-(*   StoreK* models/zk/storage.py as a kernel (S1-S10, the STORE stack),   *)
-(*           with 3.9.3's NEWLEADER (OnNewLeader393)                       *)
+(*   StoreK* models/zk/storage.py as a kernel (S1-S10, the STORE stack)    *)
 (*   Sd*     models/zk/shutdown.py   (H1-H8: memory and disk apart)        *)
 (*   Ep*     models/zk/epoch.py      (K1-K4: currentEpoch's own step)      *)
 (*   Store*  models/zk/storage.py    (Storage, S11-S14, with S2-S8)        *)
@@ -32,12 +32,20 @@
 (*   zk-3.6.2, zk-3.7.0, zk-3.8.0, zk-3.8.5, zk-3.9.2: every layer over    *)
 (*                      fine.py, Truncate = "file" (3.7.0 and 3.8.0 share  *)
 (*                      their rules, as do 3.8.5 and 3.9.2: model.py)      *)
+(*   zk-3.9.3, zk-3.9.4: every layer over fine.py, Truncate = "file",      *)
+(*                      NewLeaderRule "committed", Leaks = FALSE,          *)
+(*                      SnapClears = TRUE (differing in SyncInClog)        *)
 (*   zk-3.9.3-store, zk-3.9.4-store: storage.py alone                      *)
-(*   zk-3.9.3, zk-3.9.4 storage.py, UseEp, UseServe, Truncate = "file"     *)
+(*   zk-3.9.3-epoch, zk-3.9.4-epoch: storage.py, UseEp                     *)
 (* NewLeaderRule is Zk.tla's (Rules.newleader; also "committed", 3.9.3's:  *)
-(* OnNewLeader393), Truncate the rules'                                    *)
-(* `truncate` (state.cut: "exact" or "file", FileTxnLog.truncate), Leaks   *)
-(* the rules' `leaks` (shutdown.py H2), SyncInClog `sync_in_clog` (S4).    *)
+(* handlers._on_newleader with `_persist_committed`, OnNewLeader393,       *)
+(* which FineNewLeader calls through RulesOnNewLeader and the STORE        *)
+(* kernel through Deliver393),                                             *)
+(* Truncate the rules' `truncate` (state.cut: "exact" or "file",           *)
+(* FileTxnLog.truncate), Leaks the rules' `leaks` (shutdown.py H2),        *)
+(* SnapClears state.snap_clears(rules) (storage.py S13: an interrupted     *)
+(* SNAP's database cleared at shutdown; Leaks unless the rules say),       *)
+(* SyncInClog `sync_in_clog` (S4).                                         *)
 (*                                                                         *)
 (* Correspondence with zabmc's canonical encoding (Env.encode): Zk.tla's   *)
 (* for the coarse fields, and for the layers' fields, in the node's order: *)
@@ -57,7 +65,8 @@ EXTENDS Zk, TLC
 CONSTANTS Kernel,      \* the kernel the layers stack on: "fine" (fine.py) or "storage" (storage.py)
           UseFwd, UseSd, UseEp, UseStore, UseServe,  \* the layers stacked over it
           Truncate,    \* rules.truncate: "exact" or "file"
-          Leaks,       \* rules.leaks (shutdown.py H2): FALSE for 3.6.2 only
+          Leaks,       \* rules.leaks (shutdown.py H2): FALSE for 3.6.2, 3.9.3 and 3.9.4
+          SnapClears,  \* state.snap_clears(rules) (storage.py S13): Leaks but for 3.9.3, 3.9.4
           SyncInClog   \* rules.sync_in_clog (storage.py S4)
 
 Snap == 3           \* state.SNAP
@@ -131,6 +140,30 @@ ServeNorm(nd) == ServeOwn(StoreNorm(nd))
 Normed(c, Norm(_)) == [c EXCEPT !.nd = Norm(c.nd)]
 
 (***************************************************************************)
+(* handlers.py's _on_newleader under Rules.newleader = "committed"         *)
+(* (Committed393Rules, `_persist_committed`: 3.9.3's NEWLEADER), which     *)
+(* Zk.tla's OnNewLeader does not have; fine.py's _newleader and the        *)
+(* STORE kernel's deliver call it                                          *)
+(***************************************************************************)
+
+\* _on_newleader under Rules.newleader = "committed": the DIFF's committed prefix written and
+\* applied, the outstanding proposals kept for UPTODATE (the "uptodate" rule from there)
+OnNewLeader393(c, e) ==
+    LET nd0 == IF c.nd.mode = Trunc THEN [c.nd EXCEPT !.hist = @ \o c.nd.mem, !.mem = << >>]
+               ELSE c.nd
+        nd1 == [nd0 EXCEPT !.cur = e, !.nl = TRUE]
+        p == nd1.pending
+        cn == Cardinality({k \in 1 .. Len(p) : ZLe(p[k][1], nd1.pcommit)})   \* bisect_right
+        nd2 == IF cn > 0
+               THEN [nd1 EXCEPT !.hist = LogOf(nd1) \o SubSeq(p, 1, cn), !.mem = << >>,
+                                !.pending = SubSeq(p, cn + 1, Len(p)), !.commit = nd1.pcommit]
+               ELSE nd1
+    IN Send(SetNd(c, Settle(nd2)), nd2.leader, <<"ACKLD", nd2.conn, e>>)
+\* handlers._on_newleader under the rules' NEWLEADER (_AT_NEWLEADER): 3.9.3's, or Zk.tla's
+RulesOnNewLeader(c, e) ==
+    IF NewLeaderRule = "committed" THEN OnNewLeader393(c, e) ELSE OnNewLeader(c, e)
+
+(***************************************************************************)
 (* fine.py (F1-F6) over the coarse kernel (Zk.tla)                         *)
 (***************************************************************************)
 
@@ -147,9 +180,10 @@ FineLog(i, nd0) ==
        ELSE c
 
 \* _newleader: 3.7.0 (F1) the coarse NEWLEADER without its ACK, now owed; 3.9.2 (F6) as it is,
-\* remembering what it wrote to acknowledge after UPTODATE
+\* remembering what it wrote to acknowledge after UPTODATE; 3.9.3 ("committed") as 3.7.0, after
+\* 3.9.3's own NEWLEADER (h._on_newleader with the rules)
 FineNewLeader(i, nd, e) ==
-    LET s == OnNewLeader(CtxOf(i, nd), e)
+    LET s == RulesOnNewLeader(CtxOf(i, nd), e)
     IN IF NewLeaderRule = "sync" THEN [s EXCEPT !.nd.toack = Zx(nd.pending)]
        ELSE CtxOf(i, [s.nd EXCEPT !.owed = TRUE])
 
@@ -337,26 +371,12 @@ Resync(x, c, src, m) ==
     IN [c EXCEPT !.nd = y, !.o = [d \in Nodes |-> [q \in 1 .. Len(@[d]) |-> re(d, @[d][q])]]]
 
 (***************************************************************************)
-(* storage.py as the kernel of the STORE stack (zk-3.9.3, zk-3.9.4; S1-S10)*)
-(* over the coarse kernel, with 3.9.3's NEWLEADER (handlers.py             *)
-(* Committed393Rules, `_persist_committed`), which Zk.tla's OnNewLeader    *)
-(* does not have                                                           *)
+(* storage.py as the kernel of the STORE stack (zk-3.9.3-store,            *)
+(* zk-3.9.4-store and their -epoch; S1-S10) over the coarse kernel, with   *)
+(* 3.9.3's NEWLEADER (OnNewLeader393 above)                                *)
 (***************************************************************************)
 
-\* _on_newleader under Rules.newleader = "committed": the DIFF's committed prefix written and
-\* applied, the outstanding proposals kept for UPTODATE (the "uptodate" rule from there)
-OnNewLeader393(c, e) ==
-    LET nd0 == IF c.nd.mode = Trunc THEN [c.nd EXCEPT !.hist = @ \o c.nd.mem, !.mem = << >>]
-               ELSE c.nd
-        nd1 == [nd0 EXCEPT !.cur = e, !.nl = TRUE]
-        p == nd1.pending
-        cn == Cardinality({k \in 1 .. Len(p) : ZLe(p[k][1], nd1.pcommit)})   \* bisect_right
-        nd2 == IF cn > 0
-               THEN [nd1 EXCEPT !.hist = LogOf(nd1) \o SubSeq(p, 1, cn), !.mem = << >>,
-                                !.pending = SubSeq(p, cn + 1, Len(p)), !.commit = nd1.pcommit]
-               ELSE nd1
-    IN Send(SetNd(c, Settle(nd2)), nd2.leader, <<"ACKLD", nd2.conn, e>>)
-\* handlers.deliver with that NEWLEADER (the branch of Zk.tla's Deliver that calls OnNewLeader)
+\* handlers.deliver with 3.9.3's NEWLEADER (the branch of Zk.tla's Deliver that calls OnNewLeader)
 Deliver393(c, src, m) ==
     IF NewLeaderRule = "committed" /\ m[1] = "NEWLEADER" /\ Live(c.nd, src, m)
        /\ c.nd.phase = FSync /\ c.nd.mode # ModeNone /\ ~c.nd.nl
@@ -550,7 +570,7 @@ D3Act(lb, i, ns) == IF UseEp THEN EpAct(lb, i, ns) ELSE D2Act(lb, i, ns)
 StoreTrack(x, c, path) ==
     LET y == c.nd
         left == x.role # Looking /\ y.role = Looking
-        y2 == IF left /\ x.snap /\ Leaks
+        y2 == IF left /\ x.snap /\ SnapClears
               THEN [y EXCEPT !.hist = y.disk, !.clog = Zx(y.disk), !.dt = LastZ(y.disk)]
               ELSE IF left /\ ZLt(LastZ(y.hist), x.dt) THEN [y EXCEPT !.clog = x.clog, !.dt = x.dt]
               ELSE LET y1 == StTrack(x, y, path)
