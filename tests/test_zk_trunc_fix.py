@@ -134,15 +134,16 @@ def _check(model: str, tmp_path):
 #: release -> (events of the counterexample, the TRUNC that keeps 1.1 (its window's step),
 #: distinct states of the release's search, distinct states of the fix's search). Every figure is
 #: zabmc's own (the searches of the report; 3.9.4's since it moved to the THREADS stack): they
-#: detect change.
-SEARCHES = {"zk-3.8.0": (31, 22, 1_939_116, 2_252_866),
-            "zk-3.9.4": (31, 22, 1_056_318, 1_181_740)}
+#: detect change. zk-3.8.0's pair (31 events, window at 22, 1,939,116 and 2,252,866 states) is
+#: the bug report's, rerun by its commands; its two searches (about 290 CPU s) are left out of the
+#: suite, whose CI run must end within 25 minutes on two cores; 3.9.4's run has the same shape.
+SEARCHES = {"zk-3.9.4": (31, 22, 1_056_318, 1_181_740)}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("release", sorted(SEARCHES))
 def test_the_release_reaches_the_loss_through_the_trunc_window(release, tmp_path):
-    """About 90 CPU seconds on 3.8.0, 45 on 3.9.4: breadth-first, the shortest run that breaks total-order enters the
+    """About 45 CPU seconds: breadth-first, the shortest run that breaks total-order enters the
     TRUNC-KEEPS-UNCOMMITTED window (node 1 told to TRUNC to 0.0 keeps 1.1), and the follower
     then delivers 1.1 before 2.1, which the leader delivers alone."""
     events, window, states, _ = SEARCHES[release]
@@ -162,7 +163,7 @@ def test_the_release_reaches_the_loss_through_the_trunc_window(release, tmp_path
 @pytest.mark.slow
 @pytest.mark.parametrize("release", sorted(SEARCHES))
 def test_the_fix_is_clean_to_the_same_bound(release, tmp_path):
-    """About 100 CPU seconds on 3.8.0, 45 on 3.9.4: the same search on the fix finds nothing to depth 31 (a bound, not
+    """About 45 CPU seconds: the same search on the fix finds nothing to depth 31 (a bound, not
     an exhausted space: states are left beyond it)."""
     rc, out, _ = _check(release + "+trunc-fix", tmp_path)
     assert (rc, out["violations"], out["stop_reason"], out["distinct_states"]) == (
