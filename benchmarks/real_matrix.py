@@ -64,6 +64,8 @@ FINDINGS = {
     "zookeeper-4646-acked-fixed": ("zookeeper-4646-acked-fixed.trace.json", "ZOOKEEPER-4646",
                                    "control"),
     "zookeeper-3911": ("zookeeper-3911.trace.json", "ZOOKEEPER-3911", "finding"),
+    "zookeeper-4925-zk-3.9.3": ("zookeeper-4925-zk-3.9.3.trace.json", "ZOOKEEPER-4925",
+                                "finding"),
 }
 
 
