@@ -393,8 +393,11 @@ def section(records: list, cells: dict | None = None) -> str:
         + ", ".join(f"`{t}` (`{m}`)" for t, m in REFUSED.items())
         + ": `zabmc real` refuses them (`python -m zabmc real tests/corpus/zk/T --json -q` exits "
         "2 before starting a server: \"model ... has no real counterpart\"; no schedule is "
-        "written for a model without a `real_translation`, zabmc.core.model), so ZOOKEEPER-4925 "
-        "and ZOOKEEPER-5094 have no row; nor the breadth-first traces of the bugs that have a "
+        "written for a model without a `real_translation`, zabmc.core.model), so ZOOKEEPER-5094 "
+        "has no row, and ZOOKEEPER-4925's is the release model `zk-3.9.3`'s run of it "
+        "(`zookeeper-4925-zk-3.9.3`, tests/corpus/zk/build_4925_release.py: the store trace's "
+        "story in steps real servers can be driven through); nor the breadth-first traces of the "
+        "bugs that have a "
         "row, which stop on Debian's 3.8.0 where the model's leader sends a DIFF and the real "
         "one a snapshot (\"On ZooKeeper 3.8.0\"). The `-acked`, `-diff`, `-served`, `-join` and "
         "`-trunc` traces were built to be realised on 3.8.0; `zookeeper-3911` (`zk-pre3911`) "

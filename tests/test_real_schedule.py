@@ -253,6 +253,46 @@ def test_the_2354_schedule_holds_the_epoch_write_and_expects_the_start_to_fail()
         schedule.validate(bad)
 
 
+@pytest.mark.parametrize("model,said", [
+    ("zk-3.9.3", "58 steps; first violation: sync-loses-committed at step 48"),
+    ("zk-3.9.4", "59 steps; first violation: None at step None"),
+])
+def test_the_4925_release_traces_are_what_their_builder_makes(tmp_path, model, said):
+    out = tmp_path / "t.json"
+    r = subprocess.run([sys.executable, str(CORPUS / "build_4925_release.py"), model, str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"{out}: {said}"
+    name = f"zookeeper-4925-{model}" + ("-fixed" if model == "zk-3.9.4" else "")
+    assert out.read_bytes() == (CORPUS / f"{name}.trace.json").read_bytes()
+
+
+def test_the_4925_schedule_follows_3_9_3s_newleader():
+    """zookeeper-4925-zk-3.9.3 (read against its trace and release-3.9.3 Learner.syncWithLeader
+    by hand): at epoch 2's NEWLEADER (step 36) server 2 appends, applies and writes the DIFF's
+    committed 1.2, then writes currentEpoch (`epoch 1`, step 37), then its ACK (`ack-newleader
+    1`, step 38). The schedule holds its QuorumPeer thread at `set-epoch` and `newleader-ack`
+    from the entry that delivers NEWLEADER: there it expects 1.2 on disk and currentEpoch still
+    1; `epoch 1` releases `set-epoch` (currentEpoch 2), `ack-newleader 1` the ACK. Epoch 3's
+    empty DIFF leaves server 1 without 1.2, which nothing lets it have (`disk_ahead` empty)."""
+    s = _sched("zookeeper-4925-zk-3.9.3")
+    assert [(e["step"], e["upto"]) for e in s["entries"]] == [
+        (0, 17), (18, 26), (27, 27), (28, 29), (30, 38), (39, 39), (40, 42), (43, 53), (54, 58)]
+    nl, epoch, ack = s["entries"][4:7]
+    assert nl["ops"][:2] == [{"op": "hold", "server": 2, "point": "newleader-ack"},
+                             {"op": "hold", "server": 2, "point": "set-epoch"}]
+    x = nl["expect"]["2"]
+    assert (x["accepted_epoch"], x["current_epoch"], x["disk"], x["syncs"]) == (
+        2, 1, [[1, 1, "/zab-0"], [1, 2, "/zab-1"]], ["diff", "diff"])
+    assert epoch["ops"] == [{"op": "release", "server": 2, "point": "set-epoch"}]
+    assert epoch["expect"]["2"]["current_epoch"] == 2
+    assert ack["ops"] == [{"op": "release", "server": 2, "point": "newleader-ack"}]
+    last = s["entries"][-1]["expect"]
+    assert (last["1"]["disk"], last["1"]["disk_ahead"], last["1"]["syncs"]) == (
+        [[1, 1, "/zab-0"], [3, 1, "/zab-2"]], [], ["diff", "diff"])
+    assert last["2"]["disk"] == [[1, 1, "/zab-0"], [1, 2, "/zab-1"], [3, 1, "/zab-2"]]
+
+
 def test_the_verdict_reads_zookeeper_2354_off_a_start_log():
     """Hand-made lines in 3.8.0's words (QuorumPeer.start's catch, then loadDataBase's
     IOException)."""

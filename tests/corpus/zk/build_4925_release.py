@@ -19,7 +19,7 @@ driven through:
 - epoch 2: node 2 leads node 1 (its vote, last zxid 1.2, wins) and sends it 1.2 by DIFF as
   committed: at NEWLEADER node 1 appends, applies (3.9.3: `processTxn(TxnHeader, Record)`,
   outside `ZKDatabase.committedLog`) and writes 1.2, then currentEpoch 2, then its ACK
-  (release-3.9.3 Learner.syncWithLeader 759-803): `committed-log-hole` at node 1;
+  (release-3.9.3 Learner.syncWithLeader 764-805): `committed-log-hole` at node 1;
 - node 1 times out, keeping its database; node 2 notices;
 - epoch 3: node 1 (currentEpoch 2) leads node 0 (currentEpoch 1, last zxid 1.1) and builds the
   DIFF from its committed log [1.1]: an empty DIFF, though node 1 applied 1.2
@@ -31,7 +31,8 @@ On zk-3.9.4 (PR #2254: the DIFF's committed transactions applied as Requests, in
 log) the same steps make epoch 3's DIFF carry 1.2: no property is violated.
 
 Run: python tests/corpus/zk/build_4925_release.py [MODEL [OUT]] (MODEL zk-3.9.3, the default,
-or zk-3.9.4) writes tests/corpus/zk/zookeeper-4925-MODEL.trace.json (or OUT).
+or zk-3.9.4) writes tests/corpus/zk/zookeeper-4925-MODEL.trace.json (zk-3.9.4, which has the fix:
+zookeeper-4925-zk-3.9.4-fixed.trace.json), or OUT.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def write(model: str = "zk-3.9.3", path: str | None = None) -> str:
     t = build(model).trace()
     doc = t.to_json()
     head = {k: doc.pop(k) for k in ("format", "version")}
-    name = f"zookeeper-4925-{model}"
+    name = f"zookeeper-4925-{model}" + ("-fixed" if model == "zk-3.9.4" else "")
     head["origin"] = (f"written by hand through the model (issue #63 item 4): python "
                       f"tests/corpus/zk/build_4925_release.py {model}; not a search's run: it "
                       "follows tests/corpus/zk/build_4925.py's story (zk-3.9.3-store) in steps "
