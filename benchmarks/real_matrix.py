@@ -291,6 +291,21 @@ SAYS = [
     "it.",
     "The control, `zookeeper-4646-acked`'s events on `zk-fixed`, is realised without a "
     "violation on every release.",
+    "**ZOOKEEPER-4925 reproduces on 3.9.3 alone** (`zk-3.9.3`'s run, all 58 steps realised): "
+    "server 2, synchronised in epoch 2 by a DIFF that commits 0x100000002, applies it at "
+    "NEWLEADER with `processTxn(hdr, rec)`, outside its committed log (release-3.9.3 "
+    "Learner.java 783-784); leading epoch 3 with that database it logs \"Synchronizing with "
+    "Learner sid: 1 maxCommittedLog=0x100000001 minCommittedLog=0x100000001 "
+    "lastProcessedZxid=0x100000002 peerLastZxid=0x100000001\" and sends an empty DIFF, and "
+    "server 1 commits 0x300000001 without /zab-1. On 3.8.5, 3.8.6, 3.9.2, 3.9.4 and 3.9.5 the "
+    "run stops at step 53, where server 1 has 0x100000002 after epoch 3's DIFF: 3.8.5 and 3.9.2 "
+    "commit the DIFF's transactions as Requests after UPTODATE (`fzk.commit`, release-3.9.2 "
+    "Learner.java 815), into the committed log, and 3.9.4 applies them as Requests at NEWLEADER "
+    "(`fzk.processTxn(request)`, release-3.9.4 Learner.java 799; PR #2254). On "
+    "Debian's 3.8.0, 3.8.3, 3.8.4, 3.9.0 and 3.9.1 it stops at step 38, epoch 2's NEWLEADER: "
+    "there `setCurrentEpoch` comes before the DIFF's transactions are handed to the SyncThread "
+    "(release-3.8.0-1 Learner.java 752, then `logRequest`), so the `set-epoch` hold stops the "
+    "thread before 0x100000002 is written, where 3.9.3 has written it.",
 ]
 
 #: explanations of the cells where the servers and the model disagree: (finding, releases, text).
