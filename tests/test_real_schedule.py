@@ -293,6 +293,47 @@ def test_the_4925_schedule_follows_3_9_3s_newleader():
     assert last["2"]["disk"] == [[1, 1, "/zab-0"], [1, 2, "/zab-1"], [3, 1, "/zab-2"]]
 
 
+def test_a_sync_hold_across_a_newleader_that_writes_is_refused(tmp_path):
+    """zk-3.9.3, read by hand: node 0 misses 1.2 (committed) and 1.3 (outstanding), joins (36),
+    gets both by DIFF, writes 1.2 at NEWLEADER (42) and crashes (46) with 1.3 queued after
+    UPTODATE. The crash must lose 1.3, so a `sync-append` hold would be armed with the join; at
+    NEWLEADER the QuorumPeer thread's `appendRequest` enters `ZKDatabase.append` first, and on
+    real 3.9.3 the hold took that thread (a run with the check off, 2026-11-29: "Learner received
+    NEWLEADER message", then "zabmc-hook: held sync-append", no "Set the current epoch"; not
+    realised at step 45). So the export refuses it, in one line."""
+    sys.path.insert(0, str(CORPUS))
+    from build_4925_release import CONFIG, INVARIANTS, ReleaseBuilder
+
+    b = ReleaseBuilder("zk-3.9.3", dict(CONFIG, max_crashes=1), INVARIANTS)
+    every = {(a, c) for a in range(3) for c in range(3) if a != c}
+    b.do(kind="action", action=["elect", 2, 0b111])
+    b.handshake(2, (0, 1))
+    b.do(kind="propose", node=2)
+    b.settle(every, ("PROPOSAL",))
+    b.do(kind="action", action=["log", 0])
+    b.do(kind="action", action=["log", 1])
+    b.settle(every, ("ACK", "COMMIT"))
+    b.do(kind="timeout", node=0)
+    b.do(kind="action", action=["lost", 2, 0])
+    b.do(kind="propose", node=2)  # 1.2, committed by nodes 1 and 2
+    b.do(kind="deliver", src=2, dst=1, msg="PROPOSAL")
+    b.do(kind="action", action=["log", 1])
+    b.do(kind="deliver", src=1, dst=2, msg="ACK")
+    b.do(kind="deliver", src=2, dst=1, msg="COMMIT")
+    b.do(kind="propose", node=2)  # 1.3, outstanding
+    b.do(kind="deliver", src=2, dst=1, msg="PROPOSAL")
+    b.do(kind="action", action=["join", 0, 2])
+    b.handshake(2, (0,))
+    b.do(kind="crash", node=0)
+    path = tmp_path / "t.json"
+    b.trace().save(str(path))
+    r = _zabmc("export", "--format", "zookeeper", str(path), "-o", str(tmp_path / "s.json"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert ("not yet translated: the sync-append hold of server 1 from step 36 spans its "
+            "NEWLEADER at step 42, whose writes are its QuorumPeer thread's") in r.stderr
+    assert not (tmp_path / "s.json").exists()
+
+
 def test_the_verdict_reads_zookeeper_2354_off_a_start_log():
     """Hand-made lines in 3.8.0's words (QuorumPeer.start's catch, then loadDataBase's
     IOException)."""
