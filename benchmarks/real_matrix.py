@@ -66,6 +66,8 @@ FINDINGS = {
     "zookeeper-4646-acked-fixed": ("zookeeper-4646-acked-fixed.trace.json", "ZOOKEEPER-4646",
                                    "control"),
     "zookeeper-3911": ("zookeeper-3911.trace.json", "ZOOKEEPER-3911", "finding"),
+    "zookeeper-4925-zk-3.9.3": ("zookeeper-4925-zk-3.9.3.trace.json", "ZOOKEEPER-4925",
+                                "finding"),
 }
 
 
@@ -300,6 +302,21 @@ SAYS = [
     "it.",
     "The control, `zookeeper-4646-acked`'s events on `zk-fixed`, is realised without a "
     "violation on every release.",
+    "**ZOOKEEPER-4925 reproduces on 3.9.3 alone** (`zk-3.9.3`'s run, all 58 steps realised): "
+    "server 2, synchronised in epoch 2 by a DIFF that commits 0x100000002, applies it at "
+    "NEWLEADER with `processTxn(hdr, rec)`, outside its committed log (release-3.9.3 "
+    "Learner.java 783-784); leading epoch 3 with that database it logs \"Synchronizing with "
+    "Learner sid: 1 maxCommittedLog=0x100000001 minCommittedLog=0x100000001 "
+    "lastProcessedZxid=0x100000002 peerLastZxid=0x100000001\" and sends an empty DIFF, and "
+    "server 1 commits 0x300000001 without /zab-1. On 3.8.5, 3.8.6, 3.9.2, 3.9.4 and 3.9.5 the "
+    "run stops at step 53, where server 1 has 0x100000002 after epoch 3's DIFF: 3.8.5 and 3.9.2 "
+    "commit the DIFF's transactions as Requests after UPTODATE (`fzk.commit`, release-3.9.2 "
+    "Learner.java 815), into the committed log, and 3.9.4 applies them as Requests at NEWLEADER "
+    "(`fzk.processTxn(request)`, release-3.9.4 Learner.java 799; PR #2254). On "
+    "Debian's 3.8.0, 3.8.3, 3.8.4, 3.9.0 and 3.9.1 it stops at step 38, epoch 2's NEWLEADER: "
+    "there `setCurrentEpoch` comes before the DIFF's transactions are handed to the SyncThread "
+    "(release-3.8.0-1 Learner.java 752, then `logRequest`), so the `set-epoch` hold stops the "
+    "thread before 0x100000002 is written, where 3.9.3 has written it.",
 ]
 
 #: explanations of the cells where the servers and the model disagree: (finding, releases, text).
@@ -417,10 +434,14 @@ def section(records: list, cells: dict | None = None) -> str:
         + ", ".join(f"`{t}` (`{m}`)" for t, m in REFUSED.items())
         + ": `zabmc real` refuses them (`python -m zabmc real tests/corpus/zk/T --json -q` exits "
         "2 before starting a server: \"model ... has no real counterpart\"; no schedule is "
-        "written for a model without a `real_translation`, zabmc.core.model), so ZOOKEEPER-4925 "
-        "has no row, and ZOOKEEPER-5094's is `zookeeper-5094-zk-3.8.0`, its run through the "
-        "release model `zk-3.8.0` (tests/corpus/zk/build_380_snap.py: `zookeeper-5094`'s TRUNC "
-        "across epochs is a snapshot on a real leader); nor the breadth-first traces of the bugs that have a "
+        "written for a model without a `real_translation`, zabmc.core.model), so neither "
+        "ZOOKEEPER-5094 nor ZOOKEEPER-4925 has a row of these: 5094's is "
+        "`zookeeper-5094-zk-3.8.0`, its run through the release model `zk-3.8.0` "
+        "(tests/corpus/zk/build_380_snap.py: `zookeeper-5094`'s TRUNC across epochs is a "
+        "snapshot on a real leader), and 4925's is the release model `zk-3.9.3`'s run of it "
+        "(`zookeeper-4925-zk-3.9.3`, tests/corpus/zk/build_4925_release.py: the store trace's "
+        "story in steps real servers can be driven through); nor the breadth-first traces of the "
+        "bugs that have a "
         "row, which stop on Debian's 3.8.0 where the model's leader sends a DIFF and the real "
         "one a snapshot (\"On ZooKeeper 3.8.0\"). The `-acked`, `-diff`, `-served`, `-join`, "
         "`-trunc` and `-zk-3.8.0` traces were built to be realised on 3.8.0; `zookeeper-3911` (`zk-pre3911`) "

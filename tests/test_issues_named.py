@@ -72,6 +72,11 @@ EXPECTED = {
     # hole opens there, before the leader's DIFF that skips it (sync-loses-committed, 35 / 41)
     "zookeeper-4925-dfs": [("ZOOKEEPER-4925", 29)],
     "zookeeper-4925": [("ZOOKEEPER-4925", 34)],
+    # the release model zk-3.9.3 (tests/corpus/zk/build_4925_release.py): node 1's NEWLEADER of
+    # epoch 2 (38) applies the DIFF's committed 1.2 outside its committed log; zk-3.9.4, with the
+    # fix (PR #2254), adds it there: no window
+    "zookeeper-4925-zk-3.9.3": [("ZOOKEEPER-4925", 38)],
+    "zookeeper-4925-zk-3.9.4-fixed": [],
     # node 2 acknowledges NEWLEADER (48) while its data tree holds 2.1, applied in memory only by
     # an interrupted TRUNC and not on disk: ack-from-memory, whose message says 5094 (not a
     # leaked SyncThread's queue, 4712)

@@ -207,6 +207,30 @@ def test_every_hook_rule_and_log_text_applies_to_debians_3_8_0_and_the_ci_releas
 
 @pytest.mark.real
 @SERIAL_JVMS
+@pytest.mark.parametrize("version", ["3.9.3", "3.9.4"])
+def test_every_hook_rule_and_log_text_applies_to_3_9_3_and_3_9_4(version):
+    """The same check on the two releases whose models `zabmc real` takes since issue #63 item 4
+    (ZOOKEEPER-4925's run, tests/test_real_run.py): fetched here when missing (make install-test
+    fetches only CI_RELEASE). Rules that type-check are not rules that hold the right thread:
+    3.9.3's QuorumPeer thread calls `ZKDatabase.append` and `ZKDatabase.commit` at NEWLEADER
+    (docs/real-zookeeper.md, "3.9.3's NEWLEADER")."""
+    from zabmc.core.errors import UsageError
+    from zabmc.real import hookcheck, hooks, logtexts, releases
+    from zabmc.real.install import find_java, find_zookeeper
+    deb, _, byteman = _real_release()
+    try:
+        releases.fetch(version)
+    except UsageError as e:
+        need(f"ZooKeeper {version} from Maven Central", str(e))
+    dist = find_zookeeper(str(releases.release_dir(version) / "lib"))
+    assert (dist.version, dist.backend) == (version, "logback")
+    assert logtexts.missing(dist.classpath) == []
+    points = hookcheck.check(dist.classpath, byteman, find_java(), use_cache=False)
+    assert points == {h.name: None for h in hooks.CATALOGUE}
+
+
+@pytest.mark.real
+@SERIAL_JVMS
 def test_the_trunc_schedule_keeps_the_uncommitted_write_on_the_ci_release():
     """truncate-keeps-uncommitted (tests/test_real_run.py has it on 3.8.0) on CI_RELEASE: the
     same TRUNC 0x100000000 (LearnerHandler.syncFollower) and the same truncation that keeps

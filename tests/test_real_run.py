@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SERIAL_JVMS, need_real_tools
+from conftest import SERIAL_JVMS, need, need_real_tools
 from support.trunc import assert_the_uncommitted_write_is_kept
 
 REPO = Path(__file__).resolve().parent.parent
@@ -429,3 +429,63 @@ def test_zk_3_8_0s_interrupted_trunc_keeps_memory_ahead_of_the_log():
     # the ACKEPOCH after the interrupted TRUNC names 0x200000001, which no disk of its holds
     assert any(ln.startswith("server 2:") and "Sending DIFF zxid=0x200000001 for peer sid: 3"
                in ln for ln in ev)
+
+
+# --- ZOOKEEPER-4925 on the releases it is in and is fixed in (issue #63 item 4) ------------------
+
+
+def _release(version: str) -> None:
+    """ZooKeeper `version` from Maven Central in zabmc's cache: fetched here when missing (make
+    install-test fetches only releases.CI_RELEASE), or `need` saying why it cannot be."""
+    from zabmc.core.errors import UsageError
+    from zabmc.real import releases
+    if releases.is_cached(version):
+        return
+    try:
+        releases.fetch(version)
+    except UsageError as e:
+        need(f"ZooKeeper {version} from Maven Central", str(e))
+
+
+def test_zk_3_9_3s_run_of_4925_loses_a_committed_write_on_3_9_3():
+    """ZOOKEEPER-4925 on 3.9.3 (tests/corpus/zk/build_4925_release.py): server 2, synchronised by
+    DIFF 0x100000002 as committed, applies it outside its in-memory committed log (release-3.9.3
+    Learner.syncWithLeader, `processTxn(hdr, rec)`); leading epoch 3 with that database, it
+    synchronises server 1 (at 0x100000001) from the committed log [0x100000001] with an empty
+    DIFF, and server 1 then commits 0x300000001 without /zab-1, which server 2 applied."""
+    _release("3.9.3")
+    r = _real("--release", "3.9.3", str(CORPUS / "zookeeper-4925-zk-3.9.3.trace.json"), "--json",
+              "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["zookeeper"] == "3.9.3"
+    assert out["realised"] and out["realised_to_step"] == 58, out["not_realised"]
+    assert {v["property"] for v in out["violations"]} == {
+        "agreement", "prefix", "acknowledged-durable"}
+    ev = out["log_evidence"]
+    assert any(ln.startswith("server 2:") and "Synchronizing with Learner sid: 1 "
+               "maxCommittedLog=0x100000001 minCommittedLog=0x100000001 "
+               "lastProcessedZxid=0x100000002 peerLastZxid=0x100000001" in ln for ln in ev)
+    assert [(w["path"], w["outcome"], w["zxid"]) for w in out["writes"]] == [
+        ("/zab-0", "acknowledged", "0x100000001"), ("/zab-1", "unknown", None),
+        ("/zab-2", "acknowledged", "0x300000001")]
+
+
+def test_4925s_run_stops_on_3_9_4_where_the_diff_carries_the_write():
+    """The same trace on 3.9.4 (PR #2254 adds the DIFF's committed transactions to the committed
+    log): epoch 3's DIFF sends server 1 0x100000002, so the run stops as not realised there, and
+    zk-3.9.4's own run of the same steps (its DIFF carries it too) is realised clean."""
+    _release("3.9.4")
+    r = _real("--release", "3.9.4", str(CORPUS / "zookeeper-4925-zk-3.9.3.trace.json"), "--json",
+              "-q")
+    assert r.returncode == 3, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    stop = out["not_realised"]
+    assert (stop["step"], stop["server"], stop["field"], stop["model"], stop["real"]) == (
+        53, 1, "transactions on disk", "[1.1 /zab-0]", "[1.1 /zab-0, 1.2 /zab-1]")
+    assert out["violations"] == []
+    r = _real("--release", "3.9.4", str(CORPUS / "zookeeper-4925-zk-3.9.4-fixed.trace.json"), "--json",
+              "-q")
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == 59 and out["violations"] == []

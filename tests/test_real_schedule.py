@@ -320,6 +320,87 @@ def test_the_2354_schedule_holds_the_epoch_write_and_expects_the_start_to_fail()
         schedule.validate(bad)
 
 
+@pytest.mark.parametrize("model,said", [
+    ("zk-3.9.3", "58 steps; first violation: sync-loses-committed at step 48"),
+    ("zk-3.9.4", "59 steps; first violation: None at step None"),
+])
+def test_the_4925_release_traces_are_what_their_builder_makes(tmp_path, model, said):
+    out = tmp_path / "t.json"
+    r = subprocess.run([sys.executable, str(CORPUS / "build_4925_release.py"), model, str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"{out}: {said}"
+    name = f"zookeeper-4925-{model}" + ("-fixed" if model == "zk-3.9.4" else "")
+    assert out.read_bytes() == (CORPUS / f"{name}.trace.json").read_bytes()
+
+
+def test_the_4925_schedule_follows_3_9_3s_newleader():
+    """zookeeper-4925-zk-3.9.3 (read against its trace and release-3.9.3 Learner.syncWithLeader
+    by hand): at epoch 2's NEWLEADER (step 36) server 2 appends, applies and writes the DIFF's
+    committed 1.2, then writes currentEpoch (`epoch 1`, step 37), then its ACK (`ack-newleader
+    1`, step 38). The schedule holds its QuorumPeer thread at `set-epoch` and `newleader-ack`
+    from the entry that delivers NEWLEADER: there it expects 1.2 on disk and currentEpoch still
+    1; `epoch 1` releases `set-epoch` (currentEpoch 2), `ack-newleader 1` the ACK. Epoch 3's
+    empty DIFF leaves server 1 without 1.2, which nothing lets it have (`disk_ahead` empty)."""
+    s = _sched("zookeeper-4925-zk-3.9.3")
+    assert [(e["step"], e["upto"]) for e in s["entries"]] == [
+        (0, 17), (18, 26), (27, 27), (28, 29), (30, 38), (39, 39), (40, 42), (43, 53), (54, 58)]
+    nl, epoch, ack = s["entries"][4:7]
+    assert nl["ops"][:2] == [{"op": "hold", "server": 2, "point": "newleader-ack"},
+                             {"op": "hold", "server": 2, "point": "set-epoch"}]
+    x = nl["expect"]["2"]
+    assert (x["accepted_epoch"], x["current_epoch"], x["disk"], x["syncs"]) == (
+        2, 1, [[1, 1, "/zab-0"], [1, 2, "/zab-1"]], ["diff", "diff"])
+    assert epoch["ops"] == [{"op": "release", "server": 2, "point": "set-epoch"}]
+    assert epoch["expect"]["2"]["current_epoch"] == 2
+    assert ack["ops"] == [{"op": "release", "server": 2, "point": "newleader-ack"}]
+    last = s["entries"][-1]["expect"]
+    assert (last["1"]["disk"], last["1"]["disk_ahead"], last["1"]["syncs"]) == (
+        [[1, 1, "/zab-0"], [3, 1, "/zab-2"]], [], ["diff", "diff"])
+    assert last["2"]["disk"] == [[1, 1, "/zab-0"], [1, 2, "/zab-1"], [3, 1, "/zab-2"]]
+
+
+def test_a_sync_hold_across_a_newleader_that_writes_is_refused(tmp_path):
+    """zk-3.9.3, read by hand: node 0 misses 1.2 (committed) and 1.3 (outstanding), joins (36),
+    gets both by DIFF, writes 1.2 at NEWLEADER (42) and crashes (46) with 1.3 queued after
+    UPTODATE. The crash must lose 1.3, so a `sync-append` hold would be armed with the join; at
+    NEWLEADER the QuorumPeer thread's `appendRequest` enters `ZKDatabase.append` first, and on
+    real 3.9.3 the hold took that thread (a run with the check off, 2026-11-29: "Learner received
+    NEWLEADER message", then "zabmc-hook: held sync-append", no "Set the current epoch"; not
+    realised at step 45). So the export refuses it, in one line."""
+    sys.path.insert(0, str(CORPUS))
+    from build_4925_release import CONFIG, INVARIANTS, ReleaseBuilder
+
+    b = ReleaseBuilder("zk-3.9.3", dict(CONFIG, max_crashes=1), INVARIANTS)
+    every = {(a, c) for a in range(3) for c in range(3) if a != c}
+    b.do(kind="action", action=["elect", 2, 0b111])
+    b.handshake(2, (0, 1))
+    b.do(kind="propose", node=2)
+    b.settle(every, ("PROPOSAL",))
+    b.do(kind="action", action=["log", 0])
+    b.do(kind="action", action=["log", 1])
+    b.settle(every, ("ACK", "COMMIT"))
+    b.do(kind="timeout", node=0)
+    b.do(kind="action", action=["lost", 2, 0])
+    b.do(kind="propose", node=2)  # 1.2, committed by nodes 1 and 2
+    b.do(kind="deliver", src=2, dst=1, msg="PROPOSAL")
+    b.do(kind="action", action=["log", 1])
+    b.do(kind="deliver", src=1, dst=2, msg="ACK")
+    b.do(kind="deliver", src=2, dst=1, msg="COMMIT")
+    b.do(kind="propose", node=2)  # 1.3, outstanding
+    b.do(kind="deliver", src=2, dst=1, msg="PROPOSAL")
+    b.do(kind="action", action=["join", 0, 2])
+    b.handshake(2, (0,))
+    b.do(kind="crash", node=0)
+    path = tmp_path / "t.json"
+    b.trace().save(str(path))
+    r = _zabmc("export", "--format", "zookeeper", str(path), "-o", str(tmp_path / "s.json"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert ("not yet translated: the sync-append hold of server 1 from step 36 spans its "
+            "NEWLEADER at step 42, whose writes are its QuorumPeer thread's") in r.stderr
+    assert not (tmp_path / "s.json").exists()
+
+
 def test_the_verdict_reads_zookeeper_2354_off_a_start_log():
     """Hand-made lines in 3.8.0's words (QuorumPeer.start's catch, then loadDataBase's
     IOException)."""

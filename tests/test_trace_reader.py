@@ -168,7 +168,8 @@ def test_each_model_says_which_real_translation_it_has():
 
     assert real_models() == REAL_MODELS == (
         "zk", "zk-pre3911", "zk-fixed", "zk-fle", "zk-fixed-fle", "zk-3.7.0-threads",
-        "zk-3.7.0-shutdown", "zk-3.7.0-epoch", "zk-3.8.0", "zk-3.8.5", "zk-3.9.2")
+        "zk-3.7.0-shutdown", "zk-3.7.0-epoch", "zk-3.8.0", "zk-3.8.5", "zk-3.9.2", "zk-3.9.3",
+        "zk-3.9.4")
     keys = {M.NEWLEADER_ACK_STEP: "newleader_ack_owed", M.EPOCH_STEP: "current_epoch_owed",
             M.LEAKED_SYNC_THREAD: "leaked_queue"}
     for name in M.MODELS:
@@ -186,7 +187,7 @@ def test_each_model_says_which_real_translation_it_has():
 def test_translation_refuses_what_has_no_real_schedule():
     from zabmc.real.schedule import translation
 
-    for model in ("db19", "zk-3.9.2-threads", "zk-3.9.3", 5):
+    for model in ("db19", "zk-3.9.2-threads", "zk-3.9.3-store", "zk-3.6.2", 5):
         with pytest.raises(UsageError, match="has no real counterpart"):
             translation(model, False)
     with pytest.raises(UsageError, match="a liveness lasso has no finite real schedule"):

@@ -463,9 +463,12 @@ def _release(version: str):
     if row.missing:
         what += f"; not yet its {' and '.join(row.missing)} grains"
     # `zabmc real` runs 3.8.0 and later (Debian's, and Maven Central's, docs/real-zookeeper.md);
-    # its schedules follow 3.8.0-3.9.2's NEWLEADER, not yet 3.9.3's (PR #2152: nothing queued
-    # for the SyncThread at NEWLEADER, the outstanding proposals logged at UPTODATE)
-    runs = (3, 8, 0) <= tuple(map(int, version.split("."))) < (3, 9, 3)
+    # 3.9.3's and 3.9.4's NEWLEADER (PR #2152: the DIFF's committed transactions appended,
+    # applied and written by the QuorumPeer thread, then currentEpoch, then the ACK; the
+    # outstanding proposals logged after UPTODATE) is the threads' grain's `epoch` and
+    # `ack-newleader` steps after a NEWLEADER that writes to disk, as 3.9.2's is: the `set-epoch`
+    # and `newleader-ack` holds follow it (tests/corpus/zk/zookeeper-4925-zk-3.9.3.trace.json)
+    runs = (3, 8, 0) <= tuple(map(int, version.split(".")))
     model = ReleaseZkModel(rules, description=what, real=runs)
     model.release = version
     if not leaks(rules) and snap_clears(rules):

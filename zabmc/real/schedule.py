@@ -544,6 +544,7 @@ def from_trace(trace: TraceFile, run: Replayed, source: str | None = None) -> di
     plan = _plan(views, events, n, features)
     entries = _entries(views, events, list(run.texts), cuts, plan.releases, trace.violation)
     held_at = _arm(entries, views, events, n, plan.arms, features)
+    _sync_holds_miss_newleader_writes(entries, views, events)
     _newleader_acks_together(entries, events, n)
     for i, t, end in plan.spans:  # conformance expects these SyncThreads held
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
@@ -628,6 +629,43 @@ def _arm(entries: list, views: list, events: list, n: int, arms: dict,
         for i, pt in reversed(lst):
             e["ops"].insert(0, {"op": "hold", "server": server_id(i), "point": pt})
     return held_at
+
+
+def _disk(node: dict) -> list:
+    return node.get("disk", node["history"])
+
+
+def _sync_holds_miss_newleader_writes(entries: list, views: list, events: list) -> None:
+    """A one-line UsageError when a SyncThread hold (`sync-append`, `sync-commit`) is armed on a
+    server across a NEWLEADER at which the model's node writes to disk: that write is the
+    QuorumPeer thread's (from 3.8.5 and 3.9.2 `FollowerZooKeeperServer.appendRequest` and
+    `ZKDatabase.commit` in Learner.syncWithLeader; release-3.9.3 Learner.java 783-792), which
+    the hook, a rule on those methods, would hold instead of the SyncThread (docs/real-zookeeper.md,
+    "3.9.3's NEWLEADER"). Not yet translated."""
+    for e in entries:
+        for op in e["ops"]:
+            if op["op"] != "hold" or op["point"] not in ("sync-append", "sync-commit"):
+                continue
+            s, i = op["server"], op["server"] - 1
+            for k in range(e["step"] + 1, len(events) + 1):
+                ev = events[k - 1]
+                if ev["kind"] == "crash" and ev["node"] == i or (
+                        k in _let_go(entries, s, op["point"])):
+                    break
+                if (ev["kind"] == "deliver" and ev["dst"] == i
+                        and ev["msg"]["type"] == "NEWLEADER"
+                        and len(_disk(views[k].nodes[i])) > len(_disk(views[k - 1].nodes[i]))):
+                    raise UsageError(
+                        f"not yet translated: the {op['point']} hold of server {s} from step "
+                        f"{e['step']} spans its NEWLEADER at step {k}, whose writes are its "
+                        "QuorumPeer thread's: the hook would hold that thread, not the "
+                        "SyncThread (docs/real-zookeeper.md, \"3.9.3's NEWLEADER\")")
+
+
+def _let_go(entries: list, s: int, point: str) -> set:
+    """The steps at whose entry server s's `point` hold is released."""
+    return {e["step"] for e in entries for o in e["ops"]
+            if o["op"] == "release" and o.get("server") == s and o["point"] == point}
 
 
 def _newleader_acks_together(entries: list, events: list, n: int) -> None:
