@@ -225,32 +225,34 @@ def run_tlc(space: dict, depth: int | None = None, workdir: Path | None = None,
         for name in (base, bounded, *EXTENDS.get(base, ())):
             shutil.copy(TLA / f"{name}.tla", d / f"{name}.tla")
         (d / f"{module}.cfg").write_text(cfg_text(space, depth, model))
-        # TLC copies the standard modules it reads out of its jar into java.io.tmpdir under
-        # their own names (/tmp/TLC.tla, ...) and deletes them at exit: two TLC runs at once on
-        # one machine race on those files ("Cannot find source file for module TLC"), so each
-        # run gets its own
-        tmpdir = d / "java-tmp"
-        tmpdir.mkdir(exist_ok=True)
-        cmd = [java, *jvm, f"-Djava.io.tmpdir={tmpdir}", "-cp", str(jar), "tlc2.TLC",
-               "-workers", str(workers),
-               "-deadlock", "-metadir", str(d / "states"), "-config", f"{module}.cfg", module]
-        rc, cpu, wall = _run(cmd, d, d / "tlc.out")
-        text = (d / "tlc.out").read_text(errors="replace")
+        out, text = _tlc(java, jar, jvm, d, workers, f"{module}.cfg", module)
+    version = re.search(r"TLC2 Version (\S+).*?(\(rev: \w+\))?$", text, re.M)
+    out["version"] = " ".join(g for g in version.groups() if g) if version else "unknown"
+    return out
+
+
+def _tlc(java, jar, jvm: tuple, d: Path, workers: int, cfg: str, module: str) -> tuple:
+    """TLC on `module` with the configuration `cfg`, in the directory `d` that holds them: its
+    counts (distinct, generated, left on the queue, diameter, CPU and wall seconds) and its
+    output; a RuntimeError with the output's end when it fails or finds an error."""
+    # TLC copies the standard modules it reads out of its jar into java.io.tmpdir under their
+    # own names (/tmp/TLC.tla, ...) and deletes them at exit: two TLC runs at once on one machine
+    # race on those files ("Cannot find source file for module TLC"), so each run gets its own
+    tmpdir = d / "java-tmp"
+    tmpdir.mkdir(exist_ok=True)
+    cmd = [java, *jvm, f"-Djava.io.tmpdir={tmpdir}", "-cp", str(jar), "tlc2.TLC",
+           "-workers", str(workers), "-deadlock", "-metadir", str(d / "states"), "-config", cfg,
+           module]
+    rc, cpu, wall = _run(cmd, d, d / "tlc.out")
+    text = (d / "tlc.out").read_text(errors="replace")
     m = re.search(r"([\d,]+) states generated, ([\d,]+) distinct states found, ([\d,]+) states "
                   r"left on queue", text)
     if rc != 0 or m is None or "No error has been found" not in text:
         raise RuntimeError(f"TLC failed (exit {rc}):\n{text[-3000:]}")
     depth = re.search(r"depth of the complete state graph search is (\d+)", text)
-    version = re.search(r"TLC2 Version (\S+).*?(\(rev: \w+\))?$", text, re.M)
-    return {
-        "generated": _num(m.group(1)),
-        "distinct": _num(m.group(2)),
-        "left": _num(m.group(3)),
-        "diameter": int(depth.group(1)) if depth else None,
-        "cpu_seconds": cpu,
-        "wall_seconds": wall,
-        "version": " ".join(g for g in version.groups() if g) if version else "unknown",
-    }
+    return {"generated": _num(m.group(1)), "distinct": _num(m.group(2)), "left": _num(m.group(3)),
+            "diameter": int(depth.group(1)) if depth else None, "cpu_seconds": cpu,
+            "wall_seconds": wall}, text
 
 
 def run_zabmc(space: dict, depth: int = 1000, exhaust: bool = True, model: str = "db19",
@@ -425,19 +427,9 @@ def run_tlc_from(model: str, space: dict, trace: str, k: int, depth: int,
         recorded_space = {key: getattr(recorded, key) for key, _ in CONSTANTS}
         cfg = cfg_text(recorded_space, depth, model).replace("INIT RInit", "INIT StartInit")
         (d / "Start.cfg").write_text(cfg)
-        tmpdir = d / "java-tmp"
-        tmpdir.mkdir()
-        cmd = [java, *jvm, f"-Djava.io.tmpdir={tmpdir}", "-cp", str(jar), "tlc2.TLC", "-workers",
-               "1", "-deadlock", "-metadir", str(d / "states"), "-config", "Start.cfg", "Start"]
-        rc, cpu, wall = _run(cmd, d, d / "tlc.out")
-        text = (d / "tlc.out").read_text(errors="replace")
-    m = re.search(r"([\d,]+) states generated, ([\d,]+) distinct states found, ([\d,]+) states "
-                  r"left on queue", text)
-    if rc != 0 or m is None or "No error has been found" not in text:
-        raise RuntimeError(f"TLC failed (exit {rc}):\n{text[-3000:]}")
-    depth_m = re.search(r"depth of the complete state graph search is (\d+)", text)
-    return {"generated": _num(m.group(1)), "distinct": _num(m.group(2)), "left": _num(m.group(3)),
-            "diameter": int(depth_m.group(1)) if depth_m else None, "cpu_seconds": cpu}
+        out, _ = _tlc(java, jar, jvm, d, 1, "Start.cfg", "Start")
+    del out["wall_seconds"]
+    return out
 
 
 def compare_from(model: str, space: dict, trace: str, k: int, depth: int,
