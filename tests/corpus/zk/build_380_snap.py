@@ -75,7 +75,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[2]))
 
-from build_4646_acked import INVARIANTS, Builder  # noqa: E402
+from build_4646_acked import INVARIANTS, Builder, write_trace  # noqa: E402
 
 MODEL = "zk-3.8.0"
 CONFIG = {"nodes": 3, "network": "fifo", "max_drops": 0, "max_timeouts": 0,
@@ -283,24 +283,16 @@ BUILDS = {"zookeeper-4646-acked-zk-3.8.0": lift_4646_acked,
 
 
 def write(name: str, path: str | None = None) -> str:
-    t = BUILDS[name]().trace()
-    doc = t.to_json()
-    head = {k: doc.pop(k) for k in ("format", "version")}
     if SEARCHES[name] is None:  # no search reaches it (the builder's docstring says why)
-        head["origin"] = (f"written by hand through the model (zk-3.8.0, issue #63 item 4): "
-                          f"python tests/corpus/zk/build_380_snap.py {name}; no search reaches "
-                          "it: the builder's docstring says why")
+        origin = (f"written by hand through the model (zk-3.8.0, issue #63 item 4): "
+                  f"python tests/corpus/zk/build_380_snap.py {name}; no search reaches "
+                  "it: the builder's docstring says why")
     else:
-        head["origin"] = (f"written by hand through the model (zk-3.8.0 at commit 2be0c19, "
-                          f"issue #62 items 1 and 5): python tests/corpus/zk/build_380_snap.py "
-                          f"{name}; the search's own run, `{SEARCHES[name]}`, is not one real "
-                          "servers can be driven through (the builder's docstring says why)")
-    out = path or str(HERE / f"{name}.trace.json")
-    Path(out).write_text(json.dumps({**head, **doc}, indent=1) + "\n")
-    v = t.violation
-    print(f"{out}: {len(t.events)} steps; first violation: "
-          f"{v.property if v else None} at step {t.violation_step}")
-    return out
+        origin = (f"written by hand through the model (zk-3.8.0 at commit 2be0c19, "
+                  f"issue #62 items 1 and 5): python tests/corpus/zk/build_380_snap.py "
+                  f"{name}; the search's own run, `{SEARCHES[name]}`, is not one real "
+                  "servers can be driven through (the builder's docstring says why)")
+    return write_trace(BUILDS[name]().trace(), origin, path or str(HERE / f"{name}.trace.json"))
 
 
 if __name__ == "__main__":

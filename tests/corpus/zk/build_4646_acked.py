@@ -126,6 +126,22 @@ def save_built(build, name: str) -> None:
           f"{v.property if v else None} at step {t.violation_step}")
 
 
+def write_trace(t, origin_text: str, out: str) -> str:
+    """Write the built trace `t` to `out` with `origin_text` as its origin (after the format
+    header, as Trace.to_json places it), and say how long it is and what it violates first."""
+    import json
+    from pathlib import Path
+
+    doc = t.to_json()
+    head = {k: doc.pop(k) for k in ("format", "version")}
+    head["origin"] = origin_text
+    Path(out).write_text(json.dumps({**head, **doc}, indent=1) + "\n")
+    v = t.violation
+    print(f"{out}: {len(t.events)} steps; first violation: "
+          f"{v.property if v else None} at step {t.violation_step}")
+    return out
+
+
 def build(model: str = "zk", newleader_acked: bool = True) -> Trace:
     """The run; with `newleader_acked` False, node 0's NEWLEADER ACK never reaches the leader
     (its crash closes the connection first): ZOOKEEPER-4643's shape, currentEpoch on disk

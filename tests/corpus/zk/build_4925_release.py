@@ -37,7 +37,6 @@ zookeeper-4925-zk-3.9.4-fixed.trace.json), or OUT.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -45,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[2]))  # this repository's zabmc and models, not another's
 
-from build_4646_acked import INVARIANTS, Builder  # noqa: E402
+from build_4646_acked import INVARIANTS, Builder, write_trace  # noqa: E402
 
 CONFIG = {"nodes": 3, "network": "fifo", "max_drops": 0, "max_timeouts": 4,
           "max_heartbeats": 0, "proposals": 3, "depth": 60, "max_crashes": 0}
@@ -117,20 +116,14 @@ def build(model: str = "zk-3.9.3") -> ReleaseBuilder:
 
 
 def write(model: str = "zk-3.9.3", path: str | None = None) -> str:
-    t = build(model).trace()
-    doc = t.to_json()
-    head = {k: doc.pop(k) for k in ("format", "version")}
     name = f"zookeeper-4925-{model}" + ("-fixed" if model == "zk-3.9.4" else "")
-    head["origin"] = (f"written by hand through the model (issue #63 item 4): python "
-                      f"tests/corpus/zk/build_4925_release.py {model}; not a search's run: it "
-                      "follows tests/corpus/zk/build_4925.py's story (zk-3.9.3-store) in steps "
-                      "real servers can be driven through (the builder's docstring says which)")
-    out = path or str(HERE / f"{name}.trace.json")
-    Path(out).write_text(json.dumps({**head, **doc}, indent=1) + "\n")
-    v = t.violation
-    print(f"{out}: {len(t.events)} steps; first violation: "
-          f"{v.property if v else None} at step {t.violation_step}")
-    return out
+    return write_trace(
+        build(model).trace(),
+        f"written by hand through the model (issue #63 item 4): python "
+        f"tests/corpus/zk/build_4925_release.py {model}; not a search's run: it "
+        "follows tests/corpus/zk/build_4925.py's story (zk-3.9.3-store) in steps "
+        "real servers can be driven through (the builder's docstring says which)",
+        path or str(HERE / f"{name}.trace.json"))
 
 
 if __name__ == "__main__":
