@@ -124,13 +124,18 @@ def main() -> int:
                          "of each run waiting for it")
     ap.add_argument("--local-only", action="store_true",
                     help="local sessions only (not --global-sessions too)")
+    ap.add_argument("--global-only", action="store_true",
+                    help="global sessions only (--global-sessions, not local sessions too)")
     a = ap.parse_args()
+    if a.local_only and a.global_only:
+        ap.error("--local-only and --global-only exclude each other")
     if a.table:
         recs = [json.loads(ln) for ln in Path(a.table).read_text().splitlines() if ln.strip()]
         print(table(recs))
         return 0
     configs = [(rel, g) for rel in ([] if a.no_debian else [None]) + a.release
-               for g in ((False,) if a.local_only else (False, True))]
+               for g in ((False,) if a.local_only else (True,) if a.global_only
+                         else (False, True))]
     out = Path(a.out)
     runs = [(k, rel, g) for k in range(a.runs) for rel, g in configs]
     step = a.batch or 1
