@@ -31,8 +31,7 @@ from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from benchmarks.common import real_lock  # noqa: E402
-REPORT = os.path.join(ROOT, "reports", "zookeeper.md")
+from benchmarks.common import real_lock, write_zk_section  # noqa: E402
 DATA = "reports/data/real-nemesis.jsonl"
 KEPT = "reports/data/real-nemesis"
 HEADING = "## Nemeses on real ZooKeeper"
@@ -138,19 +137,6 @@ def _order(build: str) -> tuple:
     return (0 if "Debian" in build else 1, [int(x) for x in build.split()[0].split(".")])
 
 
-def write(lines: list) -> None:
-    text = open(REPORT).read()
-    new = "\n".join(lines)
-    i = text.find(HEADING)
-    if i >= 0:
-        j = text.find("\n## ", i + 1)
-        text = text[:i] + new + ("\n" + text[j + 1:] if j >= 0 else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + new
-    with open(REPORT, "w") as f:
-        f.write(text if text.endswith("\n") else text + "\n")
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--per", type=int, default=0, help="schedules per nemesis (0: run none)")
@@ -172,8 +158,8 @@ def main() -> int:
               f"{sum(r['verdict'] == 'violation' for r in rows)} with a violation", flush=True)
     if a.write:
         rows = [json.loads(ln) for ln in open(path).read().splitlines() if ln.strip()]
-        write(section(rows))
-        print(f"wrote {os.path.relpath(REPORT, ROOT)}", file=sys.stderr)
+        # the section in place of its old text, every other section as it is
+        write_zk_section(HEADING, "\n".join(section(rows)).rstrip("\n") + "\n", True)
     return 0
 
 
