@@ -125,6 +125,11 @@ CATALOGUE = (
         then="throw new java.io.IOException(\"zabmc-hook: connection lost at sync-read\")"),
 )
 POINTS = {h.name: h for h in CATALOGUE}
+#: the points whose release waits until the thread is held there: what the schedule does next
+#: depends on it (a COMMIT queued before NEWLEADER, the read that fails)
+WAIT_HELD = frozenset({"learner-sync", "sync-read"})
+#: the points that hold another thread than a SyncThread (conformance expects none held there)
+NOT_SYNC_THREAD = frozenset({"newleader-ack"}) | WAIT_HELD
 RELEASE_CLASS = "org.apache.zookeeper.server.command.RuokCommand"
 HELD = "zabmc-hook: held "
 RELEASED = "zabmc-hook: released "

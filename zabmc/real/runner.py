@@ -466,8 +466,7 @@ class _Run:
         if kind == "hold":
             hooks.arm(ens.workdir / f"control-{s}", op["point"])
             self.marks[(s, op["point"])] = len(ens.log_lines(s, _held(op["point"])))
-            if op["point"] not in ("newleader-ack", "learner-sync", "sync-read"):
-                # a SyncThread conformance expects held
+            if op["point"] not in hooks.NOT_SYNC_THREAD:  # a SyncThread conformance expects held
                 self.held.add(s)
         elif kind == "release":
             self._release(s, op)

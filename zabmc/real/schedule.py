@@ -51,6 +51,7 @@ from zabmc.core.model import (EPOCH_STEP, LEAKED_SYNC_THREAD, MODELS, NEWLEADER_
                               get_model, real_translation)
 from zabmc.core.trace import Replayed, TraceFile
 
+from .hooks import WAIT_HELD
 from .verdict import FAILURES as _VERDICT_FAILURES
 
 FORMAT = "zabmc-zookeeper-schedule"
@@ -513,9 +514,10 @@ def _plan(views: list, events: list, n: int, features: frozenset) -> _Plan:
     caused = {k for k, ev in enumerate(events, start=1) if _caused(ev)} | set(releases)
     while True:  # a release is an op, so a step zabmc brings about: holds beget holds
         arms, rel, spans = _late_steps(views, events, n, caused, features)
-        for k, lst in _forwarding_holds(views, events, caused)[0].items():
+        f_arms, f_rel = _forwarding_holds(views, events, caused)
+        for k, lst in f_arms.items():
             arms.setdefault(k, []).extend(lst)
-        for k, lst in _forwarding_holds(views, events, caused)[1].items():
+        for k, lst in f_rel.items():
             rel.setdefault(k, []).extend(lst)
         if caused >= set(rel):
             break
@@ -590,7 +592,7 @@ def _entries(views: list, events: list, texts: list, cuts: list, releases: dict,
                 ops.append({"op": "links", "cut": cuts[k]})
             for i, pt in releases.get(k, ()):  # a held thread goes on: the trace's step
                 op = {"op": "release", "server": server_id(i), "point": pt}
-                if pt in ("learner-sync", "sync-read"):  # what follows needs it held first
+                if pt in WAIT_HELD:  # what follows needs it held first
                     op["after_held"] = [server_id(i)]
                 ops.append(op)
             if kind == "action" and ev["action"][0] == "flush":  # the held SyncThread goes on
