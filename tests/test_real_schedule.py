@@ -369,17 +369,10 @@ def test_a_sync_hold_across_a_newleader_that_writes_is_refused(tmp_path):
     NEWLEADER message", then "zabmc-hook: held sync-append", no "Set the current epoch"; not
     realised at step 45). So the export refuses it, in one line."""
     sys.path.insert(0, str(CORPUS))
-    from build_4925_release import CONFIG, INVARIANTS, ReleaseBuilder
+    from build_4925_release import CONFIG, INVARIANTS, ReleaseBuilder, epoch1_committed
 
     b = ReleaseBuilder("zk-3.9.3", dict(CONFIG, max_crashes=1), INVARIANTS)
-    every = {(a, c) for a in range(3) for c in range(3) if a != c}
-    b.do(kind="action", action=["elect", 2, 0b111])
-    b.handshake(2, (0, 1))
-    b.do(kind="propose", node=2)
-    b.settle(every, ("PROPOSAL",))
-    b.do(kind="action", action=["log", 0])
-    b.do(kind="action", action=["log", 1])
-    b.settle(every, ("ACK", "COMMIT"))
+    epoch1_committed(b)
     b.do(kind="timeout", node=0)
     b.do(kind="action", action=["lost", 2, 0])
     b.do(kind="propose", node=2)  # 1.2, committed by nodes 1 and 2

@@ -78,10 +78,9 @@ class ReleaseBuilder(Builder):
                 self.do(kind="deliver", src=src, dst=dst, msg=typ)
 
 
-def build(model: str = "zk-3.9.3") -> ReleaseBuilder:
-    b = ReleaseBuilder(model, CONFIG, INVARIANTS + ["sync-loses-committed"])
+def epoch1_committed(b: ReleaseBuilder) -> None:
+    """Epoch 1: node 2 leads nodes 0 and 1; zab-0 (1.1) committed by all three."""
     every = {(a, c) for a in range(3) for c in range(3) if a != c}
-    # epoch 1: node 2 leads nodes 0 and 1; zab-0 (1.1) committed by all three
     b.do(kind="action", action=["elect", 2, 0b111])
     b.handshake(2, (0, 1))
     b.do(kind="propose", node=2)
@@ -89,6 +88,11 @@ def build(model: str = "zk-3.9.3") -> ReleaseBuilder:
     b.do(kind="action", action=["log", 0])
     b.do(kind="action", action=["log", 1])
     b.settle(every, ("ACK", "COMMIT"))
+
+
+def build(model: str = "zk-3.9.3") -> ReleaseBuilder:
+    b = ReleaseBuilder(model, CONFIG, INVARIANTS + ["sync-loses-committed"])
+    epoch1_committed(b)
     # zab-1 (1.2) reaches only the leader's log: its followers are cut off first
     b.do(kind="timeout", node=0)
     b.do(kind="timeout", node=1)
