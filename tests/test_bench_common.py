@@ -173,3 +173,41 @@ def test_side_by_side_runs_each_tree_its_rounds_in_turn():
                           capture_output=True, check=True).stdout
     assert got["HEAD"] == [head] * 3
     assert got["this tree"] == [(ROOT / "benchmarks" / "common.py").read_bytes()] * 3
+
+
+def test_the_engines_bench_rotates_engines_takes_ratios_per_round_and_refuses_other_counts(
+        monkeypatch):
+    """benchmarks/engines_bench.py: the engines' order rotates each round, each ratio is one
+    process's wall over the engine's in the same round, and a run with other counts fails."""
+    import benchmarks.engines_bench as eb
+
+    one, par, spark = eb.ENGINES
+    walls = {1: {one: 10.0, par: 5.0, spark: 20.0}, 2: {one: 12.0, par: 4.0, spark: 6.0}}
+    order, rnd = [], [1]
+
+    def fake(flags, engine):
+        name = next(n for n, f in eb.ENGINES.items() if f == engine)
+        order.append(name)
+        if len(order) == 4:
+            rnd[0] = 2
+        return {"distinct_states": 7, "states": 9, "per_depth": [1, 6], "stop_reason": "x",
+                "violations": [], "wall_seconds": walls[rnd[0]][name], "cpu_seconds": 1.0}
+
+    monkeypatch.setattr(eb, "run", fake)
+    got = eb.measure(["zab"], 2)
+    assert order == [one, par, spark, par, spark, one]
+    assert eb.ratio(got["zab"], par) == (2.5, 2.0, 3.0)
+    assert eb.ratio(got["zab"], spark) == (1.25, 0.5, 2.0)
+    assert eb.best(got["zab"]) == par
+    text = eb.section(got, 2, ["--rounds", "2"])
+    assert "| zab, a gate run to depth 21 |" in text and "| 7 | --workers 2 | 5.0 / 4.0 |" in text
+    assert "2.50x (2.00-3.00)" in text and "zab, a gate run to depth 21: **--workers 2**" in text
+
+    def other(flags, engine):
+        d = fake(flags, engine)
+        return dict(d, states=10) if engine == eb.ENGINES[spark] else d
+
+    order.clear()
+    monkeypatch.setattr(eb, "run", other)
+    with pytest.raises(SystemExit, match="spark local\\[2\\] reports other counts"):
+        eb.measure(["zab"], 1)
