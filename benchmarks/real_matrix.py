@@ -48,8 +48,9 @@ RELEASES = (DEBIAN, "3.8.3", "3.8.4", "3.8.5", "3.8.6", "3.9.0", "3.9.1", "3.9.2
             "3.9.4", "3.9.5")
 OPTIONAL = ("3.8.0", "3.8.1", "3.8.2")
 #: the rows: finding -> (its file under tests/corpus/zk, the row of release-models.json whose
-#: verdict the model side shows, what the row is). A control is not a finding: the model it was
-#: searched on (zk-fixed, 3.8.5's rules) finds nothing there
+#: verdict the model side shows, or a tuple of rows: the first that finds the bug, else the
+#: first's verdict; what the row is). A control is not a finding: the model it was searched on
+#: (zk-fixed, 3.8.5's rules) finds nothing there
 FINDINGS = {
     "zookeeper-4646-acked": ("zookeeper-4646-acked.trace.json", "ZOOKEEPER-4646", "finding"),
     "zookeeper-4643-acked": ("zookeeper-4643-acked.trace.json", "ZOOKEEPER-4643", "finding"),
@@ -62,7 +63,8 @@ FINDINGS = {
     "truncate-keeps-zk-3.8.0-held": ("truncate-keeps-zk-3.8.0-held.trace.json",
                                      "TRUNC-KEEPS-UNCOMMITTED", "finding"),
     "zookeeper-5094-zk-3.8.0": ("zookeeper-5094-zk-3.8.0.trace.json",
-                                "ZOOKEEPER-4712/5094 window", "finding"),
+                                ("ZOOKEEPER-4712/5094 window", "ZOOKEEPER-5094 from step 18"),
+                                "finding"),
     "zookeeper-4646-acked-fixed": ("zookeeper-4646-acked-fixed.trace.json", "ZOOKEEPER-4646",
                                    "control"),
     "zookeeper-3911": ("zookeeper-3911.trace.json", "ZOOKEEPER-3911", "finding"),
@@ -185,13 +187,17 @@ def model_of(release: str) -> tuple[str | None, str]:
     return None, releases.NOT_MODELLED.get(version, "no model")
 
 
-def model_verdict(model: str | None, row: str, cells: dict) -> tuple[str, str]:
+def model_verdict(model: str | None, row: str | tuple, cells: dict) -> tuple[str, str]:
     """(kind, text) of the release model's verdict on the row's bug: kind "found", "none" (a clean
-    search, or absent by construction), "cannot" (a grain the model lacks), "not modelled" or
-    "not run"."""
+    search, or absent by construction), "cannot" (a grain the model lacks, or a start that is not
+    a state of it), "not modelled" or "not run". Of a tuple of rows: the first that finds it,
+    else the first row's."""
     if model is None:
         return "not modelled", "not modelled"
-    from benchmarks.release_models import ROWS, breakable, why_not
+    if isinstance(row, tuple):
+        got = [model_verdict(model, r, cells) for r in row]
+        return next((v for v in got if v[0] == "found"), got[0])
+    from benchmarks.release_models import ROWS, STARTS, breakable, why_not
 
     if ROWS[row][0] not in breakable(model):
         why = why_not(model, row)
@@ -199,10 +205,19 @@ def model_verdict(model: str | None, row: str, cells: dict) -> tuple[str, str]:
     d = cells.get(f"{model}|{row}")
     if d is None:
         return "not run", "not run"
+    if "refused" in d:
+        return "cannot", f"n/a: the start is not a state of this model ({d['refused']})"
     if d["violations"]:
-        return "found", f"finds it (depth {d['violations'][0]['depth']})"
+        depth = d["violations"][0]["depth"]
+        if row not in STARTS:
+            return "found", f"finds it (depth {depth})"
+        trace, k = STARTS[row]
+        name = os.path.basename(trace).removesuffix(".trace.json")
+        return "found", f"finds it (depth {depth} from step {k} of `{name}`)"
     scope = {"exhausted": "exhausted", "time-limit": "to the time limit"}.get(
         d["stop_reason"], f"to depth {d['config']['depth']}")
+    if row in STARTS:
+        scope += f" from step {STARTS[row][1]}"
     return "none", f"none ({scope})"
 
 
@@ -452,7 +467,8 @@ def section(records: list, cells: dict | None = None) -> str:
     ]
     dis = []
     for f in finds:
-        row = FINDINGS[f][1] + (" (control)" if FINDINGS[f][2] == "control" else "")
+        rows = FINDINGS[f][1] if isinstance(FINDINGS[f][1], tuple) else (FINDINGS[f][1],)
+        row = " or ".join(rows) + (" (control)" if FINDINGS[f][2] == "control" else "")
         out = []
         for r in rels:
             rec = last.get((f, r))
