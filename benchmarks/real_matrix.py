@@ -307,8 +307,28 @@ SAYS = [
     "the truncated follower's read after it. `Learner.shutdown` keeps the database "
     "(`zk.shutdown(syncMode == SNAP)`), so server 3's next ACKEPOCH names 0x200000001 from "
     "memory (\"Sending DIFF zxid=0x200000001 for peer sid: 3\"); it writes 0x200000002 after the "
-    "gap, and restarted it serves /zab-3 without /zab-2. Every release model has this run; the "
-    "matrix's window search from 3.9.3 on stops short of it (below).",
+    "gap, and restarted it serves /zab-3 without /zab-2. Every release model agrees, by a "
+    "search of its own: on `zk-3.8.0` to `zk-3.9.2` the window search from the initial state "
+    "finds `ack-from-memory`; from 3.9.3 on, where that search is clean to depth 34 (a bound, "
+    "not a verdict), the search from the state after this trace's first 18 events (epoch 1's "
+    "leader deposed with 0x100000002 on its disk alone, every server looking: before any step "
+    "of the bug) finds 5094's window 29 events later, breadth-first (row \"ZOOKEEPER-5094 from "
+    "step 18\" of \"One model per release\": `python benchmarks/release_models.py --rows "
+    "\"ZOOKEEPER-5094 from step 18\" --write`, each cell `zabmc check --model zk-3.9.3 --from "
+    "reports/data/release-models/zookeeper-5094-zk-3.8.0-as-zk-3.9.3.trace.json:18 --nodes 3 "
+    "--proposals 1 --max-timeouts 1 --depth 32 --invariant ack-from-memory`, the trace renamed "
+    "for the model since `--from` takes a trace of the check's own model, its 75 events being "
+    "runs of `zk-3.9.3` and `zk-3.9.4` too, tests/test_real_schedule.py). In that run node 2 is "
+    "truncated by epoch 2's leader, applies the COMMIT of 2.1 in memory before NEWLEADER, "
+    "loses its leader and acknowledges epoch 3's NEWLEADER with 2.1 on no disk of its own. "
+    "Those models keep a TRUNC's memory at the shutdown (models/zk/README.md R3), as the "
+    "releases do: 3.9.3's fix of ZOOKEEPER-4712 (PR #2154) stops the SyncThread only; "
+    "`Learner.shutdown` still calls `zk.shutdown(self.getSyncMode().equals(SNAP))` "
+    "(release-3.9.3 Learner.java 910, release-3.9.4 and 3.9.5 924), and "
+    "`ZooKeeperServer.shutdown(boolean)` (release-3.9.3 to 3.9.5 ZooKeeperServer.java 922-949) "
+    "does nothing for a server that is not running, which a follower before NEWLEADER is not, "
+    "but clear the database of a full shutdown: a TRUNC's (false) keeps the COMMIT it applied in "
+    "memory (`writeToTxnLog` false, release-3.9.3 Learner.java 620).",
     "**ZOOKEEPER-3911** (fixed in 3.6.3, PR #1445) is not realised on any release: at step 19, "
     "where the `zk-pre3911` follower acknowledges NEWLEADER with 1.1 neither written nor queued, "
     "the servers already have 1.1 on disk (3.8.0 to 3.8.4, 3.9.0, 3.9.1, 3.9.3 to 3.9.5), or, on "
@@ -337,21 +357,6 @@ SAYS = [
 #: explanations of the cells where the servers and the model disagree: (finding, releases, text).
 #: The section shows each whose cells disagree, and lists a disagreement no note covers
 NOTES: list = [
-    ("zookeeper-5094-zk-3.8.0", ("3.9.3", "3.9.4", "3.9.5"),
-     "the servers reproduce ZOOKEEPER-5094, while the row's model verdict, the \"ZOOKEEPER-4712/"
-     "5094 window\" row of \"One model per release\" (`ack-from-memory`), is a search clean to "
-     "depth 34: a bound, not a verdict. The models have it: this run's 75 events, built through "
-     "`zk-3.9.3` and `zk-3.9.4` (tests/corpus/zk/build_380_snap.py with their model), are runs "
-     "of both, `ack-from-memory` at event 51 as on `zk-3.8.0` "
-     "(tests/test_real_schedule.py). Their shutdown keeps a TRUNC's memory (models/zk/README.md "
-     "R3): 3.9.3's fix of ZOOKEEPER-4712 (PR #2154) stops the SyncThread only; "
-     "`Learner.shutdown` still calls `zk.shutdown(self.getSyncMode().equals(SNAP))` "
-     "(release-3.9.3 Learner.java 910, release-3.9.4 and 3.9.5 924), and "
-     "`ZooKeeperServer.shutdown(boolean)` (release-3.9.3 to 3.9.5 ZooKeeperServer.java 922-949) "
-     "does nothing for a server that is not running, which a follower before NEWLEADER is not, "
-     "but clear the database of a full shutdown: a TRUNC's (false) keeps the COMMIT it applied in "
-     "memory (`writeToTxnLog` false, release-3.9.3 Learner.java 620). So 5094 is real in 3.9.3 "
-     "to 3.9.5, as their models say past the search's bound."),
     ("zookeeper-2354-trunc", (DEBIAN,),
      "the servers reproduce ZOOKEEPER-2354 (the restarted server 3 exits: \"The current epoch, "
      "1, is older than the last zxid, 8589934593\", `QuorumPeer.loadDataBase`), while "
