@@ -48,8 +48,9 @@ RELEASES = (DEBIAN, "3.8.3", "3.8.4", "3.8.5", "3.8.6", "3.9.0", "3.9.1", "3.9.2
             "3.9.4", "3.9.5")
 OPTIONAL = ("3.8.0", "3.8.1", "3.8.2")
 #: the rows: finding -> (its file under tests/corpus/zk, the row of release-models.json whose
-#: verdict the model side shows, what the row is). A control is not a finding: the model it was
-#: searched on (zk-fixed, 3.8.5's rules) finds nothing there
+#: verdict the model side shows, or a tuple of rows: the first that finds the bug, else the
+#: first's verdict; what the row is). A control is not a finding: the model it was searched on
+#: (zk-fixed, 3.8.5's rules) finds nothing there
 FINDINGS = {
     "zookeeper-4646-acked": ("zookeeper-4646-acked.trace.json", "ZOOKEEPER-4646", "finding"),
     "zookeeper-4643-acked": ("zookeeper-4643-acked.trace.json", "ZOOKEEPER-4643", "finding"),
@@ -62,7 +63,8 @@ FINDINGS = {
     "truncate-keeps-zk-3.8.0-held": ("truncate-keeps-zk-3.8.0-held.trace.json",
                                      "TRUNC-KEEPS-UNCOMMITTED", "finding"),
     "zookeeper-5094-zk-3.8.0": ("zookeeper-5094-zk-3.8.0.trace.json",
-                                "ZOOKEEPER-4712/5094 window", "finding"),
+                                ("ZOOKEEPER-4712/5094 window", "ZOOKEEPER-5094 from step 18"),
+                                "finding"),
     "zookeeper-4646-acked-fixed": ("zookeeper-4646-acked-fixed.trace.json", "ZOOKEEPER-4646",
                                    "control"),
     "zookeeper-3911": ("zookeeper-3911.trace.json", "ZOOKEEPER-3911", "finding"),
@@ -185,13 +187,17 @@ def model_of(release: str) -> tuple[str | None, str]:
     return None, releases.NOT_MODELLED.get(version, "no model")
 
 
-def model_verdict(model: str | None, row: str, cells: dict) -> tuple[str, str]:
+def model_verdict(model: str | None, row: str | tuple, cells: dict) -> tuple[str, str]:
     """(kind, text) of the release model's verdict on the row's bug: kind "found", "none" (a clean
-    search, or absent by construction), "cannot" (a grain the model lacks), "not modelled" or
-    "not run"."""
+    search, or absent by construction), "cannot" (a grain the model lacks, or a start that is not
+    a state of it), "not modelled" or "not run". Of a tuple of rows: the first that finds it,
+    else the first row's."""
     if model is None:
         return "not modelled", "not modelled"
-    from benchmarks.release_models import ROWS, breakable, why_not
+    if isinstance(row, tuple):
+        got = [model_verdict(model, r, cells) for r in row]
+        return next((v for v in got if v[0] == "found"), got[0])
+    from benchmarks.release_models import ROWS, STARTS, breakable, why_not
 
     if ROWS[row][0] not in breakable(model):
         why = why_not(model, row)
@@ -199,10 +205,19 @@ def model_verdict(model: str | None, row: str, cells: dict) -> tuple[str, str]:
     d = cells.get(f"{model}|{row}")
     if d is None:
         return "not run", "not run"
+    if "refused" in d:
+        return "cannot", f"n/a: the start is not a state of this model ({d['refused']})"
     if d["violations"]:
-        return "found", f"finds it (depth {d['violations'][0]['depth']})"
+        depth = d["violations"][0]["depth"]
+        if row not in STARTS:
+            return "found", f"finds it (depth {depth})"
+        trace, k = STARTS[row]
+        name = os.path.basename(trace).removesuffix(".trace.json")
+        return "found", f"finds it (depth {depth} from step {k} of `{name}`)"
     scope = {"exhausted": "exhausted", "time-limit": "to the time limit"}.get(
         d["stop_reason"], f"to depth {d['config']['depth']}")
+    if row in STARTS:
+        scope += f" from step {STARTS[row][1]}"
     return "none", f"none ({scope})"
 
 
@@ -292,8 +307,33 @@ SAYS = [
     "the truncated follower's read after it. `Learner.shutdown` keeps the database "
     "(`zk.shutdown(syncMode == SNAP)`), so server 3's next ACKEPOCH names 0x200000001 from "
     "memory (\"Sending DIFF zxid=0x200000001 for peer sid: 3\"); it writes 0x200000002 after the "
-    "gap, and restarted it serves /zab-3 without /zab-2. Every release model has this run; the "
-    "matrix's window search from 3.9.3 on stops short of it (below).",
+    "gap, and restarted it serves /zab-3 without /zab-2. Every release model agrees, by a "
+    "search of its own: on `zk-3.8.0` to `zk-3.9.2` the window search from the initial state "
+    "finds `ack-from-memory`; from 3.9.3 on, where that search is clean to depth 34 (a bound, "
+    "not a verdict), the search from the state after this trace's first 18 events (epoch 1's "
+    "leader deposed with 0x100000002 on its disk alone, every server looking: before any step "
+    "of the bug) finds 5094's window 29 events later, breadth-first (row \"ZOOKEEPER-5094 from "
+    "step 18\" of \"One model per release\": `python benchmarks/release_models.py --rows "
+    "\"ZOOKEEPER-5094 from step 18\" --write`, each cell `zabmc check --model zk-3.9.3 --from "
+    "reports/data/release-models/zookeeper-5094-zk-3.8.0-as-zk-3.9.3.trace.json:18 --nodes 3 "
+    "--proposals 1 --max-timeouts 1 --depth 32 --invariant ack-from-memory`, the trace renamed "
+    "for the model since `--from` takes a trace of the check's own model, its 75 events being "
+    "runs of `zk-3.9.3` and `zk-3.9.4` too, tests/test_real_schedule.py). In that run server 3 "
+    "is truncated by epoch 2's leader, applies the COMMIT of 0x200000001 in memory before "
+    "NEWLEADER, loses its leader and acknowledges epoch 3's NEWLEADER with 0x200000001 on no "
+    "disk of its own. "
+    "From step 18 `zk-3.8.0` meets 4712's window first (its shutdown leaks the SyncThread); "
+    "from step 28 (epoch 2 established, server 2 leading server 1, server 3 looking), the same flags find "
+    "5094's window at depth 19 on `zk-3.8.0` (30,438 states), `zk-3.9.3` (18,840) and "
+    "`zk-3.9.4` (18,809) alike (one run each at commit dcbd358). "
+    "Those models keep a TRUNC's memory at the shutdown (models/zk/README.md R3), as the "
+    "releases do: 3.9.3's fix of ZOOKEEPER-4712 (PR #2154) stops the SyncThread only; "
+    "`Learner.shutdown` still calls `zk.shutdown(self.getSyncMode().equals(SNAP))` "
+    "(release-3.9.3 Learner.java 910, release-3.9.4 and 3.9.5 924), and "
+    "`ZooKeeperServer.shutdown(boolean)` (release-3.9.3 to 3.9.5 ZooKeeperServer.java 922-949) "
+    "does nothing for a server that is not running, which a follower before NEWLEADER is not, "
+    "but clear the database of a full shutdown: a TRUNC's (false) keeps the COMMIT it applied in "
+    "memory (`writeToTxnLog` false, release-3.9.3 Learner.java 620).",
     "**ZOOKEEPER-3911** (fixed in 3.6.3, PR #1445) is not realised on any release: at step 19, "
     "where the `zk-pre3911` follower acknowledges NEWLEADER with 1.1 neither written nor queued, "
     "the servers already have 1.1 on disk (3.8.0 to 3.8.4, 3.9.0, 3.9.1, 3.9.3 to 3.9.5), or, on "
@@ -322,21 +362,6 @@ SAYS = [
 #: explanations of the cells where the servers and the model disagree: (finding, releases, text).
 #: The section shows each whose cells disagree, and lists a disagreement no note covers
 NOTES: list = [
-    ("zookeeper-5094-zk-3.8.0", ("3.9.3", "3.9.4", "3.9.5"),
-     "the servers reproduce ZOOKEEPER-5094, while the row's model verdict, the \"ZOOKEEPER-4712/"
-     "5094 window\" row of \"One model per release\" (`ack-from-memory`), is a search clean to "
-     "depth 34: a bound, not a verdict. The models have it: this run's 75 events, built through "
-     "`zk-3.9.3` and `zk-3.9.4` (tests/corpus/zk/build_380_snap.py with their model), are runs "
-     "of both, `ack-from-memory` at event 51 as on `zk-3.8.0` "
-     "(tests/test_real_schedule.py). Their shutdown keeps a TRUNC's memory (models/zk/README.md "
-     "R3): 3.9.3's fix of ZOOKEEPER-4712 (PR #2154) stops the SyncThread only; "
-     "`Learner.shutdown` still calls `zk.shutdown(self.getSyncMode().equals(SNAP))` "
-     "(release-3.9.3 Learner.java 910, release-3.9.4 and 3.9.5 924), and "
-     "`ZooKeeperServer.shutdown(boolean)` (release-3.9.3 to 3.9.5 ZooKeeperServer.java 922-949) "
-     "does nothing for a server that is not running, which a follower before NEWLEADER is not, "
-     "but clear the database of a full shutdown: a TRUNC's (false) keeps the COMMIT it applied in "
-     "memory (`writeToTxnLog` false, release-3.9.3 Learner.java 620). So 5094 is real in 3.9.3 "
-     "to 3.9.5, as their models say past the search's bound."),
     ("zookeeper-2354-trunc", (DEBIAN,),
      "the servers reproduce ZOOKEEPER-2354 (the restarted server 3 exits: \"The current epoch, "
      "1, is older than the last zxid, 8589934593\", `QuorumPeer.loadDataBase`), while "
@@ -452,7 +477,8 @@ def section(records: list, cells: dict | None = None) -> str:
     ]
     dis = []
     for f in finds:
-        row = FINDINGS[f][1] + (" (control)" if FINDINGS[f][2] == "control" else "")
+        rows = FINDINGS[f][1] if isinstance(FINDINGS[f][1], tuple) else (FINDINGS[f][1],)
+        row = " or ".join(rows) + (" (control)" if FINDINGS[f][2] == "control" else "")
         out = []
         for r in rels:
             rec = last.get((f, r))

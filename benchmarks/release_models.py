@@ -6,25 +6,35 @@ clean within the bounds, or why that release's model cannot break the row's prop
 
     python benchmarks/release_models.py --jobs 2 --write
     python benchmarks/release_models.py --only zk-3.8.0 --rows ZOOKEEPER-4685 --write
+    python benchmarks/release_models.py --rows "ZOOKEEPER-5094 from step 18" --write
 
 Every cell is one `zabmc check ... --json` child process (its CPU time is the child's own), each
 capped by --time-limit (a cell that reaches it says so: clean only as far as it went). Results are
 kept in reports/data/release-models.json with the commit each cell ran at, so `--only` and
 `--rows` rerun some cells and keep the others. It rewrites only its own section.
+
+A row of STARTS searches from the state after K events of a trace (`zabmc check --from
+TRACE:K`, docs/check.md "Searching from a state") instead of the initial state. `--from` takes
+only a trace of the check's own model: for another release model the search starts from a copy
+of the trace with that model's name (`start_of`), kept in reports/data/release-models/ where
+`zabmc replay` confirms its every event, state, violation and final digest under that model,
+and the cell says n/a where it does not.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import (Cells, cell_options, check_json, result_cell, run_cells,  # noqa: E402
-                               slim, write_zk_section)
+from benchmarks.common import (Cells, cell_options, check_json, commit, result_cell,  # noqa: E402
+                               run_cells, slim, write_zk_section)
 
 HEADING = "## One model per release"
 RESULTS = os.path.join(ROOT, "reports", "data", "release-models.json")
@@ -52,6 +62,11 @@ ROWS = {
                        "and has moved past (the SyncThread a shutdown left running)"),
     "ZOOKEEPER-4712/5094 window": ("ack-from-memory", DEEP, "NEWLEADER acknowledged with a "
                                    "committed transaction the data tree holds and the disk lacks"),
+    "ZOOKEEPER-5094 from step 18": ("ack-from-memory", "--nodes 3 --proposals 1 --max-timeouts 1 "
+                                    "--depth 32", "as the row above, searched from the state "
+                                    "after the first 18 events of its trace (epoch 1's leader, "
+                                    "node 2, deposed with 1.2 on its disk alone; every node "
+                                    "looking): depth and bounds count from there"),
     "ZOOKEEPER-2354": ("load-exception", "--nodes 3 --proposals 1 --max-crashes 1 --depth 40",
                        "a restarted server's disk of a later epoch than its currentEpoch"),
     "ZOOKEEPER-4925": ("committed-log-hole", "--nodes 2 --proposals 2 --max-timeouts 1 --depth "
@@ -61,6 +76,56 @@ ROWS = {
                                 "--depth 30", "a TRUNC to a zxid the follower lacks keeps the "
                                 "transaction past it (FileTxnLog.truncate)"),
 }
+
+
+#: rows searched from a state of a trace: row -> (the trace, from the repository's root, and K)
+STARTS = {
+    #: ZOOKEEPER-5094's hand-built run (75 events, `ack-from-memory` at 51): after its 18th event
+    #: node 2 has led epoch 1 with node 1 and committed 1.1 on both, node 1 has timed out, node 2
+    #: has written 1.2 on its own disk alone and timed out, and all three look for a leader (node
+    #: 0 empty): a leader that lost its quorum with a proposal only it logged, before any step
+    #: of the bug (the TRUNC, the COMMIT it carries before NEWLEADER, the timeout that
+    #: interrupts it). The rest of that run spends one proposal and one timeout
+    "ZOOKEEPER-5094 from step 18": ("tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json", 18),
+}
+START_DIR = "reports/data/release-models"
+
+
+def start_of(model: str, row: str) -> tuple[str | None, str]:
+    """The trace (its path from the repository's root) a search of `row` on `model` starts from,
+    and "": the row's trace itself for its own model, else a copy of it with `model`'s name,
+    written under START_DIR if `zabmc replay` confirms it under `model`; or None and why not."""
+    from zabmc.core.errors import UsageError
+    from zabmc.core.trace import read
+    from zabmc.explore.trace import replay
+
+    src, _ = STARTS[row]
+    with open(os.path.join(ROOT, src)) as f:
+        doc = json.load(f)
+    if doc["model"] == model:
+        return src, ""
+    name = os.path.basename(src).removesuffix(".trace.json")
+    dst = f"{START_DIR}/{name}-as-{model}.trace.json"
+    doc.update(origin=f"{src} with its model, {doc['model']}, renamed {model} by python "
+               f"benchmarks/release_models.py --rows '{row}' (start_of), which keeps it only "
+               f"because zabmc replay confirms its every event, state, violation and final digest "
+               f"under {model}", model=model)
+    text = json.dumps(doc, indent=1) + "\n"
+    tmp = os.path.join(ROOT, dst + ".tmp")
+    os.makedirs(os.path.dirname(tmp), exist_ok=True)
+    with open(tmp, "w") as f:
+        f.write(text)
+    try:
+        r = replay(read(tmp))
+        why = ("" if r.confirmed and r.sha256_differs is None
+               else f"`zabmc replay` under {model} does not confirm it")
+    except (UsageError, ValueError) as e:
+        why = str(e).splitlines()[0]
+    if why:
+        os.remove(tmp)
+        return None, why
+    os.replace(tmp, os.path.join(ROOT, dst))
+    return dst, ""
 
 
 def release_models() -> list[str]:
@@ -95,19 +160,46 @@ def why_not(model: str, row: str) -> str:
 
 def cell(model: str, row: str, limit: float) -> dict:
     prop, flags, _ = ROWS[row]
+    start = None
+    if row in STARTS:
+        path, why = start_of(model, row)
+        if path is None:
+            return {"refused": why, "flags": flags, "commit": commit()}
+        start = {"trace": path, "events": STARTS[row][1]}
+        flags = f"--from {path}:{start['events']} {flags}"
     args = [sys.executable, "-m", "zabmc", "check", "--model", model, *flags.split(),
             "--invariant", prop, "--json", "-q", "--trace-out", os.devnull,
             "--time-limit", str(limit)]
-    return slim(check_json(args, cwd=ROOT), f"{flags} --invariant {prop}")
+    out = slim(check_json(args, cwd=ROOT), f"{flags} --invariant {prop}")
+    return {**out, "start": start} if start else out
 
 
 def show(d: dict | None) -> str:
     if d is None:
         return "not run"
-    out = result_cell(d, "**found** at depth {depth}", 1)
+    if "refused" in d:
+        return f"n/a: the start is not a state of this model ({d['refused']})"
+    k = d["start"]["events"] if d.get("start") else None
+    if k is None:
+        out = result_cell(d, "**found** at depth {depth}", 1)
+    elif d["violations"]:  # which issue's window the message names: a property can have two
+        v = d["violations"][0]
+        issue = re.search(r"\((?:.*, )?(ZOOKEEPER-\d+)\)$", v.get("message", ""))
+        what = f" {issue.group(1)}'s window" if issue else ""
+        out = result_cell(d, f"**found**{what} at depth {{depth}} from step {k}, event "
+                          f"{k + v['depth']} of its run", 1)
+    else:
+        out = result_cell(d, "", 1).replace(f"clean to depth {d['config']['depth']}",
+                                            f"clean to depth {d['config']['depth']} from step {k}")
     if d["stop_reason"] == "time-limit":
         out = out.replace("none: clean to depth", "none to the time limit, under depth")
     return out
+
+
+def start_flags(row: str) -> str:
+    """`--from TRACE:K ` for a row of STARTS (its own trace: other models start from its copy,
+    `start_of`), else ""."""
+    return f"--from {STARTS[row][0]}:{STARTS[row][1]} " if row in STARTS else ""
 
 
 def section(cells: Cells, models: list[str]) -> str:
@@ -120,7 +212,13 @@ def section(cells: Cells, models: list[str]) -> str:
         "(breadth-first, but where they say `--strategy dfs`: its depth is then the shortened "
         "run's), CPU seconds of that search alone on a 2-core machine shared with other jobs. "
         "\"none\" holds within the bounds named and nowhere else; \"not in this model yet\" "
-        "names the grain the release's model lacks (issue #62 is open until no cell says so).",
+        "names the grain the release's model lacks (issue #62 is open until no cell says so). "
+        "A row \"from step K\" searches from the state after the first K events of the trace "
+        "its flags name (`zabmc check --from TRACE:K`, docs/check.md), its depth and budgets "
+        "counted from there; a release model other than the trace's starts from a copy of the "
+        "trace with that model's name (reports/data/release-models/, written only where `zabmc "
+        "replay` confirms every event, state, violation and digest under that model), and "
+        "\"n/a\" where replay does not.",
         "",
         "| bug | " + " | ".join(f"`{m}`" for m in models) + " |",
         "|---|" + "---|" * len(models),
@@ -130,7 +228,8 @@ def section(cells: Cells, models: list[str]) -> str:
                   for m in models]
         lines.append(f"| {row} | " + " | ".join(cells_) + " |")
     lines += ["", "| bug | property | what it is | flags |", "|---|---|---|---|"]
-    lines += [f"| {row} | `{p}` | {what} | `{flags}` |" for row, (p, flags, what) in ROWS.items()]
+    lines += [f"| {row} | `{p}` | {what} | `{start_flags(row)}{flags}` |"
+              for row, (p, flags, what) in ROWS.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -249,7 +249,8 @@ def test_the_5094_run_is_a_run_of_3_9_3_and_3_9_4_too(model, monkeypatch):
     """The same 75 events, built through zk-3.9.3's and zk-3.9.4's models (on the THREADS stack,
     whose shutdown keeps a TRUNC's memory, models/zk/README.md R3): `ack-from-memory` at 51 and
     the same events, as the servers of 3.9.3 to 3.9.5 show them. The release
-    matrix's window search (depth 34) is a bound that this run lies beyond."""
+    matrix's window search (depth 34) is a bound that this run lies beyond; its row searched
+    from this run's 18th event finds the window (tests/test_release_start.py)."""
     sys.path.insert(0, str(CORPUS))
     import build_380_snap
 

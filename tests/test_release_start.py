@@ -1,0 +1,96 @@
+"""The release matrix's row searched from a state (benchmarks/release_models.py, STARTS):
+ZOOKEEPER-5094's window (`ack-from-memory`) from the state after the first 18 events of
+tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json, on the release models from 3.9.3 on, whose
+search from the initial state ("ZOOKEEPER-4712/5094 window", depth 34) stops short of it.
+
+Where the figures come from: the trace's first 18 events, its model and the property are the
+corpus file's (tests/test_real_schedule.py builds it and checks it is a run of zk-3.9.3 and
+zk-3.9.4 too); that the found run replays from the initial state, and that it is 5094's (a TRUNC
+whose COMMIT is applied before NEWLEADER, then a timeout), is checked here on the trace itself.
+The depth (29) and the distinct states (356,662 on zk-3.9.3, 356,308 on zk-3.9.4) are zabmc's
+own and only detect change; they depend on models/zk/storage.py (the TRUNC and what a COMMIT
+before NEWLEADER does) as well as the explorer.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import release_models as rm  # noqa: E402
+
+ROW = "ZOOKEEPER-5094 from step 18"
+TRACE = ROOT / "tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json"
+
+
+@pytest.mark.parametrize("model", ["zk-3.6.2", "zk-3.7.0", "zk-3.9.3", "zk-3.9.4"])
+def test_the_start_of_another_model_is_the_trace_renamed_as_committed(model, tmp_path,
+                                                                       monkeypatch):
+    monkeypatch.setattr(rm, "START_DIR", str(tmp_path))
+    path, why = rm.start_of(model, ROW)
+    assert (path, why) == (f"{tmp_path}/zookeeper-5094-zk-3.8.0-as-{model}.trace.json", "")
+    committed = ROOT / "reports/data/release-models" / Path(path).name
+    assert Path(path).read_bytes() == committed.read_bytes()
+    mine, theirs = json.loads(Path(path).read_text()), json.loads(TRACE.read_text())
+    assert mine.pop("model") == model and theirs.pop("model") == "zk-3.8.0"
+    assert mine.pop("origin").startswith(f"tests/corpus/zk/{TRACE.name} with its model")
+    theirs.pop("origin")
+    assert mine == theirs
+
+
+def test_the_trace_starts_its_own_model_and_no_model_it_does_not_replay_on(tmp_path,
+                                                                           monkeypatch):
+    monkeypatch.setattr(rm, "START_DIR", str(tmp_path))
+    assert rm.start_of("zk-3.8.0", ROW) == (str(TRACE.relative_to(ROOT)), "")
+    # 3.8.5's NEWLEADER (PR #2111) has no separate ack-newleader step: the run is not its own
+    path, why = rm.start_of("zk-3.8.5", ROW)
+    assert path is None and "step 7 (ack-newleader 1) is not enabled" in why
+    assert list(tmp_path.iterdir()) == []
+
+
+def _events_of(path) -> list:
+    return json.loads(Path(path).read_text())["events"]
+
+
+@pytest.mark.parametrize("model,states", [
+    ("zk-3.9.3", 356_662),
+    pytest.param("zk-3.9.4", 356_308, marks=pytest.mark.slow),
+])
+def test_the_release_model_finds_5094_from_step_18(model, states, tmp_path):
+    """The row's cell, one search (about 13 CPU s): `ack-from-memory` at depth 29 from step 18,
+    the run's 47 events replaying from the initial state."""
+    start = ROOT / "reports/data/release-models" / f"zookeeper-5094-zk-3.8.0-as-{model}.trace.json"
+    out = tmp_path / "found.trace.json"
+    prop, flags, _ = rm.ROWS[ROW]
+    r = subprocess.run([sys.executable, "-m", "zabmc", "check", "--model", model, "--from",
+                        f"{start}:18", *flags.split(), "--invariant", prop, "--json", "-q",
+                        "--trace-out", str(out)], cwd=ROOT, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 10, r.stderr
+    d = json.loads(r.stdout)
+    v = d["violations"][0]
+    assert (v["property"], v["depth"], d["distinct_states"]) == ("ack-from-memory", 29, states)
+    assert v["message"].endswith("(applied in memory only, ZOOKEEPER-5094)")
+    assert d["start"]["events"] == 18
+    # from the initial state: the trace's first 18 events, then the search's 29
+    events = _events_of(out)
+    assert len(events) == 47 and events[:18] == _events_of(TRACE)[:18]
+    rep = subprocess.run([sys.executable, "-m", "zabmc", "replay", "-q", str(out)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert rep.returncode == 10 and "confirmed: ack-from-memory violated at step 47" in rep.stdout
+    # 5094's shape: node 2 truncated by a SYNC whose COMMIT it reads before any NEWLEADER on that
+    # connection, then a timeout or a lost connection before that NEWLEADER
+    msgs = [(i, e["msg"]) for i, e in enumerate(events) if e["kind"] == "deliver"
+            and e["dst"] == 2]
+    trunc = next(i for i, m in msgs if m["type"] == "SYNC" and m["mode"] == "TRUNC")
+    conn = events[trunc]["msg"]["conn"]
+    commit = next(i for i, m in msgs if i > trunc and m["type"] == "COMMIT")
+    assert events[commit]["msg"]["conn"] == conn
+    assert not any(m["type"] == "NEWLEADER" and m["conn"] == conn for i, m in msgs if i > trunc)
