@@ -136,14 +136,20 @@ RELEASE_CASES = [
       "zk-3.7.0-threads": (3_600, 6_297), "zk-3.9.3-store": (3_132, 5_240),
       "zk-3.9.4-store": (3_117, 5_231), "zk-3.9.3-epoch": (3_162, 5_282),
       "zk-3.9.4-epoch": (3_147, 5_273)}, True),
+    # S15 (models/zk/README.md: a COMMIT forwarded before NEWLEADER to a follower a SNAP
+    # synchronises stays out of its committed log, but in 3.9.4) moved every release's count
+    # here but 3.9.4's: TLC's counts, equal to zabmc's (this test, run at that change); before
+    # it 3.6.2 and 3.9.3 (1,928, 3,839), 3.7.0 and 3.8.0 (2,312, 4,779), 3.8.5 and 3.9.2
+    # (1,845, 3,597)
     (_space(nodes=3, proposals=1), None, "3n-p1",
-     {"zk-3.6.2": (1_928, 3_839), "zk-3.7.0": (2_312, 4_779), "zk-3.8.0": (2_312, 4_779),
-      "zk-3.8.5": (1_845, 3_597), "zk-3.9.2": (1_845, 3_597),
-      "zk-3.9.3": (1_928, 3_839), "zk-3.9.4": (1_928, 3_839),
+     {"zk-3.6.2": (1_880, 3_767), "zk-3.7.0": (2_264, 4_707), "zk-3.8.0": (2_264, 4_707),
+      "zk-3.8.5": (1_805, 3_537), "zk-3.9.2": (1_805, 3_537),
+      "zk-3.9.3": (1_880, 3_767), "zk-3.9.4": (1_928, 3_839),
       "zk-3.7.0-threads": (1_616, 3_399), "zk-3.7.0-fwd": (1_824, 3_871),
       "zk-3.9.2-threads": (1_149, 2_217)}, True),
+    # S15 too (TLC's, equal to zabmc's): 3.8.0 15,961 and 3.9.3 15,509 distinct before it
     (_space(nodes=3, proposals=1, crashes=1), 18, "3n-p1-c1-depth18",
-     {"zk-3.8.0": (15_961, 32_064), "zk-3.9.3": (15_509, 31_328),
+     {"zk-3.8.0": (15_959, 32_064), "zk-3.9.3": (15_507, 31_328),
       "zk-3.9.4": (15_509, 31_328)}, True),
     (_space(nodes=3, proposals=1, timeouts=1), 16, "3n-p1-t1-depth16",
      {"zk-3.8.0": (19_318, 44_376)}, True),
@@ -277,7 +283,9 @@ FROM_CASES = [
     pytest.param("zk-3.8.0", _TRUNC, 13, _space(nodes=3), 12, 223, 416, id="trunc-k13-depth12"),
     pytest.param("zk-3.8.0", _E2354, 13, _space(nodes=3, crashes=1), 14, 1_368, 2_481,
                  id="2354-k13-c1-depth14"),
-    pytest.param("zk-3.8.0", _TRUNC, 13, _space(nodes=3, proposals=1), 30, 14_028, 34_206,
+    # S15 (TLC's count, equal to zabmc's; 14,028 and 34,206 before it): a COMMIT that reaches
+    # a follower between its SNAP or TRUNC and NEWLEADER stays out of its committed log
+    pytest.param("zk-3.8.0", _TRUNC, 13, _space(nodes=3, proposals=1), 30, 13_943, 34_074,
                  id="trunc-k13-p1-depth30", marks=SLOW),
     pytest.param("zk-3.8.0", _TRUNC, 13, _space(nodes=3, crashes=1), 16, 6_766, 13_744,
                  id="trunc-k13-c1-depth16", marks=SLOW),

@@ -13,8 +13,8 @@ import pathlib
 import pytest
 
 from models.zk.refine import shape
-from models.zk.state import (ACKEPOCH, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, L_EPOCH, L_SYNC,
-                             LEADING, NEWLEADER, SNAP, SYNC, TRUNC)
+from models.zk.state import (ACKEPOCH, COMMIT, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, L_EPOCH,
+                             L_SYNC, LEADING, NEWLEADER, SNAP, SYNC, TRUNC)
 from models.zk.storage import StoreNode, sync_follower
 from zabmc.explore.env import Env, ExploreConfig
 from zabmc.explore.trace import load, replay
@@ -128,6 +128,33 @@ def test_trunc_reloads_the_log_then_applies_the_commits(model, clog):
                   history=(T11, T13), conn=2, clog=((1, 1), (1, 3)), dt=(1, 3))
     x = get_model(model).deliver(f, 1, (SYNC, 2, TRUNC, (1, 1), (T12,), 1), 3).node
     assert (x.history, x.mem, x.dt, x.clog) == ((T11,), (T12,), (1, 2), clog)
+
+
+RELEASES = ("3.6.2", "3.7.0", "3.8.0", "3.8.5", "3.9.2", "3.9.3", "3.9.4")
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_commit_forwarded_before_newleader_under_trunc_stays_out_of_the_committed_log(version):
+    """S15, worked out by hand from each release's Learner.syncWithLeader: a follower of an
+    established leader, synchronised by TRUNC(1.1) (its committed log reloaded: [1.1]), holds the
+    forwarded proposal 2.1 in packetsNotCommitted when 2.1's COMMIT arrives before NEWLEADER.
+    writeToTxnLog is false, so `case Leader.COMMIT` applies it with zk.processTxn(pif.hdr,
+    pif.rec) (release-3.8.0-1 Learner.java 665-672; 3.6.2 605-612, 3.9.3 662-669), which reaches
+    the data tree only (ZooKeeperServer.processTxn(TxnHeader, Record), no addCommittedProposal):
+    the data tree at 2.1, the committed log still [1.1]. release-3.9.4 applies it with
+    zk.processTxn(pif.toRequest()) (Learner.java 683-690), processTxn(Request), which adds it
+    (ZooKeeperServer.java 1886-1889)."""
+    m = get_model(f"zk-{version}")
+    f = m.fresh(0, 3)._replace(role=FOLLOWING, phase=F_SYNC, leader=1, accepted_epoch=2,
+                               current_epoch=1, history=(T11,), disk=(T11,),
+                               last_committed=(1, 1), commit=(1, 1), conn=2, mode=TRUNC,
+                               pending=(T21,), clog=((1, 1),), dt=(1, 1))
+    st = m.deliver(f, 1, (COMMIT, 2, (2, 1)), 3)
+    x = st.node
+    clog = ((1, 1), (2, 1)) if version == "3.9.4" else ((1, 1),)
+    assert (x.history, x.mem, x.pending, x.commit, x.dt, x.clog) == (
+        (T11,), (T21,), (), (2, 1), (2, 1), clog)
+    assert (st.outs, st.effects) == ((), ())
 
 
 def test_snap_empties_the_committed_log_in_both_releases():

@@ -15,7 +15,7 @@
 (*   StoreK* models/zk/storage.py as a kernel (S1-S10, the STORE stack)    *)
 (*   Sd*     models/zk/shutdown.py   (H1-H8: memory and disk apart)        *)
 (*   Ep*     models/zk/epoch.py      (K1-K4: currentEpoch's own step)      *)
-(*   Store*  models/zk/storage.py    (Storage, S11-S14, with S2-S8)        *)
+(*   Store*  models/zk/storage.py    (Storage, S11-S15, with S2-S8)        *)
 (*   Serve*  models/zk/serve.py      (R6: served at UPTODATE)              *)
 (*                                                                         *)
 (* Kernel chooses the kernel the layers stack on ("fine": fine.py over Zk; *)
@@ -561,7 +561,7 @@ D3Drop(i, nd, src, m) == IF UseEp THEN EpDrop(i, nd, src, m) ELSE D2Drop(i, nd, 
 D3Act(lb, i, ns) == IF UseEp THEN EpAct(lb, i, ns) ELSE D2Act(lb, i, ns)
 
 (***************************************************************************)
-(* storage.py: Storage (S11-S14) over the layers below, with the module's  *)
+(* storage.py: Storage (S11-S15) over the layers below, with the module's  *)
 (* _track, sync_follower and _queue (StTrack, SyncFollower, QLoop above)   *)
 (* and _snap (S12)                                                         *)
 (***************************************************************************)
@@ -595,6 +595,7 @@ StoreDeliver(i, nd, src, m) ==
              issync == live /\ m[1] = "SYNC" /\ nd.mode = ModeNone
          IN IF issync /\ m[3] = Snap THEN CtxOf(i, StoreNorm(StoreSnap(nd, m)))
             ELSE LET path == IF issync \/ (live /\ m[1] = "NEWLEADER" /\ nd.mode # ModeNone /\ ~nd.nl)
+                                \/ (live /\ m[1] = "COMMIT" /\ nd.mode = Trunc /\ ~nd.nl)  \* S15
                              THEN "sync" ELSE "request"
                      s == StoreTrack(nd, D3Deliver(i, nd, src, m), path)
                      y == s.nd

@@ -26,8 +26,8 @@ from zabmc.core.model import FAILED, Step
 
 from . import codec, shutdown
 from .codec import describe_action, describe_msg, dump, msg_json  # noqa: F401  (the views)
-from .state import (ACKEPOCH, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, L_SYNC, LEADING, LOOKING,
-                    MODE_NAMES, NEWLEADER, NONE, SNAP, SYNC, TRUNC, ZERO, Node, cut,
+from .state import (ACKEPOCH, COMMIT, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, L_SYNC, LEADING,
+                    LOOKING, MODE_NAMES, NEWLEADER, NONE, SNAP, SYNC, TRUNC, ZERO, Node, cut,
                     extend_node, log_of, snap_clears, truncate_keeps, truncation)
 from .layer import Tracking
 
@@ -298,15 +298,17 @@ def node_json(node: StoreNode) -> dict:
     return out
 
 
-# --- the storage grain as a layer over the THREADS stack (models/zk/README.md, S11-S14) ----------
+# --- the storage grain as a layer over the THREADS stack (models/zk/README.md, S11-S15) ----------
 
 
 class Storage(Tracking):
-    """S11-S14: the storage grain over `parent`, a stack whose nodes keep memory (`history`: the
+    """S11-S15: the storage grain over `parent`, a stack whose nodes keep memory (`history`: the
     data tree with its role's log) and disk (`disk`) apart (shutdown.py, H1): `clog` and `dt`
     tracked over memory as `_track` does (S2-S5), the leader's SYNCs chosen from them (S6-S8),
     and a SNAP as the releases of that stack take it: memory replaced at once, the disk at
-    NEWLEADER's snapshot (S12), the database cleared by a shutdown before then (S13)."""
+    NEWLEADER's snapshot (S12), the database cleared by a shutdown before then (S13), and a
+    COMMIT forwarded before NEWLEADER under TRUNC or SNAP applied outside the committed log, as
+    the sync's own committed proposals are (S15)."""
 
     FIELDS = {"clog": (), "dt": ZERO, "snap": False}
 
@@ -357,6 +359,11 @@ class Storage(Tracking):
                     return self._step(_snap(h, node, msg))
                 path = "sync"
             elif kind == NEWLEADER and node.mode != NONE and not node.nl:
+                path = "sync"
+            elif kind == COMMIT and node.mode == TRUNC and not node.nl:
+                # S15: a COMMIT forwarded before NEWLEADER under TRUNC or SNAP (F10) is applied
+                # with processTxn(TxnHeader, Record) (writeToTxnLog false), outside the
+                # committed log; 3.9.4 with processTxn(Request), into it (sync_in_clog)
                 path = "sync"
         st = self._track(node, self.parent.deliver(h, node, src, msg, n, rules), rules, path)
         if node.snap and st.node.nl:  # S12: NEWLEADER's snapshot replaces the log below it
