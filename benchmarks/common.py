@@ -195,12 +195,14 @@ def write_zk_section(heading: str, section: str, write: bool) -> None:
     print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
 
 
-def check_json(args: list[str], cwd=None, env=None, what: str = "zabmc check") -> dict:
+def check_json(args: list[str], cwd=None, env=None, what: str = "zabmc check",
+               usage: bool = False) -> dict:
     """Run one child process (`args`, the command line of a `zabmc check ... --json`), and return
     its JSON summary with `cpu_seconds`: the child's user+system CPU time (with every process it
     forked and reaped), `wall_seconds` from start to exit and `max_rss_mib`, the peak resident
     memory of its largest process. A run that neither
-    passed (0) nor found a violation (10) stops the benchmark, with the child's error.
+    passed (0) nor found a violation (10) stops the benchmark, with the child's error; but with
+    `usage`, a refusal (2) is `{"exit": 2, "error": its one line}`.
 
     The CPU time is this child's alone (`os.wait4` on its pid), so children run at once from
     several threads (`--jobs`) are not counted in each other's figures, as a difference of
@@ -218,6 +220,8 @@ def check_json(args: list[str], cwd=None, env=None, what: str = "zabmc check") -
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(), err.read().decode()
+    if usage and p.returncode == 2:
+        return {"exit": 2, "error": stderr.strip().splitlines()[-1]}
     if p.returncode not in (0, 10):
         raise SystemExit(f"{what} failed ({p.returncode}): {stderr.strip()[-500:]}")
     d = json.loads(stdout)

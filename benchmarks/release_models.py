@@ -14,11 +14,9 @@ kept in reports/data/release-models.json with the commit each cell ran at, so `-
 `--rows` rerun some cells and keep the others. It rewrites only its own section.
 
 A row of STARTS searches from the state after K events of a trace (`zabmc check --from
-TRACE:K`, docs/check.md "Searching from a state") instead of the initial state. `--from` takes
-only a trace of the check's own model: for another release model the search starts from a copy
-of the trace with that model's name (`start_of`), kept in reports/data/release-models/ where
-`zabmc replay` confirms its every event, state, violation and final digest under that model,
-and the cell says n/a where it does not.
+TRACE:K`, docs/check.md "Searching from a state") instead of the initial state. The trace may be
+of another release model: its first K events are replayed under the cell's model, and the cell
+says n/a where they are not a run of it (`zabmc check` refuses the start, exit 2).
 """
 
 from __future__ import annotations
@@ -88,46 +86,6 @@ STARTS = {
     #: interrupts it). The rest of that run spends one proposal and one timeout
     "ZOOKEEPER-5094 from step 18": ("tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json", 18),
 }
-START_DIR = "reports/data/release-models"
-
-
-def start_of(model: str, row: str) -> tuple[str | None, str]:
-    """The trace (its path from the repository's root) a search of `row` on `model` starts from,
-    and "": the row's trace itself for its own model, else a copy of it with `model`'s name,
-    written under START_DIR if `zabmc replay` confirms it under `model`; or None and why not."""
-    from zabmc.core.errors import UsageError
-    from zabmc.core.trace import read
-    from zabmc.explore.trace import replay
-
-    src, _ = STARTS[row]
-    with open(os.path.join(ROOT, src)) as f:
-        doc = json.load(f)
-    if doc["model"] == model:
-        return src, ""
-    name = os.path.basename(src).removesuffix(".trace.json")
-    dst = f"{START_DIR}/{name}-as-{model}.trace.json"
-    doc.update(origin=f"{src} with its model, {doc['model']}, renamed {model} by python "
-               f"benchmarks/release_models.py --rows '{row}' (start_of), which keeps it only "
-               f"because zabmc replay confirms its every event, state, violation and final digest "
-               f"under {model}", model=model)
-    text = json.dumps(doc, indent=1) + "\n"
-    tmp = os.path.join(ROOT, dst + ".tmp")
-    os.makedirs(os.path.dirname(tmp), exist_ok=True)
-    with open(tmp, "w") as f:
-        f.write(text)
-    try:
-        r = replay(read(tmp))
-        why = ("" if r.confirmed and r.sha256_differs is None
-               else f"`zabmc replay` under {model} does not confirm it")
-    except (UsageError, ValueError) as e:
-        why = str(e).splitlines()[0]
-    if why:
-        os.remove(tmp)
-        return None, why
-    os.replace(tmp, os.path.join(ROOT, dst))
-    return dst, ""
-
-
 def release_models() -> list[str]:
     from models.zk import releases
 
@@ -162,15 +120,16 @@ def cell(model: str, row: str, limit: float) -> dict:
     prop, flags, _ = ROWS[row]
     start = None
     if row in STARTS:
-        path, why = start_of(model, row)
-        if path is None:
-            return {"refused": why, "flags": flags, "commit": commit()}
-        start = {"trace": path, "events": STARTS[row][1]}
-        flags = f"--from {path}:{start['events']} {flags}"
+        start = {"trace": STARTS[row][0], "events": STARTS[row][1]}
+        flags = f"--from {start['trace']}:{start['events']} {flags}"
     args = [sys.executable, "-m", "zabmc", "check", "--model", model, *flags.split(),
             "--invariant", prop, "--json", "-q", "--trace-out", os.devnull,
             "--time-limit", str(limit)]
-    out = slim(check_json(args, cwd=ROOT), f"{flags} --invariant {prop}")
+    d = check_json(args, cwd=ROOT, usage=start is not None)
+    if d["exit"] == 2:  # the start refused: the trace's first K events are not a run of model
+        why = d["error"].removeprefix("zabmc: error: ")
+        return {"refused": why, "flags": flags, "commit": commit()}
+    out = slim(d, f"{flags} --invariant {prop}")
     return {**out, "start": start} if start else out
 
 
@@ -197,8 +156,7 @@ def show(d: dict | None) -> str:
 
 
 def start_flags(row: str) -> str:
-    """`--from TRACE:K ` for a row of STARTS (its own trace: other models start from its copy,
-    `start_of`), else ""."""
+    """`--from TRACE:K ` for a row of STARTS, else ""."""
     return f"--from {STARTS[row][0]}:{STARTS[row][1]} " if row in STARTS else ""
 
 

@@ -118,8 +118,9 @@ def start_options():
     return _stack(
         click.option("--from", "start_from", default=None, metavar="TRACE[:K]",
                      help="Search from the state after the first K events (default: all) of a "
-                          "trace that `zabmc replay` confirms, of this model, node count and "
-                          "network. --depth counts events after that state; each budget is what "
+                          "trace that `zabmc replay` confirms, of this node count and network, "
+                          "whose first K events are a run of this model (the trace may be "
+                          "another model's). --depth counts events after that state; each budget is what "
                           "is left there (a TLC initial state). A counterexample holds the K "
                           "events first: it replays from the initial state like any other "
                           "(docs/check.md, \"Searching from a state\")."),
