@@ -340,14 +340,17 @@ def test_a_start_the_model_says_fails_and_that_succeeds_is_not_realised(tmp_path
 # --- the release model zk-3.8.0's own counterexamples (issue #62 item 5) -------------------------
 
 
-def test_zk_3_8_0s_snap_before_currentepoch_leaves_a_server_that_refuses_to_start():
-    """ZOOKEEPER-2354 on 3.8.0 through a SNAP (tests/corpus/zk/build_380_snap.py): server 2 joins
-    the established leader at zxid 0, gets a snapshot at 0x100000001, writes it at NEWLEADER and
-    is killed before setCurrentEpoch (the `set-epoch` hook); restarted, it does not start."""
-    r = _real(str(CORPUS / "zookeeper-2354-zk-3.8.0.trace.json"), "--json", "-q")
+def test_zk_3_8_0s_own_2354_run_leaves_a_server_that_refuses_to_start():
+    """ZOOKEEPER-2354 on 3.8.0, the search's own shortest run (zookeeper-2354-zk-3.8.0-search:
+    `zabmc check --model zk-3.8.0 ... --invariant load-exception`, 21 events; the builder's
+    22-event run, zookeeper-2354-zk-3.8.0, shows the same and has no test of its own here):
+    server 2's ACKEPOCH is held (`ackepoch`) while the leader commits 0x100000001; released, it
+    gets a snapshot at 0x100000001, writes it at NEWLEADER and is killed before setCurrentEpoch
+    (the `set-epoch` hook); restarted, it does not start."""
+    r = _real(str(CORPUS / "zookeeper-2354-zk-3.8.0-search.trace.json"), "--json", "-q")
     assert r.returncode == 10, r.stderr[-3000:]
     out = json.loads(r.stdout)
-    assert out["realised"] and out["realised_to_step"] == 22, out["not_realised"]
+    assert out["realised"] and out["realised_to_step"] == 21, out["not_realised"]
     [v] = out["violations"]
     assert (v["property"], v["servers"]) == ("load-exception", [2])
     assert v["evidence"] == ["server 2: java.io.IOException: The current epoch, 0, is older "
@@ -375,15 +378,19 @@ def test_zk_3_8_0s_diff_from_its_committed_log_makes_the_leader_discard_an_ack()
     assert any(ln.startswith("server 2:") and "Sending DIFF zxid=0x100000002" in ln for ln in ev)
 
 
-def test_zk_3_8_0s_snap_at_the_epochs_first_zxid_lets_a_commit_throw():
-    """ZOOKEEPER-4394 on 3.8.0 (tests/corpus/zk/build_380_snap.py): server 2 joins the leader
-    established with its data tree at 0x100000000 (Leader.startZkServer; the model's S14) while
-    0x100000001 is outstanding: a snapshot at 0x100000000, the PROPOSAL, NEWLEADER; the COMMIT
-    that follows finds packetsNotCommitted empty."""
-    r = _real(str(CORPUS / "zookeeper-4394-zk-3.8.0.trace.json"), "--json", "-q")
+def test_zk_3_8_0s_own_4394_run_lets_a_commit_throw():
+    """ZOOKEEPER-4394 on 3.8.0, the search's own shortest run (zookeeper-4394-zk-3.8.0-search:
+    `zabmc check --model zk-3.8.0 ... --invariant sync-exception`, 20 events; the builder's
+    22-event run, zookeeper-4394-zk-3.8.0, shows the same and has no test of its own here):
+    server 2's ACKEPOCH is held (`ackepoch`) while the leader, established with its data tree at
+    0x100000000 (Leader.startZkServer; the model's S14), proposes 0x100000001, and server 1
+    holds that PROPOSAL unread (`proposal-read`); released, server 2 gets a snapshot at
+    0x100000000, the PROPOSAL and NEWLEADER; then server 1 acknowledges, and the COMMIT finds
+    server 2's packetsNotCommitted empty."""
+    r = _real(str(CORPUS / "zookeeper-4394-zk-3.8.0-search.trace.json"), "--json", "-q")
     assert r.returncode == 10, r.stderr[-3000:]
     out = json.loads(r.stdout)
-    assert out["realised"] and out["realised_to_step"] == 22, out["not_realised"]
+    assert out["realised"] and out["realised_to_step"] == 20, out["not_realised"]
     (v,) = out["violations"]
     assert (v["property"], v["servers"]) == ("sync-exception", [2])
     assert v["evidence"][1] == ('server 2: java.lang.NullPointerException: Cannot read field '
