@@ -377,6 +377,38 @@ def test_the_searchs_4394_run_holds_what_the_model_keeps_in_flight():
     schedule.validate(json.loads(json.dumps(s)))
 
 
+def test_the_searchs_4685_run_holds_the_proposal_its_leader_sent_before_giving_up():
+    """zookeeper-4685-zk-3.8.0-search, read against its trace by hand: node 1 leads node 0;
+    node 0's SyncThread takes 1.1 (11) and writes it at 14, after zab-1's write (12) and the
+    leader's timeout (13): `sync-append` from 10 to 14. PROPOSAL 1.2, sent at 12, reaches node
+    0 at 16, after the timeout, on the connection node 0 still follows on (it notices the loss
+    at 17): `proposal-read` holds server 1's QuorumPeer thread with 0x100000002 read from 12 to
+    16, so that it reads neither the PROPOSAL nor its leader's closing the connection before
+    its SyncThread has written 1.1 (the real leader's timeout is its own syncLimit check of the
+    held follower). Released, it queues 1.2 for the SyncThread its shutdown leaves running,
+    held again (`sync-append`, armed with the release), so its data tree at the next ACKEPOCH
+    is 1.1; its new SyncThread writes the DIFF's 1.2 and acknowledges it before NEWLEADER's ACK
+    (`newleader-ack`, never taken), and `log 0` (24) lets the leaked one go."""
+    s = _sched("zookeeper-4685-zk-3.8.0-search")
+    assert s["limits"] == {"syncLimit": 75, "initLimit": 75}
+    assert _holds(s) == [
+        (0, 9, []),
+        (10, 11, [("hold", 1, "sync-append")]),
+        (12, 13, [("hold", 1, "proposal-read", "100000002")]),
+        (14, 15, [("release", 1, "sync-append")]),
+        (16, 23, [("hold", 1, "newleader-ack"), ("hold", 1, "sync-append"),
+                  ("hold", 1, "sync-append"), ("release", 1, "proposal-read")]),
+        (24, 25, [("release", 1, "sync-append")])]
+    at13, at15, at23 = (s["entries"][k]["expect"]["1"] for k in (2, 3, 4))
+    assert at13["role"] == at15["role"] == ["following", "looking"]
+    assert (at13["disk"], at15["disk"], at23["disk"]) == ([], [[1, 1, "/zab-0"]],
+                                                         [[1, 1, "/zab-0"]])
+    assert at23["syncs"] == ["diff", "diff"] and s["entries"][2]["expect"]["2"]["role"] == [
+        "looking"]
+    assert s["entries"][-1]["expect"]["2"]["unchecked"] == "leader-unexpected-ack at step 25"
+    schedule.validate(json.loads(json.dumps(s)))
+
+
 @pytest.mark.parametrize("model,said", [
     ("zk-3.9.3", "58 steps; first violation: sync-loses-committed at step 48"),
     ("zk-3.9.4", "59 steps; first violation: None at step None"),
