@@ -473,17 +473,14 @@ def _forwarding_holds(views: list, events: list, caused: set) -> tuple:
     return arms, rel
 
 
-def _sent_at(views: list, events: list, d: int) -> int:
-    """The step that put the message delivered at step d on its link: the first of the states
-    before d through which it stayed in flight (links are FIFO: the messages delivered on the
-    link meanwhile were ahead of it)."""
-    ev = events[d - 1]
-    a, b, m = ev["src"], ev["dst"], ev["msg"]
-
+def _sent_at(views: list, events: list, d: int, a: int, b: int, m: dict, ahead: int = 0) -> int:
+    """The step that put message m on link (a, b), where it is in flight at state d - 1 behind
+    `ahead` others: the first of the states before d through which it stayed in flight (links
+    are FIFO: the messages delivered on the link meanwhile were ahead of it)."""
     def msgs(t):
         return next((ln.get("msgs", ()) for ln in views[t].state.get("network", ())
                      if ln.get("src") == a and ln.get("dst") == b), ())
-    t, ahead = d - 1, 0
+    t = d - 1
     while t >= 0:
         ms = msgs(t)
         if not (ahead < len(ms) and ms[ahead] == m):
@@ -512,13 +509,28 @@ def _in_flight_holds(views: list, events: list, caused: set) -> tuple:
       zxid); a real follower handles it at once, its SyncThread writes and acknowledges it,
       and the leader commits before the trace's steps in between (a learner's
       synchronisation, say), or, when the leader gives up meanwhile, the follower reads its
-      leader's closing the connection right after it."""
+      leader's closing the connection right after it. A PROPOSAL that i's crash drops from the
+      link is held the same way, to the kill."""
     arms: dict = {}
     rel: dict = {}
+    for c, ev in enumerate(events, start=1):  # PROPOSALs a crash of their follower drops
+        i = ev["node"] if ev["kind"] == "crash" else None
+        x = views[c - 1].nodes[i] if i is not None else None
+        if x is None or x["role"] != "Following":
+            continue
+        for ln in views[c - 1].state.get("network", ()):
+            if ln.get("dst") != i:
+                continue
+            for k, m in enumerate(ln.get("msgs", ())):
+                if m["type"] == "PROPOSAL" and m.get("conn") == x.get("connection"):
+                    s = _sent_at(views, events, c, ln["src"], i, m, k)
+                    if s and any(t in caused for t in range(s + 1, c)):
+                        arms.setdefault(s, []).append((i, "proposal-read",
+                                                       _hex_zxid(m["txn"]["zxid"])))
     for d, ev in enumerate(events, start=1):
         if ev["kind"] != "deliver" or ev["msg"]["type"] not in ("ACKEPOCH", "PROPOSAL"):
             continue
-        s = _sent_at(views, events, d)
+        s = _sent_at(views, events, d, ev["src"], ev["dst"], ev["msg"])
         if s == 0 or not any(k in caused for k in range(s + 1, d)):
             continue
         if ev["msg"]["type"] == "ACKEPOCH":
