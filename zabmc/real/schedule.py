@@ -510,7 +510,12 @@ def _in_flight_holds(views: list, events: list, caused: set) -> tuple:
       and the leader commits before the trace's steps in between (a learner's
       synchronisation, say), or, when the leader gives up meanwhile, the follower reads its
       leader's closing the connection right after it. A PROPOSAL that i's crash drops from the
-      link is held the same way, to the kill."""
+      link is held the same way, to the kill;
+    - a synchronisation (SYNC) from leader i to learner j still in flight at the trace's end:
+      i's LearnerHandler for j after `syncFollower` (`learner-sync`), to the end; a real
+      leader sends it, and NEWLEADER, at once (3.8.0 LearnerHandler.run lines 555-609), and a
+      leader not yet established counts j's NEWLEADER ACK towards its quorum, where the
+      trace's leader establishes itself with another learner."""
     arms: dict = {}
     rel: dict = {}
     for c, ev in enumerate(events, start=1):  # PROPOSALs a crash of their follower drops
@@ -527,6 +532,16 @@ def _in_flight_holds(views: list, events: list, caused: set) -> tuple:
                     if s and any(t in caused for t in range(s + 1, c)):
                         arms.setdefault(s, []).append((i, "proposal-read",
                                                        _hex_zxid(m["txn"]["zxid"])))
+    last = len(views) - 1
+    for ln in views[last].state.get("network", ()):  # synchronisations in flight at the end
+        i, j = ln.get("src"), ln.get("dst")
+        for k, m in enumerate(ln.get("msgs", ())):
+            if (m["type"] == "SYNC" and views[last].up(i) and views[last].up(j)
+                    and views[last].role(i) == "Leading" and views[last].role(j) == "Following"
+                    and views[last].nodes[j].get("connection") == m.get("conn")):
+                s = _sent_at(views, events, last + 1, i, j, m, k)
+                if s and any(t in caused for t in range(s + 1, last + 1)):
+                    arms.setdefault(s, []).append((i, "learner-sync"))
     for d, ev in enumerate(events, start=1):
         if ev["kind"] != "deliver" or ev["msg"]["type"] not in ("ACKEPOCH", "PROPOSAL"):
             continue
@@ -877,10 +892,13 @@ def _document(entries: list, n: int, trace: TraceFile, run: Replayed, source: st
         # leader of ZOOKEEPER-4712's trace gave up on its held follower, and on a loaded
         # machine they elected each other before the next entry cut them apart
         limits["syncLimit"] = SLOW_LIMIT
-    if any(x[1] in ("newleader-ack", "ackepoch") for lst in arms.values() for x in lst):
+    if any(x[1] in ("newleader-ack", "ackepoch", "learner-sync")
+           for lst in arms.values() for x in lst):
         # likewise a NEWLEADER ACK (or an ACKEPOCH) the trace keeps late: LearnerHandler.run
         # reads it with the socket's timeout at initLimit ticks (LearnerMaster.syncTimeout; the
-        # LearnerCnxAcceptor's setSoTimeout for ACKEPOCH) and drops the follower
+        # LearnerCnxAcceptor's setSoTimeout for ACKEPOCH) and drops the follower; and a learner
+        # whose synchronisation the leader holds reads it with the same timeout
+        # (Learner.connectToLeader) and gives up
         limits["initLimit"] = SLOW_LIMIT
     if limits:
         out["limits"] = limits
