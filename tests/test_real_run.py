@@ -172,14 +172,16 @@ def test_a_trunc_to_an_epoch_boundary_leaves_a_follower_a_write_no_quorum_accept
 def test_the_searchs_own_trunc_run_of_zk_3_8_0_loses_on_3_8_0():
     """Issue #62: the release model zk-3.8.0 truncates as FileTxnLog.truncate does, and its
     search finds TRUNC-KEEPS-UNCOMMITTED by itself (tests/corpus/zk/
-    truncate-keeps-zk-3.8.0-held.trace.json, its origin says how). Server 2 leads epoch 1 and logs
-    /zab-0 alone; server 1 leads epoch 2 while server 3's NEWLEADER ACK is held, so its data tree
-    is still at 0x0 when server 2 rejoins: TRUNC 0x0, and server 2 keeps 0x100000001, delivers it
-    beside /zab-1, which server 1 never has."""
-    r = _real(str(CORPUS / "truncate-keeps-zk-3.8.0-held.trace.json"), "--json", "-q")
+    truncate-keeps-zk-3.8.0.trace.json, its origin says how; its -held variant, with node 2's
+    synchronisation delivered by hand, has no test of its own here). Server 2 leads epoch 1 and
+    logs /zab-0 alone; server 1 leads epoch 2 while its synchronisation of server 3 is held
+    (`learner-sync`: the trace leaves it in flight), so its data tree is still at 0x0 when
+    server 2 rejoins: TRUNC 0x0, and server 2 keeps 0x100000001, delivers it beside /zab-1,
+    which server 1 never has."""
+    r = _real(str(CORPUS / "truncate-keeps-zk-3.8.0.trace.json"), "--json", "-q")
     assert r.returncode == 10, r.stderr[-3000:]
     out = json.loads(r.stdout)
-    assert out["realised"] and out["realised_to_step"] == 33, out["not_realised"]
+    assert out["realised"] and out["realised_to_step"] == 31, out["not_realised"]
     assert {v["property"] for v in out["violations"]} == {
         "agreement", "prefix", "acknowledged-durable"}
     ev = out["log_evidence"]

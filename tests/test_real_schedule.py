@@ -409,6 +409,22 @@ def test_the_searchs_4685_run_holds_the_proposal_its_leader_sent_before_giving_u
     schedule.validate(json.loads(json.dumps(s)))
 
 
+def test_the_searchs_trunc_run_holds_the_synchronisation_it_leaves_in_flight():
+    """truncate-keeps-zk-3.8.0, read against its trace by hand: node 0, elected (13), reads node
+    2's ACKEPOCH (16) and sends SYNC and NEWLEADER, which stay in flight to the end (31) while
+    node 1 joins (18) and makes node 0's quorum. A real leader sends them at once and would
+    count node 2's NEWLEADER ACK: `learner-sync` holds server 1's LearnerHandler for it from the
+    entry of step 16 to the end, and initLimit is raised (server 3 reads its synchronisation
+    with that timeout)."""
+    s = _sched("truncate-keeps-zk-3.8.0")
+    assert s["limits"] == {"initLimit": 75}
+    assert _holds(s) == [(0, 9, []), (10, 17, [("hold", 1, "learner-sync")]), (18, 26, []),
+                         (27, 31, [])]
+    assert s["entries"][-1]["expect"]["3"]["role"] == ["following"]
+    assert s["entries"][-1]["expect"]["3"]["syncs"] == []
+    schedule.validate(json.loads(json.dumps(s)))
+
+
 @pytest.mark.parametrize("model,said", [
     ("zk-3.9.3", "58 steps; first violation: sync-loses-committed at step 48"),
     ("zk-3.9.4", "59 steps; first violation: None at step None"),
