@@ -109,6 +109,10 @@ EXPECTED = {
     # epoch 2 the DIFF's 1.2 is queued at NEWLEADER (23: 4643's window) and acknowledged first
     # (25): 4685
     "zookeeper-4685-zk-3.8.0-search": [(I4643, 23), ("ZOOKEEPER-4685", 25)],
+    # the search's own 4646 window (--invariant ack-before-disk): node 0 writes 1.1 after its
+    # leader's timeout and crashes with 1.2 in flight; in epoch 2 the DIFF's 1.2 is queued at
+    # NEWLEADER (22) and NEWLEADER acknowledged with it (23); the search stops there
+    "zookeeper-4646-zk-3.8.0-search": [(I4643, 22), (I4646, 23)],
     # the release model zk-3.8.0 truncates as FileTxnLog.truncate does: node 1's TRUNC to 0.0
     # (22) keeps 1.1, which no JIRA issue describes; the divergence follows at 31
     "truncate-keeps-zk-3.8.0": [

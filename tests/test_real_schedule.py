@@ -409,6 +409,26 @@ def test_the_searchs_4685_run_holds_the_proposal_its_leader_sent_before_giving_u
     schedule.validate(json.loads(json.dumps(s)))
 
 
+def test_the_searchs_4646_window_holds_the_proposal_its_crash_drops():
+    """zookeeper-4646-zk-3.8.0-search, read against its trace by hand: PROPOSAL 1.2 (sent at 12)
+    is still in flight to node 0 when node 0 crashes (15), after the leader's timeout (13) and
+    node 0's writing 1.1 (14); a real follower would have read it at 12 and written it with 1.1.
+    `proposal-read` holds server 1's QuorumPeer thread with 0x100000002 read from 12 to the
+    kill, so that its disk after the restart is 1.1 alone, as the trace's is, and its next
+    ACKEPOCH gets the DIFF 1.2 whose NEWLEADER is acknowledged with 1.2 not on disk (23)."""
+    s = _sched("zookeeper-4646-zk-3.8.0-search")
+    assert s["limits"] == {"syncLimit": 75}
+    assert _holds(s) == [
+        (0, 9, []), (10, 11, [("hold", 1, "sync-append")]),
+        (12, 12, [("hold", 1, "proposal-read", "100000002")]), (13, 13, []),
+        (14, 14, [("release", 1, "sync-append")]), (15, 15, []), (16, 23, [])]
+    assert s["entries"][5]["ops"] == [{"op": "kill", "server": 1}]
+    x = s["entries"][-1]["expect"]["1"]
+    assert (x["disk"], x["disk_ahead"], x["syncs"]) == ([[1, 1, "/zab-0"]],
+                                                        [[1, 2, "/zab-1"]], ["diff", "diff"])
+    schedule.validate(json.loads(json.dumps(s)))
+
+
 def test_the_searchs_trunc_run_holds_the_synchronisation_it_leaves_in_flight():
     """truncate-keeps-zk-3.8.0, read against its trace by hand: node 0, elected (13), reads node
     2's ACKEPOCH (16) and sends SYNC and NEWLEADER, which stay in flight to the end (31) while
