@@ -511,7 +511,8 @@ def _in_flight_holds(views: list, events: list, caused: set) -> tuple:
       synchronisation, say), or, when the leader gives up meanwhile, the follower reads its
       leader's closing the connection right after it. A PROPOSAL that i's crash drops from the
       link is held the same way, to the kill;
-    - a synchronisation (SYNC) from leader i to learner j still in flight at the trace's end:
+    - a synchronisation (SYNC) from leader i to learner j still in flight at the trace's end,
+      or delivered only once j no longer follows on that connection (so never handled):
       i's LearnerHandler for j after `syncFollower` (`learner-sync`), to the end; a real
       leader sends it, and NEWLEADER, at once (3.8.0 LearnerHandler.run lines 555-609), and a
       leader not yet established counts j's NEWLEADER ACK towards its quorum, where the
@@ -542,6 +543,13 @@ def _in_flight_holds(views: list, events: list, caused: set) -> tuple:
                 s = _sent_at(views, events, last + 1, i, j, m, k)
                 if s and any(t in caused for t in range(s + 1, last + 1)):
                     arms.setdefault(s, []).append((i, "learner-sync"))
+    for d, ev in enumerate(events, start=1):  # synchronisations delivered too late to count
+        if ev["kind"] == "deliver" and ev["msg"]["type"] == "SYNC":
+            x = views[d - 1].nodes[ev["dst"]]
+            if not (x["role"] == "Following" and x.get("connection") == ev["msg"].get("conn")):
+                s = _sent_at(views, events, d, ev["src"], ev["dst"], ev["msg"])
+                if s and any(t in caused for t in range(s + 1, d)):
+                    arms.setdefault(s, []).append((ev["src"], "learner-sync"))
     for d, ev in enumerate(events, start=1):
         if ev["kind"] != "deliver" or ev["msg"]["type"] not in ("ACKEPOCH", "PROPOSAL"):
             continue
