@@ -316,29 +316,27 @@ def _next_action(events: list, k: int, action: str, i: int) -> int | None:
     return None
 
 
-def _late_acks(events: list) -> dict:
+def _late_acks(views: list, events: list) -> dict:
     """The fine grain's NEWLEADER ACKs that must wait: {step of the NEWLEADER delivery to node
     i: (i, step of its release or None)}, for each delivery not followed at once by that ACK
     (the trace takes other steps first: the SyncThread's writes and ACKs, say). The release is
-    `ack-newleader i`, or i's next delivery from its leader when the trace takes that first:
-    the QuorumPeer thread that writes the ACK is the one that reads the next packet, and it
-    writes the ACK before it reads again (3.8.0 Learner.syncWithLeader: `writePacket(new
-    QuorumPacket(Leader.ACK, newLeaderZxid, ...))`, line 769, then the loop's `readPacket`,
-    line 624); the model lets that delivery come first, where the ACK makes no difference to
-    the follower."""
+    the step at which the model's node has written it: `ack-newleader i`, or the next delivery
+    to i, which the model handles only after writing the owed ACK (models/zk/fine.py, as the
+    QuorumPeer thread does: 3.8.0 Learner.syncWithLeader writes the ACK, line 769, before the
+    loop's next `readPacket`, line 624); None when i crashes first or the trace ends."""
     out = {}
     for k, i in _newleaders(events):
         ack = _next_action(events, k, "ack-newleader", i)
-        if ack != k + 1:
-            lead, conn = events[k - 1]["src"], events[k - 1]["msg"]["conn"]
-            read = next((c for c, e in enumerate(events[k:(ack or len(events) + 1) - 1],
-                                                 start=k + 1)
-                         if e["kind"] == "deliver" and (e["src"], e["dst"]) == (lead, i)
-                         and e["msg"].get("conn") == conn), None)
-            crash = next((c for c, e in enumerate(events[k:], start=k + 1)
-                          if e["kind"] == "crash" and e["node"] == i), None)
-            if read is not None and (crash is None or read < crash):
-                ack = read
+        if ack != k + 1 and views[k].nodes[i].get("newleader_ack_owed") is False:
+            out[k] = (i, ack)  # a NEWLEADER the node did not handle (a closed connection's)
+        elif ack != k + 1:
+            for c in range(k + 1, len(views)):
+                if not views[c].up(i):
+                    ack = None
+                    break
+                if not views[c].nodes[i].get("newleader_ack_owed", True):
+                    ack = c
+                    break
             out[k] = (i, ack)
     return out
 
@@ -624,7 +622,7 @@ class _Plan:
 
 
 def _plan(views: list, events: list, n: int, features: frozenset) -> _Plan:
-    late = _late_acks(events) if NEWLEADER_ACK_STEP in features else {}
+    late = _late_acks(views, events) if NEWLEADER_ACK_STEP in features else {}
     releases: dict = {}
     for i, ack in late.values():
         if ack is not None:
