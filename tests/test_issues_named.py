@@ -96,6 +96,23 @@ EXPECTED = {
     # packetsNotCommitted, and 1.1's COMMIT (22) finds it empty: the NPE. 1.1 was not committed
     # when synchronised: no window
     "zookeeper-4394-zk-3.8.0": [("ZOOKEEPER-4394", 22)],
+    # the search's own run (zabmc check --model zk-3.8.0 ... --invariant load-exception): node 1
+    # joins the leader of epoch 1 after its commit of 1.1 (its ACKEPOCH in flight until then),
+    # gets a SNAP at 1.1, and crashes owing currentEpoch; the restart (21) throws
+    "zookeeper-2354-zk-3.8.0-search": [("ZOOKEEPER-2354", 21)],
+    # the search's own run (--invariant sync-exception): node 1's ACKEPOCH in flight while the
+    # leader proposes 1.1; its SNAP at 1.0 carries 1.1, NEWLEADER empties packetsNotCommitted,
+    # and 1.1's COMMIT (20) finds it empty
+    "zookeeper-4394-zk-3.8.0-search": [("ZOOKEEPER-4394", 20)],
+    # the search's own run (--invariant leader-unexpected-ack): node 0 writes 1.1 after its
+    # leader's timeout and queues 1.2, which the shutdown leaves to the old SyncThread; in
+    # epoch 2 the DIFF's 1.2 is queued at NEWLEADER (23: 4643's window) and acknowledged first
+    # (25): 4685
+    "zookeeper-4685-zk-3.8.0-search": [(I4643, 23), ("ZOOKEEPER-4685", 25)],
+    # the search's own 4646 window (--invariant ack-before-disk): node 0 writes 1.1 after its
+    # leader's timeout and crashes with 1.2 in flight; in epoch 2 the DIFF's 1.2 is queued at
+    # NEWLEADER (22) and NEWLEADER acknowledged with it (23); the search stops there
+    "zookeeper-4646-zk-3.8.0-search": [(I4643, 22), (I4646, 23)],
     # the release model zk-3.8.0 truncates as FileTxnLog.truncate does: node 1's TRUNC to 0.0
     # (22) keeps 1.1, which no JIRA issue describes; the divergence follows at 31
     "truncate-keeps-zk-3.8.0": [

@@ -321,6 +321,131 @@ def test_the_2354_schedule_holds_the_epoch_write_and_expects_the_start_to_fail()
         schedule.validate(bad)
 
 
+def _holds(s: dict) -> list:
+    return [(e["step"], e["upto"], [(o["op"], o["server"], o["point"]) + ((o["zxid"],)
+                                    if "zxid" in o else ()) for o in e["ops"]
+                                   if o["op"] in ("hold", "release")]) for e in s["entries"]]
+
+
+def test_the_searchs_2354_run_holds_the_ackepoch_the_model_keeps_in_flight():
+    """zookeeper-2354-zk-3.8.0-search, read against its trace by hand: node 1 gets LEADERINFO at
+    step 8 and its ACKEPOCH stays in flight until step 16, after the leader proposed (12) and
+    committed (15) 1.1; a real leader would read it at once and synchronise node 1 with an empty
+    DIFF. So `ackepoch` holds server 2's QuorumPeer thread from the start to step 16, and the
+    leader's initLimit is raised (it reads ACKEPOCH with that timeout). Released, it gets a SNAP
+    at 1.1, NEWLEADER writes the snapshot, `set-epoch` holds it (armed with the release: the
+    leader sends it all at once), and the crash (20) and restart (21) follow."""
+    s = _sched("zookeeper-2354-zk-3.8.0-search")
+    assert s["limits"] == {"initLimit": 75}
+    assert _holds(s) == [
+        (0, 8, [("hold", 2, "ackepoch"), ("hold", 1, "newleader-ack")]),
+        (9, 11, [("release", 1, "newleader-ack")]),  # node 0's NEWLEADER ACK, after step 8
+        (12, 15, []),
+        (16, 19, [("hold", 2, "newleader-ack"), ("hold", 2, "set-epoch"),
+                  ("release", 2, "ackepoch")]),
+        (20, 20, []), (21, 21, [])]
+    x = s["entries"][3]["expect"]["2"]
+    assert (x["accepted_epoch"], x["current_epoch"], x["syncs"]) == (1, 0, ["snap"])
+    assert s["entries"][-1]["ops"][0] == {"op": "start", "server": 2, "fails": "load-exception"}
+    schedule.validate(json.loads(json.dumps(s)))
+
+
+def test_the_searchs_4394_run_holds_what_the_model_keeps_in_flight():
+    """zookeeper-4394-zk-3.8.0-search, read against its trace by hand: node 1's ACKEPOCH (sent at
+    8) is delivered at 13, after the proposal of 1.1 (12); the PROPOSAL to node 0 (sent at 12)
+    is delivered at 14, after that: `ackepoch` holds server 2 from the start to 13, and
+    `proposal-read` holds server 1's QuorumPeer thread with PROPOSAL 0x100000001 read from the
+    write (12) to 14, so that the leader synchronises node 1 (a SNAP at 1.0, PROPOSAL 1.1,
+    NEWLEADER) before node 0 acknowledges 1.1. Released at 13, node 1 runs to its NEWLEADER
+    (19) by itself: its SyncThread (1.1 never written in the trace) and its NEWLEADER ACK
+    (never taken) are held from the release, and until step 19 it is expected where the trace
+    has it at 19. Its QuorumPeer thread reads the COMMIT at 20 after writing its NEWLEADER ACK:
+    the delivery releases it."""
+    s = _sched("zookeeper-4394-zk-3.8.0-search")
+    assert s["limits"] == {"syncLimit": 75, "initLimit": 75}
+    assert _holds(s) == [
+        (0, 8, [("hold", 2, "ackepoch"), ("hold", 1, "newleader-ack")]),
+        (9, 11, [("release", 1, "newleader-ack")]),
+        (12, 12, [("hold", 1, "proposal-read", "100000001")]),
+        (13, 13, [("hold", 2, "sync-append"), ("hold", 2, "newleader-ack"),
+                  ("release", 2, "ackepoch")]),
+        (14, 19, [("release", 1, "proposal-read")]),
+        (20, 20, [("release", 2, "newleader-ack")])]
+    at13, at19 = s["entries"][3]["expect"]["2"], s["entries"][4]["expect"]["2"]
+    assert at13 == at19 and (at19["current_epoch"], at19["syncs"]) == (1, ["snap"])
+    assert at19["held"] and at19["disk"] == [] and at19["disk_ahead"] == []
+    assert s["entries"][-1]["expect"]["2"]["unchecked"] == "sync-exception at step 20"
+    schedule.validate(json.loads(json.dumps(s)))
+
+
+def test_the_searchs_4685_run_holds_the_proposal_its_leader_sent_before_giving_up():
+    """zookeeper-4685-zk-3.8.0-search, read against its trace by hand: node 1 leads node 0;
+    node 0's SyncThread takes 1.1 (11) and writes it at 14, after zab-1's write (12) and the
+    leader's timeout (13): `sync-append` from 10 to 14. PROPOSAL 1.2, sent at 12, reaches node
+    0 at 16, after the timeout, on the connection node 0 still follows on (it notices the loss
+    at 17): `proposal-read` holds server 1's QuorumPeer thread with 0x100000002 read from 12 to
+    16, so that it reads neither the PROPOSAL nor its leader's closing the connection before
+    its SyncThread has written 1.1 (the real leader's timeout is its own syncLimit check of the
+    held follower). Released, it queues 1.2 for the SyncThread its shutdown leaves running,
+    held again (`sync-append`, armed with the release), so its data tree at the next ACKEPOCH
+    is 1.1; its new SyncThread writes the DIFF's 1.2 and acknowledges it before NEWLEADER's ACK
+    (`newleader-ack`, never taken), and `log 0` (24) lets the leaked one go."""
+    s = _sched("zookeeper-4685-zk-3.8.0-search")
+    assert s["limits"] == {"syncLimit": 75, "initLimit": 75}
+    assert _holds(s) == [
+        (0, 9, []),
+        (10, 11, [("hold", 1, "sync-append")]),
+        (12, 13, [("hold", 1, "proposal-read", "100000002")]),
+        (14, 15, [("release", 1, "sync-append")]),
+        (16, 23, [("hold", 1, "newleader-ack"), ("hold", 1, "sync-append"),
+                  ("hold", 1, "sync-append"), ("release", 1, "proposal-read")]),
+        (24, 25, [("release", 1, "sync-append")])]
+    at13, at15, at23 = (s["entries"][k]["expect"]["1"] for k in (2, 3, 4))
+    assert at13["role"] == at15["role"] == ["following", "looking"]
+    assert (at13["disk"], at15["disk"], at23["disk"]) == ([], [[1, 1, "/zab-0"]],
+                                                         [[1, 1, "/zab-0"]])
+    assert at23["syncs"] == ["diff", "diff"] and s["entries"][2]["expect"]["2"]["role"] == [
+        "looking"]
+    assert s["entries"][-1]["expect"]["2"]["unchecked"] == "leader-unexpected-ack at step 25"
+    schedule.validate(json.loads(json.dumps(s)))
+
+
+def test_the_searchs_4646_window_holds_the_proposal_its_crash_drops():
+    """zookeeper-4646-zk-3.8.0-search, read against its trace by hand: PROPOSAL 1.2 (sent at 12)
+    is still in flight to node 0 when node 0 crashes (15), after the leader's timeout (13) and
+    node 0's writing 1.1 (14); a real follower would have read it at 12 and written it with 1.1.
+    `proposal-read` holds server 1's QuorumPeer thread with 0x100000002 read from 12 to the
+    kill, so that its disk after the restart is 1.1 alone, as the trace's is, and its next
+    ACKEPOCH gets the DIFF 1.2 whose NEWLEADER is acknowledged with 1.2 not on disk (23)."""
+    s = _sched("zookeeper-4646-zk-3.8.0-search")
+    assert s["limits"] == {"syncLimit": 75}
+    assert _holds(s) == [
+        (0, 9, []), (10, 11, [("hold", 1, "sync-append")]),
+        (12, 12, [("hold", 1, "proposal-read", "100000002")]), (13, 13, []),
+        (14, 14, [("release", 1, "sync-append")]), (15, 15, []), (16, 23, [])]
+    assert s["entries"][5]["ops"] == [{"op": "kill", "server": 1}]
+    x = s["entries"][-1]["expect"]["1"]
+    assert (x["disk"], x["disk_ahead"], x["syncs"]) == ([[1, 1, "/zab-0"]],
+                                                        [[1, 2, "/zab-1"]], ["diff", "diff"])
+    schedule.validate(json.loads(json.dumps(s)))
+
+
+def test_the_searchs_trunc_run_holds_the_synchronisation_it_leaves_in_flight():
+    """truncate-keeps-zk-3.8.0, read against its trace by hand: node 0, elected (13), reads node
+    2's ACKEPOCH (16) and sends SYNC and NEWLEADER, which stay in flight to the end (31) while
+    node 1 joins (18) and makes node 0's quorum. A real leader sends them at once and would
+    count node 2's NEWLEADER ACK: `learner-sync` holds server 1's LearnerHandler for it from the
+    entry of step 16 to the end, and initLimit is raised (server 3 reads its synchronisation
+    with that timeout)."""
+    s = _sched("truncate-keeps-zk-3.8.0")
+    assert s["limits"] == {"initLimit": 75}
+    assert _holds(s) == [(0, 9, []), (10, 17, [("hold", 1, "learner-sync")]), (18, 26, []),
+                         (27, 31, [])]
+    assert s["entries"][-1]["expect"]["3"]["role"] == ["following"]
+    assert s["entries"][-1]["expect"]["3"]["syncs"] == []
+    schedule.validate(json.loads(json.dumps(s)))
+
+
 @pytest.mark.parametrize("model,said", [
     ("zk-3.9.3", "58 steps; first violation: sync-loses-committed at step 48"),
     ("zk-3.9.4", "59 steps; first violation: None at step None"),
@@ -517,17 +642,40 @@ def test_hook_rules_name_each_point_and_wake_them_all(tmp_path):
     text = hooks.script(tmp_path)
     for h in hooks.CATALOGUE:
         assert f"RULE zabmc hold {h.name}\nCLASS {h.cls}\nMETHOD {h.method}\n" in text
-        assert f'(new java.io.File("{tmp_path}/hold-{h.name}")).exists()' in text
+        flag = (f'(new java.io.File("{tmp_path}/hold-{h.name}-" + Long.toHexString($1.getZxid()))'
+                if h.keyed else f'(new java.io.File("{tmp_path}/hold-{h.name}")')
+        assert f'{flag}).exists()' in text
         assert f'signalWake("zabmc-{h.name}", false)' in text
     # only the one-thread points move their control file aside when they hold
     assert [h.name for h in hooks.CATALOGUE if h.once] == ["sync-append", "newleader-ack",
                                                            "set-epoch", "learner-sync",
-                                                           "sync-read"]
-    assert text.count(".renameTo(") == 5
+                                                           "sync-read", "ackepoch",
+                                                           "proposal-read"]
+    assert text.count(".renameTo(") == 7
+    # a keyed point holds the one packet whose zxid its control file names: a PROPOSAL (2)
+    assert [h.name for h in hooks.CATALOGUE if h.keyed] == ["proposal-read"]
+    assert (f'IF $1 != null && $1.getType() == 2 && (new java.io.File("{tmp_path}/'
+            'hold-proposal-read-" + Long.toHexString($1.getZxid()))).exists()\n') in text
+    hooks.arm(tmp_path, "proposal-read", "100000002")
+    assert (tmp_path / "hold-proposal-read-100000002").exists()
+    hooks.disarm(tmp_path, "proposal-read")
+    assert not list(tmp_path.glob("hold-proposal-read*"))
+    with pytest.raises(KeyError):
+        hooks.arm(tmp_path, "proposal-read")  # which packet?
+    with pytest.raises(KeyError):
+        hooks.arm(tmp_path, "ackepoch", "1")  # one thread, no packet named
+    # ACKEPOCH is type 18 (3.8.0 Leader.ACKEPOCH)
+    assert (f'IF (new java.io.File("{tmp_path}/hold-ackepoch")).exists() && $1 != null && '
+            '$1.getType() == 18\n') in text
     assert (f'DO (new java.io.File("{tmp_path}/hold-sync-append")).renameTo((new java.io.File('
             f'"{tmp_path}/held-sync-append")));\n') in text
-    # each point's release wakes its own threads, once its files are gone
+    # each point's release wakes its own threads, once its files are gone (a keyed point's
+    # control file names a packet the release does not see: its held file is the one)
+    assert (f'IF !(new java.io.File("{tmp_path}/held-proposal-read")).exists()\n'
+            'DO signalWake("zabmc-proposal-read", false)\n') in text
     for h in hooks.CATALOGUE:
+        if h.keyed:
+            continue
         assert (f'RULE zabmc release {h.name}\nCLASS {hooks.RELEASE_CLASS}\nMETHOD commandRun\n'
                 f'AT ENTRY\nIF !(new java.io.File("{tmp_path}/hold-{h.name}")).exists() && '
                 f'!(new java.io.File("{tmp_path}/held-{h.name}")).exists()\n'

@@ -43,6 +43,10 @@ class HookPoint:
     when: str = ""
     #: what the thread does once released, instead of going on (a Byteman action: `throw ...`)
     then: str = ""
+    #: the point is armed for one packet, named by its zxid (hex, as Long.toHexString writes
+    #: it): its control file is `hold-<point>-<zxid>`, and only the packet (`$1`) of that zxid
+    #: is held
+    keyed: bool = False
 
 
 CATALOGUE = (
@@ -123,13 +127,33 @@ CATALOGUE = (
         "`follower.shutdown()`: `zk.shutdown(syncMode == SNAP)` (Learner.java 873)",
         once=True, when="$1 != null && $1.getType() == 4",
         then="throw new java.io.IOException(\"zabmc-hook: connection lost at sync-read\")"),
+    HookPoint(
+        "ackepoch", "org.apache.zookeeper.server.quorum.Learner", "writePacket", "AT ENTRY",
+        "holds the learner's QuorumPeer thread before it writes ACKEPOCH, its answer to "
+        "LEADERINFO: the leader's LearnerHandler waits for it (reading with initLimit's "
+        "timeout) and synchronises the learner only once it has it, as the model's leader does "
+        "when it delivers an ACKEPOCH that stayed in flight. It holds one thread",
+        "3.8.0 Learner.registerWithLeader: `writePacket(ackNewEpoch, true)` (line 528); "
+        "LearnerHandler.run reads it (`ia.readRecord(ackEpochPacket, ...)`, line 540) before "
+        "`syncFollower` (555)",
+        once=True, when="$1 != null && $1.getType() == 18"),
+    HookPoint(
+        "proposal-read", "org.apache.zookeeper.server.quorum.Follower", "processPacket",
+        "AT ENTRY",
+        "holds the follower's QuorumPeer thread with one PROPOSAL (named by its zxid) read "
+        "and not yet handled: it neither queues it for the SyncThread nor reads what follows "
+        "(pings, or its leader's closing the connection), as the model's follower to which "
+        "that PROPOSAL is still in flight. It holds one thread",
+        "3.8.0 Follower.followLeader: `readPacket(qp); processPacket(qp);` (lines 124-125); "
+        "Follower.processPacket, PROPOSAL: `fzk.logRequest(hdr, txn, digest)` (lines 162-180)",
+        once=True, when="$1 != null && $1.getType() == 2", keyed=True),
 )
 POINTS = {h.name: h for h in CATALOGUE}
 #: the points whose release waits until the thread is held there: what the schedule does next
 #: depends on it (a COMMIT queued before NEWLEADER, the read that fails)
 WAIT_HELD = frozenset({"learner-sync", "sync-read"})
 #: the points that hold another thread than a SyncThread (conformance expects none held there)
-NOT_SYNC_THREAD = frozenset({"newleader-ack"}) | WAIT_HELD
+NOT_SYNC_THREAD = frozenset({"newleader-ack", "ackepoch", "proposal-read"}) | WAIT_HELD
 RELEASE_CLASS = "org.apache.zookeeper.server.command.RuokCommand"
 HELD = "zabmc-hook: held "
 RELEASED = "zabmc-hook: released "
@@ -149,19 +173,27 @@ def _java(path: Path) -> str:
     return f'(new java.io.File("{p}"))'
 
 
+def _keyed_java(control_dir: str | Path, point: str) -> str:
+    """The control file of a keyed point for the packet `$1`, as a Java expression."""
+    p = str(control_file(control_dir, point)).replace("\\", "\\\\").replace('"', '\\"')
+    return f'(new java.io.File("{p}-" + Long.toHexString($1.getZxid())))'
+
+
 def script(control_dir: str | Path) -> str:
     """The Byteman script for one server: every catalogue point, inert until armed."""
     rules = []
     for h in CATALOGUE:
         flag, held = _java(control_file(control_dir, h.name)), _java(held_file(control_dir, h.name))
+        if h.keyed:
+            flag = _keyed_java(control_dir, h.name)
         once = f"{flag}.renameTo({held});\n   " if h.once else ""
         rules.append(
             f"RULE zabmc hold {h.name}\n"
             f"CLASS {h.cls}\n"
             f"METHOD {h.method}\n"
             f"{h.where}\n"
-            f"IF {flag}.exists()"
-            + (f" && {h.when}" if h.when else "") + "\n"
+            + (f"IF {h.when} && {flag}.exists()\n" if h.keyed else
+               f"IF {flag}.exists()" + (f" && {h.when}" if h.when else "") + "\n") +
             f"DO {once}traceln(\"{HELD}{h.name}\");\n"
             f"   waitFor(\"zabmc-{h.name}\");\n"
             f"   traceln(\"{RELEASED}{h.name}\")"
@@ -174,18 +206,28 @@ def script(control_dir: str | Path) -> str:
             f"CLASS {RELEASE_CLASS}\n"
             "METHOD commandRun\n"
             "AT ENTRY\n"
-            f"IF !{flag}.exists() && !{held}.exists()\n"
+            # a keyed point's control file names a packet the release rule does not see: its
+            # thread is held once the file is renamed to held-<point>
+            + (f"IF !{held}.exists()\n" if h.keyed else
+               f"IF !{flag}.exists() && !{held}.exists()\n") +
             f"DO signalWake(\"zabmc-{h.name}\", false)\n"
             "ENDRULE\n")
     return "\n".join(rules)
 
 
-def arm(control_dir: str | Path, point: str) -> None:
-    if point not in POINTS:
+def arm(control_dir: str | Path, point: str, key: str | None = None) -> None:
+    """Arm `point`; a keyed point for the packet of zxid `key` (hex) only."""
+    if point not in POINTS or POINTS[point].keyed != (key is not None):
         raise KeyError(point)
-    control_file(control_dir, point).touch()
+    f = control_file(control_dir, point)
+    (f.with_name(f"{f.name}-{key}") if key is not None else f).touch()
 
 
 def disarm(control_dir: str | Path, point: str) -> None:
-    control_file(control_dir, point).unlink(missing_ok=True)
+    """Disarm `point` (a keyed one for every packet) and let its held thread go."""
+    f = control_file(control_dir, point)
+    f.unlink(missing_ok=True)
+    if POINTS[point].keyed:
+        for g in Path(control_dir).glob(f"{f.name}-*"):
+            g.unlink(missing_ok=True)
     held_file(control_dir, point).unlink(missing_ok=True)

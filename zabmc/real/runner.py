@@ -464,7 +464,7 @@ class _Run:
         fails did not fail)."""
         ens, kind, s = self.ens, op["op"], op.get("server")
         if kind == "hold":
-            hooks.arm(ens.workdir / f"control-{s}", op["point"])
+            hooks.arm(ens.workdir / f"control-{s}", op["point"], op.get("zxid"))
             self.marks[(s, op["point"])] = len(ens.log_lines(s, _held(op["point"])))
             if op["point"] not in hooks.NOT_SYNC_THREAD:  # a SyncThread conformance expects held
                 self.held.add(s)

@@ -316,14 +316,27 @@ def _next_action(events: list, k: int, action: str, i: int) -> int | None:
     return None
 
 
-def _late_acks(events: list) -> dict:
+def _late_acks(views: list, events: list) -> dict:
     """The fine grain's NEWLEADER ACKs that must wait: {step of the NEWLEADER delivery to node
-    i: (i, step of `ack-newleader i` or None)}, for each delivery not followed at once by that
-    ACK (the trace takes other steps first: the SyncThread's writes and ACKs, say)."""
+    i: (i, step of its release or None)}, for each delivery not followed at once by that ACK
+    (the trace takes other steps first: the SyncThread's writes and ACKs, say). The release is
+    the step at which the model's node has written it: `ack-newleader i`, or the next delivery
+    to i, which the model handles only after writing the owed ACK (models/zk/fine.py, as the
+    QuorumPeer thread does: 3.8.0 Learner.syncWithLeader writes the ACK, line 769, before the
+    loop's next `readPacket`, line 624); None when i crashes first or the trace ends."""
     out = {}
     for k, i in _newleaders(events):
         ack = _next_action(events, k, "ack-newleader", i)
-        if ack != k + 1:
+        if ack != k + 1 and views[k].nodes[i].get("newleader_ack_owed") is False:
+            out[k] = (i, ack)  # a NEWLEADER the node did not handle (a closed connection's)
+        elif ack != k + 1:
+            for c in range(k + 1, len(views)):
+                if not views[c].up(i):
+                    ack = None
+                    break
+                if not views[c].nodes[i].get("newleader_ack_owed", True):
+                    ack = c
+                    break
             out[k] = (i, ack)
     return out
 
@@ -419,9 +432,11 @@ def _forwarding_holds(views: list, events: list, caused: set) -> tuple:
     sending (3.8.0 LearnerHandler.run, lines 555-609). (arms, releases), {step: [(node,
     point)]}:
     - `learner-sync`: when the trace takes a step zabmc brings about between leader i's reading
-      j's ACKEPOCH and `newleader i j` (a broadcast that must be queued before NEWLEADER: a
-      COMMIT of a proposal acknowledged meanwhile), leader i's LearnerHandler thread is held
-      after `syncFollower`, from the ACKEPOCH's delivery to `newleader i j`;
+      j's ACKEPOCH and `newleader i j`, and i broadcasts meanwhile (what must be queued before
+      NEWLEADER: a COMMIT of a proposal acknowledged meanwhile), leader i's LearnerHandler
+      thread is held after `syncFollower`, from the ACKEPOCH's delivery to `newleader i j`
+      (without a broadcast in between, the real leader's NEWLEADER, queued at once, is where
+      the trace has it);
     - `sync-read`: when follower j, synchronised by TRUNC, is delivered a COMMIT and then
       times out before NEWLEADER is delivered (ZOOKEEPER-5094's interrupted TRUNC), its
       QuorumPeer thread is held before the read after that COMMIT, from the TRUNC's delivery,
@@ -435,7 +450,8 @@ def _forwarding_holds(views: list, events: list, caused: set) -> tuple:
             a = next((k for k in range(c - 1, 0, -1) if events[k - 1]["kind"] == "deliver"
                       and events[k - 1]["msg"]["type"] == "ACKEPOCH"
                       and (events[k - 1]["src"], events[k - 1]["dst"]) == (j, i)), None)
-            if a is not None and any(k in caused for k in range(a + 1, c)):
+            if a is not None and any(k in caused for k in range(a + 1, c)) \
+                    and _broadcasts(views, i, a, c - 1):
                 arms.setdefault(a, []).append((i, "learner-sync"))
                 rel.setdefault(c, []).append((i, "learner-sync"))
         if ev["kind"] == "timeout":
@@ -453,6 +469,109 @@ def _forwarding_holds(views: list, events: list, caused: set) -> tuple:
                 arms.setdefault(sync, []).append((j, "sync-read"))
                 rel.setdefault(c, []).append((j, "sync-read"))
     return arms, rel
+
+
+def _sent_at(views: list, events: list, d: int, a: int, b: int, m: dict, ahead: int = 0) -> int:
+    """The step that put message m on link (a, b), where it is in flight at state d - 1 behind
+    `ahead` others: the first of the states before d through which it stayed in flight (links
+    are FIFO: the messages delivered on the link meanwhile were ahead of it)."""
+    def msgs(t):
+        return next((ln.get("msgs", ()) for ln in views[t].state.get("network", ())
+                     if ln.get("src") == a and ln.get("dst") == b), ())
+    t = d - 1
+    while t >= 0:
+        ms = msgs(t)
+        if not (ahead < len(ms) and ms[ahead] == m):
+            break
+        e = events[t - 1] if t else None
+        if e and e["kind"] == "deliver" and (e["src"], e["dst"]) == (a, b):
+            ahead += 1
+        t -= 1
+    return t + 1
+
+
+def _hex_zxid(z) -> str:
+    return f"{(z[0] << 32) | z[1]:x}"
+
+
+def _in_flight_holds(views: list, events: list, caused: set) -> tuple:
+    """Messages the trace keeps in flight past a step zabmc brings about, which a real server
+    would have sent and read at once: the thread that would have sent or handled it is held
+    from the step that sent it to its delivery. (arms, releases), {step: [(node, point[,
+    key])]}:
+    - an ACKEPOCH from learner i: i's QuorumPeer thread before it writes it (`ackepoch`); a
+      real leader reads it at once and synchronises i before what the trace does meanwhile
+      (3.8.0 LearnerHandler.run lines 540-555);
+    - a PROPOSAL to follower i, on the connection i still follows on at the delivery: i's
+      QuorumPeer thread with that PROPOSAL read and not handled (`proposal-read`, keyed by its
+      zxid); a real follower handles it at once, its SyncThread writes and acknowledges it,
+      and the leader commits before the trace's steps in between (a learner's
+      synchronisation, say), or, when the leader gives up meanwhile, the follower reads its
+      leader's closing the connection right after it. A PROPOSAL that i's crash drops from the
+      link is held the same way, to the kill;
+    - a synchronisation (SYNC) from leader i to learner j still in flight at the trace's end,
+      or delivered only once j no longer follows on that connection (so never handled):
+      i's LearnerHandler for j after `syncFollower` (`learner-sync`), to the end; a real
+      leader sends it, and NEWLEADER, at once (3.8.0 LearnerHandler.run lines 555-609), and a
+      leader not yet established counts j's NEWLEADER ACK towards its quorum, where the
+      trace's leader establishes itself with another learner."""
+    arms: dict = {}
+    rel: dict = {}
+    for c, ev in enumerate(events, start=1):  # PROPOSALs a crash of their follower drops
+        i = ev["node"] if ev["kind"] == "crash" else None
+        x = views[c - 1].nodes[i] if i is not None else None
+        if x is None or x["role"] != "Following":
+            continue
+        for ln in views[c - 1].state.get("network", ()):
+            if ln.get("dst") != i:
+                continue
+            for k, m in enumerate(ln.get("msgs", ())):
+                if m["type"] == "PROPOSAL" and m.get("conn") == x.get("connection"):
+                    s = _sent_at(views, events, c, ln["src"], i, m, k)
+                    if s and any(t in caused for t in range(s + 1, c)):
+                        arms.setdefault(s, []).append((i, "proposal-read",
+                                                       _hex_zxid(m["txn"]["zxid"])))
+    last = len(views) - 1
+    for ln in views[last].state.get("network", ()):  # synchronisations in flight at the end
+        i, j = ln.get("src"), ln.get("dst")
+        for k, m in enumerate(ln.get("msgs", ())):
+            if (m["type"] == "SYNC" and views[last].up(i) and views[last].up(j)
+                    and views[last].role(i) == "Leading" and views[last].role(j) == "Following"
+                    and views[last].nodes[j].get("connection") == m.get("conn")):
+                s = _sent_at(views, events, last + 1, i, j, m, k)
+                if s and any(t in caused for t in range(s + 1, last + 1)):
+                    arms.setdefault(s, []).append((i, "learner-sync"))
+    for d, ev in enumerate(events, start=1):  # synchronisations delivered too late to count
+        if ev["kind"] == "deliver" and ev["msg"]["type"] == "SYNC":
+            x = views[d - 1].nodes[ev["dst"]]
+            if not (x["role"] == "Following" and x.get("connection") == ev["msg"].get("conn")):
+                s = _sent_at(views, events, d, ev["src"], ev["dst"], ev["msg"])
+                if s and any(t in caused for t in range(s + 1, d)):
+                    arms.setdefault(s, []).append((ev["src"], "learner-sync"))
+    for d, ev in enumerate(events, start=1):
+        if ev["kind"] != "deliver" or ev["msg"]["type"] not in ("ACKEPOCH", "PROPOSAL"):
+            continue
+        s = _sent_at(views, events, d, ev["src"], ev["dst"], ev["msg"])
+        if s == 0 or not any(k in caused for k in range(s + 1, d)):
+            continue
+        if ev["msg"]["type"] == "ACKEPOCH":
+            arms.setdefault(s, []).append((ev["src"], "ackepoch"))
+            rel.setdefault(d, []).append((ev["src"], "ackepoch"))
+        elif (views[d - 1].up(ev["dst"]) and views[d - 1].role(ev["dst"]) == "Following"
+              and views[d - 1].nodes[ev["dst"]].get("connection") == ev["msg"].get("conn")):
+            key = _hex_zxid(ev["msg"]["txn"]["zxid"])
+            arms.setdefault(s, []).append((ev["dst"], "proposal-read", key))
+            rel.setdefault(d, []).append((ev["dst"], "proposal-read", key))
+    return arms, rel
+
+
+def _broadcasts(views: list, i: int, a: int, b: int) -> bool:
+    """Whether leader i broadcast anything between states a and b (it proposed, or committed):
+    what a forwarding learner's queue gets before NEWLEADER when its NEWLEADER comes later."""
+    def mark(t):
+        x = views[t].nodes[i]
+        return len(x["history"]), x.get("commit"), x.get("last_committed")
+    return any(mark(t) != mark(a) for t in range(a, b + 1))
 
 
 #: model events that zabmc's own ops bring about (the rest the servers do by themselves)
@@ -499,10 +618,11 @@ class _Plan:
     releases: dict  # step -> [(node, point)]: the held threads the trace lets go there
     spans: list  # [(node, first state, state after the last)]: SyncThread holds expected held
     caused: set  # the steps zabmc's ops bring about
+    ahead: list  # [(node, step, step)]: a learner that runs ahead of the trace (_runs_ahead)
 
 
 def _plan(views: list, events: list, n: int, features: frozenset) -> _Plan:
-    late = _late_acks(events) if NEWLEADER_ACK_STEP in features else {}
+    late = _late_acks(views, events) if NEWLEADER_ACK_STEP in features else {}
     releases: dict = {}
     for i, ack in late.values():
         if ack is not None:
@@ -514,11 +634,12 @@ def _plan(views: list, events: list, n: int, features: frozenset) -> _Plan:
     caused = {k for k, ev in enumerate(events, start=1) if _caused(ev)} | set(releases)
     while True:  # a release is an op, so a step zabmc brings about: holds beget holds
         arms, rel, spans = _late_steps(views, events, n, caused, features)
-        f_arms, f_rel = _forwarding_holds(views, events, caused)
-        for k, lst in f_arms.items():
-            arms.setdefault(k, []).extend(lst)
-        for k, lst in f_rel.items():
-            rel.setdefault(k, []).extend(lst)
+        for f_arms, f_rel in (_forwarding_holds(views, events, caused),
+                              _in_flight_holds(views, events, caused)):
+            for k, lst in f_arms.items():
+                arms.setdefault(k, []).extend(lst)
+            for k, lst in f_rel.items():
+                rel.setdefault(k, []).extend(lst)
         if caused >= set(rel):
             break
         caused |= set(rel)
@@ -530,7 +651,39 @@ def _plan(views: list, events: list, n: int, features: frozenset) -> _Plan:
         arms.setdefault(t, []).append((i, "newleader-ack"))
     for t, (i, _) in sorted(owed.items()):
         arms.setdefault(t, []).append((i, "set-epoch"))
-    return _Plan(arms, releases, spans, caused)
+    ahead = _runs_ahead(events, arms, releases)
+    for j, d, m in ahead:  # armed before the release that lets the learner run to them
+        for t in [t for t in arms if d < t <= m]:
+            mine = [x for x in arms[t] if x[0] == j]
+            arms[t] = [x for x in arms[t] if x[0] != j]
+            arms.setdefault(d, []).extend(mine)
+    return _Plan(arms, releases, spans, caused, ahead)
+
+
+def _runs_ahead(events: list, arms: dict, releases: dict) -> list:
+    """[(learner j, step d, step m)]: where a trace releases j's ACKEPOCH (`ackepoch`, step
+    d) and the leader synchronises j up to its NEWLEADER (step m), at which a hold catches j's
+    QuorumPeer thread (`newleader-ack`, `set-epoch`). The real leader reads the ACKEPOCH at
+    once and sends the synchronisation and NEWLEADER in one go (3.8.0 LearnerHandler.run,
+    lines 540-609): j gets there by itself, also when the trace takes steps of other servers
+    in between. Its holds on the way are armed with the release, and until step m conformance
+    expects j where it is at m."""
+    out = []
+    for d, lst in sorted(releases.items()):
+        for j in [x[0] for x in lst if x[1] == "ackepoch"]:
+            ack = events[d - 1]
+            m = next((k for k, e in enumerate(events[d:], start=d + 1)
+                      if e["kind"] == "deliver" and e["dst"] == j
+                      and e["msg"]["type"] == "NEWLEADER"
+                      and e["msg"].get("conn") == ack["msg"].get("conn")), None)
+            if m is None or any(e["kind"] in ("crash", "timeout") or
+                                e["kind"] == "action" and e["action"][0] == "lost"
+                                for e in events[d:m]):
+                continue
+            if any(x[0] == j and x[1] in ("newleader-ack", "set-epoch")
+                   for t, lst2 in arms.items() if d < t <= m for x in lst2) and m > d + 1:
+                out.append((j, d, m))
+    return out
 
 
 def from_trace(trace: TraceFile, run: Replayed, source: str | None = None) -> dict:
@@ -555,6 +708,10 @@ def from_trace(trace: TraceFile, run: Replayed, source: str | None = None) -> di
     for e in entries:
         k = e["upto"]
         e["expect"] = _expect(views[k], cuts[k], held_at[k], n, syncs[k])
+        for j, d, m in plan.ahead:
+            if d <= k < m:
+                key = str(server_id(j))
+                e["expect"][key] = _expect(views[m], cuts[m], held_at[m], n, syncs[m])[key]
         k = e["step"]
         if k and k not in plan.caused:
             # a step the servers take by themselves (a leader noticing a lost follower, ...)
@@ -590,7 +747,7 @@ def _entries(views: list, events: list, texts: list, cuts: list, releases: dict,
                 ops.append(op)
             if cuts[k] != cuts[k - 1] or kind == "restart":
                 ops.append({"op": "links", "cut": cuts[k]})
-            for i, pt in releases.get(k, ()):  # a held thread goes on: the trace's step
+            for i, pt, *key in releases.get(k, ()):  # a held thread goes on: the trace's step
                 op = {"op": "release", "server": server_id(i), "point": pt}
                 if pt in WAIT_HELD:  # what follows needs it held first
                     op["after_held"] = [server_id(i)]
@@ -628,8 +785,11 @@ def _arm(entries: list, views: list, events: list, n: int, arms: dict,
                 k += 1
     for t, lst in sorted(arms.items()):  # armed as the entry that takes step t begins
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
-        for i, pt in reversed(lst):
-            e["ops"].insert(0, {"op": "hold", "server": server_id(i), "point": pt})
+        for i, pt, *key in reversed(lst):
+            op = {"op": "hold", "server": server_id(i), "point": pt}
+            if key:
+                op["zxid"] = key[0]
+            e["ops"].insert(0, op)
     return held_at
 
 
@@ -738,9 +898,13 @@ def _document(entries: list, n: int, trace: TraceFile, run: Replayed, source: st
         # leader of ZOOKEEPER-4712's trace gave up on its held follower, and on a loaded
         # machine they elected each other before the next entry cut them apart
         limits["syncLimit"] = SLOW_LIMIT
-    if any(pt == "newleader-ack" for lst in arms.values() for _, pt in lst):
-        # likewise a NEWLEADER ACK the trace keeps late: LearnerHandler.run reads it with the
-        # socket's timeout at initLimit ticks (LearnerMaster.syncTimeout) and drops the follower
+    if any(x[1] in ("newleader-ack", "ackepoch", "learner-sync")
+           for lst in arms.values() for x in lst):
+        # likewise a NEWLEADER ACK (or an ACKEPOCH) the trace keeps late: LearnerHandler.run
+        # reads it with the socket's timeout at initLimit ticks (LearnerMaster.syncTimeout; the
+        # LearnerCnxAcceptor's setSoTimeout for ACKEPOCH) and drops the follower; and a learner
+        # whose synchronisation the leader holds reads it with the same timeout
+        # (Learner.connectToLeader) and gives up
         limits["initLimit"] = SLOW_LIMIT
     if limits:
         out["limits"] = limits
@@ -838,6 +1002,13 @@ def validate(data) -> dict:
                 if op.get("point") not in POINTS:
                     _fail(where, f"unknown hook point {op.get('point')!r} (known: "
                                  f"{', '.join(POINTS)})")
+                keyed = POINTS[op["point"]].keyed and op["op"] == "hold"
+                z = op.get("zxid")
+                if keyed != (z is not None) or z is not None and not (
+                        isinstance(z, str) and 0 < len(z) <= 16
+                        and all(c in "0123456789abcdef" for c in z)):
+                    _fail(where, f"a hold at {op['point']} names "
+                                 + ("its packet's zxid in hex ('zxid')" if keyed else "no zxid"))
             if "after_held" in op and not (
                     op["op"] == "release" and isinstance(op["after_held"], list) and all(
                         isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= n
