@@ -93,7 +93,9 @@ RELATED = [
     "exits (\"On ZooKeeper 3.8.0\"); on 3.9.3 and 3.9.4 (PR #2152 writes the committed ones "
     "first) at 19 events: unfixed in the last release. The other variants write both in one "
     "step |",
-    "| ZOOKEEPER-4925 | a hole in the leader's committed log (3.9.3 only) | found on "
+    "| ZOOKEEPER-4925 | a hole in the leader's committed log (3.9.3 only, says PR #2266; the "
+    "release models reach it on 3.6.2-3.9.2 too, through a TRUNC: \"ZOOKEEPER-4925 before "
+    "3.9.3\", not yet on real servers) | found on "
     "`zk-3.9.3-store` at the storage grain (models/zk/README.md, S1-S10; not applicable to the 3.7 "
     "variants, which reload memory at every role change): a follower synchronised by DIFF "
     "applies the DIFF's committed 1.2 outside its in-memory committed log, keeps that log "

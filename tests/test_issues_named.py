@@ -127,6 +127,9 @@ EXPECTED = {
     # applied 2.1 with processTxn(hdr, txn), outside the committed log that TRUNC reloaded (1.1;
     # models/zk/README.md S15), and the timeout (40) keeps that database: 4925's hole, on 3.8.0
     "zookeeper-5094-zk-3.8.0": [("ZOOKEEPER-4925", 40), ("ZOOKEEPER-5094", 51)],
+    # read by hand off the trace: node 2, truncated to 1.1 with 2.1's COMMIT before NEWLEADER
+    # (S15), applies 2.1 outside its committed log at NEWLEADER, step 42
+    "zookeeper-4925-zk-3.8.0-trunc": [("ZOOKEEPER-4925", 42)],
 }
 
 
