@@ -4,14 +4,14 @@ ZooKeeper" of reports/zookeeper.md (#63 item 6).
 For Debian's 3.8.0 (unless --no-debian) and each --release, runs
 
     python -m zabmc real --nemesis all --random N --seed S [--release V] \
-        --out reports/data/real-nemesis --json -q
+        --out reports/data/real-nemesis/BUILD --json -q
 
-(N = --per times the five nemeses, taken in turn), holding `flock(2)` on LOCK while it runs when
+(BUILD the release, or debian-3.8.0; N = --per times the five nemeses, taken in turn), holding `flock(2)` on LOCK while it runs when
 --lock is given (the lock `flock LOCK command` takes, on a machine where other jobs run real
 ensembles too); the commit is read once the lock is held, just before the run
 ("+changes" when zabmc/ or models/ differ from it). Each schedule's result is appended to a
 JSON-lines file with the command, the commit and the time it ran (so that a later invocation adds
-builds), failing schedules are saved under reports/data/real-nemesis/ by `zabmc real` itself
+builds), failing schedules are saved under reports/data/real-nemesis/BUILD/ by `zabmc real` itself
 (each records the command that made it and the servers its letters were bound to), and --write
 rewrites the section from every line of the file.
 
@@ -50,10 +50,17 @@ def commit() -> str:
     return r.stdout.strip() + ("+changes" if dirty else "")
 
 
-def campaign(release: str | None, n: int, seed: int, lock: str | None) -> list:
-    argv = ["python", "-m", "zabmc", "real", "--nemesis", "all", "--random", str(n),
+def command(release: str | None, n: int, seed: int) -> list:
+    """The campaign's `zabmc real` command line. Each build keeps its failing schedules in a
+    folder of its own: `zabmc real` names them by seed and index only (zabmc-real-S-K), so in one
+    folder a later build's failure at an index would overwrite an earlier build's."""
+    return ["python", "-m", "zabmc", "real", "--nemesis", "all", "--random", str(n),
             "--seed", str(seed)] + (["--release", release] if release else []) \
-        + ["--out", KEPT, "--json", "-q"]
+        + ["--out", f"{KEPT}/{release or 'debian-3.8.0'}", "--json", "-q"]
+
+
+def campaign(release: str | None, n: int, seed: int, lock: str | None) -> list:
+    argv = command(release, n, seed)
     with _locked(lock):
         at = commit()  # the code that runs, once the lock is ours and before it runs
         t = time.time()
