@@ -176,6 +176,11 @@ def test_sweep_refuses_a_zk_model_before_spark_starts(cli):
     assert rc == 2 and "cannot run model zk:" in _one_line(err)
 
 
+#: zk corpus traces whose run `zabmc real` refuses to translate, with the reason it gives
+UNTRANSLATED = {"zookeeper-4925-zk-3.8.0-trunc.trace.json": "hold of server 3 from step 37 spans "
+                                                            "its NEWLEADER at step 42"}
+
+
 @pytest.mark.parametrize("name", sorted(
     n for n in __import__("os").listdir(_repo("tests/corpus/zk")) if n.endswith(".trace.json")))
 @pytest.mark.parametrize("fmt", ["partition-script", "json"])
@@ -189,6 +194,9 @@ def test_export_of_every_zk_trace_says_what_is_not_supported(cli, tmp_path, name
     rc, out, err = cli(["export", path, "--format", "zookeeper", "-o", str(out_file)])
     from zabmc.real.schedule import REAL_MODELS
 
+    if name in UNTRANSLATED:  # a run `zabmc real` cannot drive yet says why, in one line
+        assert rc == 2 and UNTRANSLATED[name] in _one_line(err) and not out_file.exists()
+        return
     if json.loads(pathlib.Path(path).read_text())["model"] not in REAL_MODELS:
         # zookeeper-4925 is zk-3.9.3-store's, at the storage grain, which `zabmc real` does not run
         assert rc == 2 and "has no real counterpart" in _one_line(err) and not out_file.exists()
