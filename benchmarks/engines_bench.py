@@ -41,7 +41,7 @@ HEADING = "## Which engine on one machine (issue #64)"
 # name -> (what it is, its flags); each from a table of this report or of reports/zookeeper.md
 WORKLOADS = {
     "db19": ("db-19, the two-core ceiling's space",
-             "--network fifo --nodes 3 --proposals 2 --max-timeouts 1 --depth 22 --all"),
+             "--network fifo --nodes 3 --proposals 2 --depth 22 --all"),
     "zab": ("zab, a gate run to depth 21",
             "--model zab --network fifo --nodes 3 --proposals 2 --max-timeouts 1 --depth 21"),
     "zk-fixed": ("zk-fixed, the data-loss bounds to depth 20",
