@@ -11,8 +11,13 @@ then finds a learner's zxid missing from its committed log and sends TRUNC to th
 What is pinned where: the property, the start and the release each search runs on are this
 file's; that 3.9.4 does not have the hole is its source's (`processTxn(pif.toRequest())`,
 release-3.9.4 Learner.java 670-690, S15). The depths and state counts are zabmc's own and only
-detect change. No real server has run this yet: `zabmc real` refuses the corpus run (a SyncThread
-hold across NEWLEADER, docs/real-zookeeper.md).
+detect change. `zabmc real` refuses the corpus run (a SyncThread hold across NEWLEADER,
+docs/real-zookeeper.md). Real servers lose a committed write by this path in a run written by
+hand (tests/corpus/zk/zookeeper-4925-trunc-3.8.0.schedule.json: Debian's 3.8.0, 3.8.6, 3.9.2 and
+3.9.3, not 3.9.4); the corpus run's own follower, which has its TRUNC's zxid in a snapshot and not
+in its log, keeps the transaction on a real server (FileTxnLog.truncate; the control
+zookeeper-4925-trunc-snap-3.8.0.schedule.json), so its violation is the leader's decision only
+(reports/zookeeper.md, "ZOOKEEPER-4925 before 3.9.3").
 """
 
 from __future__ import annotations
