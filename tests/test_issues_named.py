@@ -113,6 +113,11 @@ EXPECTED = {
     # leader's timeout and crashes with 1.2 in flight; in epoch 2 the DIFF's 1.2 is queued at
     # NEWLEADER (22) and NEWLEADER acknowledged with it (23); the search stops there
     "zookeeper-4646-zk-3.8.0-search": [(I4643, 22), (I4646, 23)],
+    # the search's own 4646 loss (three nodes: the window search, then the loss search from
+    # it): its first 23 events are 4685's search run's, 1.2 queued at NEWLEADER (23) and
+    # NEWLEADER acknowledged with it (24); node 0 crashes after its leader has its quorum (26),
+    # loses 1.2 and, with currentEpoch 2, leads node 2 without it (primary-integrity, 37)
+    "zookeeper-4646-zk-3.8.0-loss": [(I4643, 23), (I4646, 24)],
     # the release model zk-3.8.0 truncates as FileTxnLog.truncate does: node 1's TRUNC to 0.0
     # (22) keeps 1.1, which no JIRA issue describes; the divergence follows at 31
     "truncate-keeps-zk-3.8.0": [
