@@ -459,6 +459,23 @@ def test_the_searchs_4646_loss_holds_both_syncthreads_its_crash_empties():
     schedule.validate(json.loads(json.dumps(s)))
 
 
+def test_the_searchs_4643_loss_holds_the_ack_and_the_syncthread_to_the_kill():
+    """zookeeper-4643-zk-3.8.0-loss, read against its trace by hand: node 0 handles NEWLEADER of
+    epoch 2 (40) with the DIFF's 1.2 queued and crashes (41) without acknowledging it: from the
+    entry of node 1's election (34) `newleader-ack` holds server 1's QuorumPeer thread (never
+    released: the trace never takes its ACK) and `sync-append` its SyncThread, and conformance
+    expects currentEpoch 2 with 1.1 alone on disk before and after the kill."""
+    s = _sched("zookeeper-4643-zk-3.8.0-loss")
+    assert s["limits"] == {"syncLimit": 75, "initLimit": 75}
+    assert _holds(s)[5:] == [(34, 40, [("hold", 1, "newleader-ack"), ("hold", 1, "sync-append")]),
+                             (41, 41, []), (42, 42, []), (43, 51, []), (52, 52, [])]
+    for k in (5, 6):
+        x = s["entries"][k]["expect"]["1"]
+        assert (x["current_epoch"], x["disk"], x["disk_ahead"]) == (2, [[1, 1, "/zab-0"]], [])
+    assert s["entries"][-1]["expect"]["3"]["syncs"] == ["trunc"]
+    schedule.validate(json.loads(json.dumps(s)))
+
+
 def test_a_hold_after_held_is_read_and_a_links_op_with_it_refused():
     ok = {"format": "zabmc-zookeeper-schedule", "version": 1, "servers": 2, "entries": [
         {"step": 0, "upto": 0, "events": ["start"],
