@@ -122,6 +122,10 @@ EXPECTED = {
     # node 1 leads epoch 2 and node 0 writes currentEpoch 2 at NEWLEADER with the DIFF's 1.2
     # queued (40), then crashes before its ACK: no 4646 window; it leads epoch 3 without 1.2
     "zookeeper-4643-zk-3.8.0-loss": [(I4643, 40)],
+    # the search's own 4712 run (--strategy dfs, stale-log-write) and its continuation: node 0's
+    # leaked SyncThread writes 1.1 after 2.1 (30); reloaded, node 0 follows node 2 by an empty
+    # DIFF with 1.1 that node 2 never had (primary-integrity, 46). No D18 window opens
+    "zookeeper-4712-zk-3.8.0-loss": [("ZOOKEEPER-4712", 30)],
     # the release model zk-3.8.0 truncates as FileTxnLog.truncate does: node 1's TRUNC to 0.0
     # (22) keeps 1.1, which no JIRA issue describes; the divergence follows at 31
     "truncate-keeps-zk-3.8.0": [
