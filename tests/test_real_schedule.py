@@ -476,6 +476,22 @@ def test_the_searchs_4643_loss_holds_the_ack_and_the_syncthread_to_the_kill():
     schedule.validate(json.loads(json.dumps(s)))
 
 
+def test_the_searchs_4712_run_lets_server_3_write_before_its_leaders_kill():
+    """zookeeper-4712-zk-3.8.0-loss, read against its trace by hand: node 2 writes 2.1 (33, a
+    step written by hand) before node 0's crash (35), so nothing holds server 3's SyncThread
+    across the kill: its shutdown's fast-forward finds 2.1 in the log and it votes 2.1, as the
+    model's node 2 does. (The search's own order, the crash first, held it and server 3 voted
+    0x0: not realised at step 45.)"""
+    s = _sched("zookeeper-4712-zk-3.8.0-loss")
+    assert _holds(s)[8:] == [(29, 29, [("hold", 3, "proposal-read", "200000001")]),
+                             (30, 31, [("release", 1, "sync-append")]),
+                             (32, 34, [("release", 3, "proposal-read")]),
+                             (35, 35, []), (36, 45, []), (46, 46, [])]
+    assert s["entries"][11]["ops"][0] == {"op": "kill", "server": 1}
+    assert s["entries"][11]["expect"]["3"]["disk"] == [[2, 1, "/zab-1"]]
+    schedule.validate(json.loads(json.dumps(s)))
+
+
 def test_a_hold_after_held_is_read_and_a_links_op_with_it_refused():
     ok = {"format": "zabmc-zookeeper-schedule", "version": 1, "servers": 2, "entries": [
         {"step": 0, "upto": 0, "events": ["start"],
