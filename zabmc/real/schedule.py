@@ -420,7 +420,8 @@ def _late_steps(views: list, events: list, n: int, caused: set,
                 and views[k - 1].up(i) and _unwritten(views[k - 1].nodes[i])]
         for L in ends:
             t = _queued_since(views, i, L - 1)
-            if any_caused(t + 1, L - 1):
+            if any_caused(t + 1, L - 1) and not _only_its_leaders_crash(views, events, caused,
+                                                                        i, t, L):
                 arms.setdefault(t, []).append((i, point))
                 rel.setdefault(L, []).append((i, point))
                 spans.append((i, t, L))
@@ -448,6 +449,25 @@ def _late_steps(views: list, events: list, n: int, caused: set,
             arms.setdefault(k, []).append((i, "newleader-ack"))
             rel.setdefault(a, []).append((i, "newleader-ack"))
     return arms, rel, spans
+
+
+def _only_its_leaders_crash(views: list, events: list, caused: set, i: int, t: int,
+                            L: int) -> bool:
+    """Whether the steps zabmc brings about between node i's queueing (state t) and its `log i`
+    (step L) are crashes of the leader i still follows at L: then i's SyncThread is not held.
+    Held, it would let i notice the crash first (the kill closes the connection its QuorumPeer
+    thread reads), and the shutdown's fast-forward (release-3.8.0-1
+    `ZooKeeperServer.shutdown(boolean)`, line 876) would miss what the thread writes after it, so
+    that i's vote (`QuorumPeer.getLastLoggedZxid`, 1324-1329) would lack it, where the trace's
+    node writes first and notices later. Unheld, the thread writes at once, as in the trace; its
+    ACK may reach the leader before the kill, which the leader's restart, reading its disk, does
+    not see."""
+    x = views[L - 1].nodes[i]
+    if x["role"] != "Following" or not views[L - 1].up(i):
+        return False
+    steps = [c for c in range(t + 1, L) if c in caused]
+    return all(events[c - 1]["kind"] == "crash" and events[c - 1]["node"] == x["leader"]
+               for c in steps)
 
 
 def _forwarding_holds(views: list, events: list, caused: set) -> tuple:
