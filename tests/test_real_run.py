@@ -122,9 +122,9 @@ def test_zk_3_8_0s_own_4643_loss_loses_an_acknowledged_write_without_the_newlead
 
 def test_zk_3_8_0s_own_4712_run_serves_a_write_no_quorum_accepted():
     """ZOOKEEPER-4712 on 3.8.0, the search's own run (zookeeper-4712-zk-3.8.0-loss: the
-    depth-first `stale-log-write` window, three steps a real server takes at once written by
-    hand, then the `primary-integrity` search from there, 46 events; the shutdown model's built
-    run, zookeeper-4712-served, shows the same and has no test of its own here): server 1's
+    depth-first `stale-log-write` window, then the `primary-integrity` search from it, 46
+    events; the shutdown model's built run, zookeeper-4712-served, shows the same and has no
+    test of its own here): server 1's
     SyncThread, held with 0x100000001 (`sync-append`) and left running by its follower's
     shutdown, appends it once server 1 leads epoch 2 with 0x200000001; killed and restarted,
     server 1 loads it after 0x200000001, follows server 3 in epoch 3 by an empty DIFF and serves

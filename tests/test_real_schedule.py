@@ -477,17 +477,21 @@ def test_the_searchs_4643_loss_holds_the_ack_and_the_syncthread_to_the_kill():
 
 
 def test_the_searchs_4712_run_lets_server_3_write_before_its_leaders_kill():
-    """zookeeper-4712-zk-3.8.0-loss, read against its trace by hand: node 2 writes 2.1 (33, a
-    step written by hand) before node 0's crash (35), so nothing holds server 3's SyncThread
-    across the kill: its shutdown's fast-forward finds 2.1 in the log and it votes 2.1, as the
-    model's node 2 does. (The search's own order, the crash first, held it and server 3 voted
-    0x0: not realised at step 45.)"""
+    """zookeeper-4712-zk-3.8.0-loss, read against its trace by hand: node 2 reads PROPOSAL 2.1
+    (32), its leader node 0 crashes (33), node 2 writes 2.1 (34) and only later notices the
+    crash (36); node 2 then votes 2.1 and wins epoch 3. Held across the kill, server 3's
+    SyncThread let server 3 notice first, and its shutdown's fast-forward missed 2.1: it voted
+    0x0, server 1 was elected, not realised at step 45 (twice, 2026-11-30). A `log i` whose only
+    steps zabmc brings about meanwhile are crashes of the leader i follows is not held: server 3
+    writes at once, and entry 11 takes the kill and the write together."""
     s = _sched("zookeeper-4712-zk-3.8.0-loss")
     assert _holds(s)[8:] == [(29, 29, [("hold", 3, "proposal-read", "200000001")]),
                              (30, 31, [("release", 1, "sync-append")]),
-                             (32, 34, [("release", 3, "proposal-read")]),
-                             (35, 35, []), (36, 45, []), (46, 46, [])]
+                             (32, 32, [("release", 3, "proposal-read")]),
+                             (33, 34, []), (35, 45, []), (46, 46, [])]
     assert s["entries"][11]["ops"][0] == {"op": "kill", "server": 1}
+    x = s["entries"][10]["expect"]["3"]
+    assert (x["disk"], x["disk_ahead"][0]) == ([], [2, 1, "/zab-1"]) and "held" not in x
     assert s["entries"][11]["expect"]["3"]["disk"] == [[2, 1, "/zab-1"]]
     schedule.validate(json.loads(json.dumps(s)))
 
