@@ -113,6 +113,19 @@ EXPECTED = {
     # leader's timeout and crashes with 1.2 in flight; in epoch 2 the DIFF's 1.2 is queued at
     # NEWLEADER (22) and NEWLEADER acknowledged with it (23); the search stops there
     "zookeeper-4646-zk-3.8.0-search": [(I4643, 22), (I4646, 23)],
+    # the search's own 4646 loss (three nodes: the window search, then the loss search from
+    # it): its first 23 events are 4685's search run's, 1.2 queued at NEWLEADER (23) and
+    # NEWLEADER acknowledged with it (24); node 0 crashes after its leader has its quorum (26),
+    # loses 1.2 and, with currentEpoch 2, leads node 2 without it (primary-integrity, 37)
+    "zookeeper-4646-zk-3.8.0-loss": [(I4643, 23), (I4646, 24)],
+    # the search's own 4643 loss: from the built run's step 32 (1.2 committed by nodes 2 and 1),
+    # node 1 leads epoch 2 and node 0 writes currentEpoch 2 at NEWLEADER with the DIFF's 1.2
+    # queued (40), then crashes before its ACK: no 4646 window; it leads epoch 3 without 1.2
+    "zookeeper-4643-zk-3.8.0-loss": [(I4643, 40)],
+    # the search's own 4712 run (--strategy dfs, stale-log-write) and its continuation: node 0's
+    # leaked SyncThread writes 1.1 after 2.1 (30); reloaded, node 0 follows node 2 by an empty
+    # DIFF with 1.1 that node 2 never had (primary-integrity, 46). No D18 window opens
+    "zookeeper-4712-zk-3.8.0-loss": [("ZOOKEEPER-4712", 30)],
     # the release model zk-3.8.0 truncates as FileTxnLog.truncate does: node 1's TRUNC to 0.0
     # (22) keeps 1.1, which no JIRA issue describes; the divergence follows at 31
     "truncate-keeps-zk-3.8.0": [

@@ -430,6 +430,83 @@ def test_the_searchs_4646_window_holds_the_proposal_its_crash_drops():
     schedule.validate(json.loads(json.dumps(s)))
 
 
+def test_the_searchs_4646_loss_holds_both_syncthreads_its_crash_empties():
+    """zookeeper-4646-zk-3.8.0-loss, read against its trace by hand: node 0 reads PROPOSAL 1.2
+    (16) and loses its leader (17): the shutdown leaves 1.2 to the old SyncThread
+    (`leaked_queue`); epoch 2's DIFF sends 1.2 again, queued for the new SyncThread at
+    NEWLEADER (23), and the crash (26) loses both. `sync-append` holds one thread, so it is
+    armed at the entry of 16 and again in that entry once server 1 holds the first
+    (`after_held`), and conformance expects 1.2 on neither until the kill; without the second
+    hold the new SyncThread wrote 0x100000002 and the run stopped at step 26."""
+    s = _sched("zookeeper-4646-zk-3.8.0-loss")
+    assert s["limits"] == {"syncLimit": 75, "initLimit": 75}
+    assert _holds(s) == [
+        (0, 9, []), (10, 11, [("hold", 1, "sync-append")]),
+        (12, 13, [("hold", 1, "proposal-read", "100000002")]),
+        (14, 15, [("release", 1, "sync-append")]),
+        (16, 25, [("hold", 1, "sync-append"), ("release", 1, "proposal-read"),
+                  ("hold", 1, "sync-append")]),
+        (26, 26, []), (27, 33, [("hold", 3, "newleader-ack"), ("hold", 3, "set-epoch")]),
+        (34, 34, [("release", 3, "set-epoch")]), (35, 36, [("release", 3, "newleader-ack")]),
+        (37, 37, [])]
+    assert s["entries"][4]["ops"][-1] == {"op": "hold", "server": 1, "point": "sync-append",
+                                          "after_held": [1]}
+    x = s["entries"][4]["expect"]["1"]
+    assert (x["disk"], x["disk_ahead"], x["held"]) == ([[1, 1, "/zab-0"]], [], True)
+    end = s["entries"][-1]["expect"]
+    assert end["1"]["disk"] == [[1, 1, "/zab-0"], [3, 1, "/zab-2"]]
+    assert end["3"]["syncs"] == ["snap"] and end["2"]["role"] == ["leading", "looking"]
+    schedule.validate(json.loads(json.dumps(s)))
+
+
+def test_the_searchs_4643_loss_holds_the_ack_and_the_syncthread_to_the_kill():
+    """zookeeper-4643-zk-3.8.0-loss, read against its trace by hand: node 0 handles NEWLEADER of
+    epoch 2 (40) with the DIFF's 1.2 queued and crashes (41) without acknowledging it: from the
+    entry of node 1's election (34) `newleader-ack` holds server 1's QuorumPeer thread (never
+    released: the trace never takes its ACK) and `sync-append` its SyncThread, and conformance
+    expects currentEpoch 2 with 1.1 alone on disk before and after the kill."""
+    s = _sched("zookeeper-4643-zk-3.8.0-loss")
+    assert s["limits"] == {"syncLimit": 75, "initLimit": 75}
+    assert _holds(s)[5:] == [(34, 40, [("hold", 1, "newleader-ack"), ("hold", 1, "sync-append")]),
+                             (41, 41, []), (42, 42, []), (43, 51, []), (52, 52, [])]
+    for k in (5, 6):
+        x = s["entries"][k]["expect"]["1"]
+        assert (x["current_epoch"], x["disk"], x["disk_ahead"]) == (2, [[1, 1, "/zab-0"]], [])
+    assert s["entries"][-1]["expect"]["3"]["syncs"] == ["trunc"]
+    schedule.validate(json.loads(json.dumps(s)))
+
+
+def test_the_searchs_4712_run_lets_server_3_write_before_its_leaders_kill():
+    """zookeeper-4712-zk-3.8.0-loss, read against its trace by hand: node 2 reads PROPOSAL 2.1
+    (32), its leader node 0 crashes (33), node 2 writes 2.1 (34) and only later notices the
+    crash (36); node 2 then votes 2.1 and wins epoch 3. Held across the kill, server 3's
+    SyncThread let server 3 notice first, and its shutdown's fast-forward missed 2.1: it voted
+    0x0, server 1 was elected, not realised at step 45 (twice, 2026-11-30). A `log i` whose only
+    steps zabmc brings about meanwhile are crashes of the leader i follows is not held: server 3
+    writes at once, and entry 11 takes the kill and the write together."""
+    s = _sched("zookeeper-4712-zk-3.8.0-loss")
+    assert _holds(s)[8:] == [(29, 29, [("hold", 3, "proposal-read", "200000001")]),
+                             (30, 31, [("release", 1, "sync-append")]),
+                             (32, 32, [("release", 3, "proposal-read")]),
+                             (33, 34, []), (35, 45, []), (46, 46, [])]
+    assert s["entries"][11]["ops"][0] == {"op": "kill", "server": 1}
+    x = s["entries"][10]["expect"]["3"]
+    assert (x["disk"], x["disk_ahead"][0]) == ([], [2, 1, "/zab-1"]) and "held" not in x
+    assert s["entries"][11]["expect"]["3"]["disk"] == [[2, 1, "/zab-1"]]
+    schedule.validate(json.loads(json.dumps(s)))
+
+
+def test_a_hold_after_held_is_read_and_a_links_op_with_it_refused():
+    ok = {"format": "zabmc-zookeeper-schedule", "version": 1, "servers": 2, "entries": [
+        {"step": 0, "upto": 0, "events": ["start"],
+         "ops": [{"op": "hold", "server": 1, "point": "sync-append", "after_held": [1]}]}]}
+    schedule.validate(ok)
+    bad = json.loads(json.dumps(ok))
+    bad["entries"][0]["ops"] = [{"op": "links", "cut": [], "after_held": [1]}]
+    with pytest.raises(UsageError, match="'after_held' is a hold's or a release's list"):
+        schedule.validate(bad)
+
+
 def test_the_searchs_trunc_run_holds_the_synchronisation_it_leaves_in_flight():
     """truncate-keeps-zk-3.8.0, read against its trace by hand: node 0, elected (13), reads node
     2's ACKEPOCH (16) and sends SYNC and NEWLEADER, which stay in flight to the end (31) while

@@ -464,6 +464,8 @@ class _Run:
         fails did not fail)."""
         ens, kind, s = self.ens, op["op"], op.get("server")
         if kind == "hold":
+            if op.get("after_held"):  # a one-thread point armed again once it holds its thread
+                self._wait_held(op["after_held"], op["point"])
             hooks.arm(ens.workdir / f"control-{s}", op["point"], op.get("zxid"))
             self.marks[(s, op["point"])] = len(ens.log_lines(s, _held(op["point"])))
             if op["point"] not in hooks.NOT_SYNC_THREAD:  # a SyncThread conformance expects held
@@ -487,17 +489,20 @@ class _Run:
             self.writers.append(_Writer(ens, rec, op.get("data", "").encode()))
         return True
 
+    def _wait_held(self, servers: list, pt: str) -> None:
+        """Until each of `servers` has held a thread at `pt` since it was last armed there."""
+        ens = self.ens
+        try:
+            ens.wait_for(lambda: all(
+                len(ens.log_lines(x, _held(pt))) > self.marks.get((x, pt), 0)
+                for x in servers), self.conform_timeout, f"servers {servers} held at {pt}")
+        except RealTimeout:  # conformance reports what the servers did instead
+            pass
+
     def _release(self, s: int, op: dict) -> None:
         ens = self.ens
         if op.get("after_held"):  # once every one of them holds a thread there
-            pt = op["point"]
-            try:
-                ens.wait_for(lambda: all(
-                    len(ens.log_lines(x, _held(pt))) > self.marks.get((x, pt), 0)
-                    for x in op["after_held"]), self.conform_timeout,
-                    f"servers {op['after_held']} held at {pt}")
-            except RealTimeout:  # conformance reports what the servers did instead
-                pass
+            self._wait_held(op["after_held"], op["point"])
         hooks.disarm(ens.workdir / f"control-{s}", op["point"])
         self.held.discard(s)
         ens.four_letter(s, "ruok")

@@ -232,7 +232,11 @@ def _syncs(views: list, events: list, n: int) -> list:
     return out
 
 
-def _expect(view: _View, cut: list, held: set, n: int, syncs: list | None = None) -> dict:
+def _expect(view: _View, cut: list, held: set, n: int, syncs: list | None = None,
+            both: frozenset | set = frozenset()) -> dict:
+    """The model's state projected on the servers. `held`: the servers whose SyncThread a hook
+    holds; `both`: those of them whose present role's SyncThread is held too, beside a leaked
+    one (`_second_holds`)."""
     cutset = {tuple(p) for p in cut}
     out = {}
     for i in range(n):
@@ -257,8 +261,8 @@ def _expect(view: _View, cut: list, held: set, n: int, syncs: list | None = None
         disk = [[t["zxid"][0], t["zxid"][1], "/" + t["payload"]]
                 for t in x.get("disk", x["history"])]
         leaked = x.get("leaked_queue", ())
-        if not view.up(i) or (s in held and not leaked):
-            ahead = []  # the held SyncThread is the one that would write them
+        if not view.up(i) or (s in held and (not leaked or s in both)):
+            ahead = []  # the held SyncThreads are the ones that would write them
         else:  # only the leaked SyncThread is held: the node's present role writes freely,
             # also a transaction the leaked queue holds too (a DIFF that sends it again)
             mine = _unwritten(x)[len(leaked):]
@@ -272,6 +276,27 @@ def _expect(view: _View, cut: list, held: set, n: int, syncs: list | None = None
             out[str(s)]["held"] = True  # the SyncThread must be seen held with them
         if syncs is not None:  # a SNAP where the model sends DIFF is not the trace's run
             out[str(s)]["syncs"] = syncs[i]
+    return out
+
+
+def _second_holds(views: list, events: list) -> dict:
+    """state -> [node]: at the shutdown grain, a crash that loses both what a leaked SyncThread
+    holds and what the node's present role has queued for its own SyncThread needs that second
+    thread held too, from the state from which the present role has queued them without a break
+    (the search's 4646 loss on zk-3.8.0: epoch 1's follower shutdown leaks 1.2, epoch 2's DIFF
+    queues it again for the new SyncThread, and the crash after NEWLEADER's ACK loses both)."""
+    def own(t: int, i: int) -> list:
+        x = views[t].nodes[i]
+        leaked = x.get("leaked_queue", ())
+        return _unwritten(x)[len(leaked):] if leaked and views[t].up(i) else []
+    out: dict = {}
+    for c, ev in enumerate(events, start=1):
+        if ev.get("kind") != "crash" or not own(c - 1, ev["node"]):
+            continue
+        t = c - 1
+        while t > 0 and own(t - 1, ev["node"]):
+            t -= 1
+        out.setdefault(t, []).append(ev["node"])
     return out
 
 
@@ -395,7 +420,8 @@ def _late_steps(views: list, events: list, n: int, caused: set,
                 and views[k - 1].up(i) and _unwritten(views[k - 1].nodes[i])]
         for L in ends:
             t = _queued_since(views, i, L - 1)
-            if any_caused(t + 1, L - 1):
+            if any_caused(t + 1, L - 1) and not _only_its_leaders_crash(views, events, caused,
+                                                                        i, t, L):
                 arms.setdefault(t, []).append((i, point))
                 rel.setdefault(L, []).append((i, point))
                 spans.append((i, t, L))
@@ -423,6 +449,25 @@ def _late_steps(views: list, events: list, n: int, caused: set,
             arms.setdefault(k, []).append((i, "newleader-ack"))
             rel.setdefault(a, []).append((i, "newleader-ack"))
     return arms, rel, spans
+
+
+def _only_its_leaders_crash(views: list, events: list, caused: set, i: int, t: int,
+                            L: int) -> bool:
+    """Whether the steps zabmc brings about between node i's queueing (state t) and its `log i`
+    (step L) are crashes of the leader i still follows at L: then i's SyncThread is not held.
+    Held, it would let i notice the crash first (the kill closes the connection its QuorumPeer
+    thread reads), and the shutdown's fast-forward (release-3.8.0-1
+    `ZooKeeperServer.shutdown(boolean)`, line 876) would miss what the thread writes after it, so
+    that i's vote (`QuorumPeer.getLastLoggedZxid`, 1324-1329) would lack it, where the trace's
+    node writes first and notices later. Unheld, the thread writes at once, as in the trace; its
+    ACK may reach the leader before the kill, which the leader's restart, reading its disk, does
+    not see."""
+    x = views[L - 1].nodes[i]
+    if x["role"] != "Following" or not views[L - 1].up(i):
+        return False
+    steps = [c for c in range(t + 1, L) if c in caused]
+    return all(events[c - 1]["kind"] == "crash" and events[c - 1]["node"] == x["leader"]
+               for c in steps)
 
 
 def _forwarding_holds(views: list, events: list, caused: set) -> tuple:
@@ -698,7 +743,7 @@ def from_trace(trace: TraceFile, run: Replayed, source: str | None = None) -> di
     syncs = _syncs(views, events, n)
     plan = _plan(views, events, n, features)
     entries = _entries(views, events, list(run.texts), cuts, plan.releases, trace.violation)
-    held_at = _arm(entries, views, events, n, plan.arms, features)
+    held_at, both_at = _arm(entries, views, events, n, plan.arms, features)
     _sync_holds_miss_newleader_writes(entries, views, events)
     _newleader_acks_together(entries, events, n)
     for i, t, end in plan.spans:  # conformance expects these SyncThreads held
@@ -707,16 +752,18 @@ def from_trace(trace: TraceFile, run: Replayed, source: str | None = None) -> di
             held_at[k].add(server_id(i))
     for e in entries:
         k = e["upto"]
-        e["expect"] = _expect(views[k], cuts[k], held_at[k], n, syncs[k])
+        e["expect"] = _expect(views[k], cuts[k], held_at[k], n, syncs[k], both_at[k])
         for j, d, m in plan.ahead:
             if d <= k < m:
                 key = str(server_id(j))
-                e["expect"][key] = _expect(views[m], cuts[m], held_at[m], n, syncs[m])[key]
+                e["expect"][key] = _expect(views[m], cuts[m], held_at[m], n, syncs[m],
+                                           both_at[m])[key]
         k = e["step"]
         if k and k not in plan.caused:
             # a step the servers take by themselves (a leader noticing a lost follower, ...)
             # must have happened before the links of the entry change
-            e["before"] = _expect(views[k], cuts[k - 1], held_at[k - 1], n, syncs[k])
+            e["before"] = _expect(views[k], cuts[k - 1], held_at[k - 1], n, syncs[k],
+                                  both_at[k - 1])
     entries = _eager_writes(entries)
     _unchecked(entries, trace.violation)
     return _document(entries, n, trace, run, source, plan.arms)
@@ -769,10 +816,13 @@ def _entries(views: list, events: list, texts: list, cuts: list, releases: dict,
 
 
 def _arm(entries: list, views: list, events: list, n: int, arms: dict,
-         features: frozenset) -> list:
+         features: frozenset) -> tuple:
     """Insert the holds: a crash's (armed when the entry that queues the transactions a later
-    crash loses begins), then the plan's `arms`. Per state, the servers held."""
+    crash loses begins; a second one for the present role's SyncThread beside a leaked one,
+    armed once the first holds its thread), then the plan's `arms`. Per state, the servers
+    held, and those of them whose present role's SyncThread is held beside a leaked one."""
     held_at = [set() for _ in views]
+    both_at = [set() for _ in views]
     point = _sync_point(features)
     for t, crashing in sorted(_holds(views, events, n).items()):
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
@@ -783,6 +833,17 @@ def _arm(entries: list, views: list, events: list, n: int, arms: dict,
                                           and server_id(_ends_hold(events[k - 1])) == s):
                 held_at[k].add(s)
                 k += 1
+    for t, crashing in sorted(_second_holds(views, events).items() if point == "sync-append"
+                              else ()):
+        e = next(e for e in entries if e["step"] <= t <= e["upto"])
+        for i in crashing:  # the hook holds one thread at a time: armed again once it holds
+            s = server_id(i)
+            e["ops"].append({"op": "hold", "server": s, "point": point, "after_held": [s]})
+            k = t
+            while k < len(views) and not (k > 0 and events[k - 1].get("kind") == "crash"
+                                          and events[k - 1]["node"] == i):
+                both_at[k].add(s)
+                k += 1
     for t, lst in sorted(arms.items()):  # armed as the entry that takes step t begins
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
         for i, pt, *key in reversed(lst):
@@ -790,7 +851,7 @@ def _arm(entries: list, views: list, events: list, n: int, arms: dict,
             if key:
                 op["zxid"] = key[0]
             e["ops"].insert(0, op)
-    return held_at
+    return held_at, both_at
 
 
 def _disk(node: dict) -> list:
@@ -1010,10 +1071,10 @@ def validate(data) -> dict:
                     _fail(where, f"a hold at {op['point']} names "
                                  + ("its packet's zxid in hex ('zxid')" if keyed else "no zxid"))
             if "after_held" in op and not (
-                    op["op"] == "release" and isinstance(op["after_held"], list) and all(
-                        isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= n
-                        for x in op["after_held"])):
-                _fail(where, f"'after_held' is a release's list of servers 1..{n}")
+                    op["op"] in ("hold", "release") and isinstance(op["after_held"], list)
+                    and all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= n
+                            for x in op["after_held"])):
+                _fail(where, f"'after_held' is a hold's or a release's list of servers 1..{n}")
             if "fails" in op and not (op["op"] == "start" and op["fails"] in FAILURES):
                 _fail(where, f"'fails' is a start's failure property, one of {', '.join(FAILURES)}")
             if op["op"] == "write":
