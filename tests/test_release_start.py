@@ -46,9 +46,11 @@ def _events_of(path) -> list:
     return json.loads(Path(path).read_text())["events"]
 
 
+#: zabmc's own counts (the row's cells, benchmarks/release_models.py): they detect change. R5
+#: (votes, ACKEPOCH and D9 read the data tree) moved them from 356,235 and 356,308
 @pytest.mark.parametrize("model,states", [
-    ("zk-3.9.3", 356_235),
-    pytest.param("zk-3.9.4", 356_308, marks=pytest.mark.slow),
+    ("zk-3.9.3", 361_358),
+    pytest.param("zk-3.9.4", 361_421, marks=pytest.mark.slow),
 ])
 def test_the_release_model_finds_5094_from_step_18(model, states, tmp_path):
     """The row's cell, one search (about 13 CPU s): `ack-from-memory` at depth 29 from step 18,

@@ -227,6 +227,9 @@ def test_d9_compares_an_ackepoch_with_the_leaders_data_tree(version):
     st = m.deliver(five, 0, (ACKEPOCH, 1, 2, (1, 2)), 5)
     assert (st.node.phase, st.node.electing, st.node.peers[0], st.effects) == (
         L_EPOCH, 0b011, (1, 2), ())
+    # an ACKEPOCH of a connection the leader no longer has open changes nothing (D8)
+    stale = m.deliver(st.node, 0, (ACKEPOCH, 0, 2, (1, 3)), 5)
+    assert (stale.node, stale.outs, stale.effects) == (st.node, (), ())
 
 
 def test_where_zookeeper_reads_it_the_data_tree_is_at_least_the_last_zxid(monkeypatch):

@@ -137,8 +137,9 @@ def _check(model: str, tmp_path):
 #: detect change. zk-3.8.0's pair (31 events, window at 22, 1,892,677 and 2,194,708 states since
 #: S15; 1,939,116 and 2,252,866 before) is the bug report's, rerun by its commands; its two
 #: searches (about 290 CPU s) are left out of the suite, whose CI run must end within 25 minutes
-#: on two cores; 3.9.4's run has the same shape.
-SEARCHES = {"zk-3.9.4": (31, 22, 1_056_318, 1_181_740)}
+#: on two cores; 3.9.4's run has the same shape. R5 (votes, ACKEPOCH and D9 read the data tree)
+#: moved 3.9.4's from 1,056,318 and 1,181,740.
+SEARCHES = {"zk-3.9.4": (31, 22, 1_065_047, 1_191_481)}
 
 
 @pytest.mark.slow

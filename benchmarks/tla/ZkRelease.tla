@@ -593,9 +593,12 @@ Logged(nd) == IF ZLt(nd.dt, LastZ(LogOf(nd))) THEN LastZ(LogOf(nd)) ELSE nd.dt
 \* vote (R5): FLE's vote as ZooKeeper reads it
 StoreVote(nd, i) == <<nd.cur, Logged(nd), i>>
 \* _epoch_ack (R5): an ACKEPOCH between the leader's last zxid and its data tree's is read as its
-\* last zxid by the kernel's D9 (waitForEpochAck against leaderStateSummary)
-EpochAck(ld, m) ==
-    IF ld.phase # LEpoch \/ m[3] # ld.cur THEN m
+\* last zxid by the kernel's D9 (waitForEpochAck against leaderStateSummary), on the connection
+\* the leader has open with src
+EpochAck(ld, src, m) ==
+    IF ld.phase # LEpoch \/ m[3] # ld.cur \/ src \notin ld.learners \/ m[2] # ld.lconn[src]
+       \/ src \in ld.cut
+    THEN m
     ELSE LET last == LastZ(LogOf(ld))
          IN IF ZLt(last, m[4]) /\ ZLe(m[4], Logged(ld)) THEN <<m[1], m[2], m[3], last>> ELSE m
 \* R5: a follower's ACKEPOCH names `logged`
@@ -607,7 +610,7 @@ AckEpochLogged(c, z) ==
 \* Storage.deliver
 StoreDeliver(i, nd, src, m) ==
     IF nd.role = Leading /\ m[1] = "ACKEPOCH"
-    THEN LET rd == EpochAck(nd, m)
+    THEN LET rd == EpochAck(nd, src, m)
              s == D3Deliver(i, nd, src, rd)
              s2 == IF rd # m /\ s.nd.peers[src] # NoZ THEN [s EXCEPT !.nd.peers[src] = m[4]] ELSE s
          IN Normed(Resync(nd, s2, src, m), StoreNorm)

@@ -357,7 +357,7 @@ class Storage(Tracking):
     def deliver(self, h, node, src: int, msg: tuple, n: int, rules) -> Step:
         kind = msg[0]
         if node.role == LEADING and kind == ACKEPOCH:  # S6-S8; D9 against the data tree (R5)
-            read = _epoch_ack(node, msg)
+            read = _epoch_ack(node, src, msg)
             st = self.parent.deliver(h, node, src, read, n, rules)
             if read is not msg and st.node.peers[src] is not None:
                 y = st.node
@@ -406,8 +406,8 @@ def logged(node) -> tuple:
     by `Leader.lead`'s own state summary that `waitForEpochAck` compares an ACKEPOCH with (D9).
     Where these are read (a looking node, a follower before LEADERINFO, a leader before its
     epoch is acknowledged) `dt` is the kernel's last zxid (the fast-forward and the load bring the
-    tree to the log's end, S2, S5) or beyond it at a former leader's X.0 (S14); the maximum
-    states that, and is `dt` on every state these models reach (tests/test_zk_storage.py)."""
+    tree to the log's end, S2, S5) or beyond it at a former leader's X.0 (S14): the maximum is
+    `dt` on every state of the spaces tests/test_zk_storage.py explores for it."""
     return max(node.dt, last_zxid(log_of(node)))
 
 
@@ -424,14 +424,17 @@ def _elected(label: tuple, nodes) -> tuple:
                          key=lambda i: vote(nodes[i])), qm)
 
 
-def _epoch_ack(lead, msg: tuple) -> tuple:
-    """ACKEPOCH `msg` as the kernel's D9 should read it at leader `lead`: `Leader.waitForEpochAck`
-    gives up when the follower's (currentEpoch, zxid) is beyond the leader's (currentEpoch, its
-    data tree's lastProcessedZxid: `leaderStateSummary`, Leader.lead), where the kernel compares
-    with its last zxid. A zxid between the two, which the leader's X.0 (S14) makes possible, is
-    read as the kernel's last zxid: not beyond, and otherwise taken alike (the caller puts the
-    real zxid back where it is kept, and the SYNC is chosen from it, `resync`)."""
-    if lead.phase != L_EPOCH or msg[2] != lead.current_epoch:
+def _epoch_ack(lead, src: int, msg: tuple) -> tuple:
+    """ACKEPOCH `msg` from `src` as the kernel's D9 should read it at leader `lead`:
+    `Leader.waitForEpochAck` gives up when the follower's (currentEpoch, zxid) is beyond the
+    leader's (currentEpoch, its data tree's lastProcessedZxid: `leaderStateSummary`,
+    Leader.lead), where the kernel compares with its last zxid. A zxid between the two, which
+    the leader's X.0 (S14) makes possible, is read as the kernel's last zxid: not beyond, and
+    otherwise taken alike (the caller puts the real zxid back into `peers`, where this step
+    alone put it, and the SYNC is chosen from it, `resync`). Only on the connection the leader
+    has open with `src` (handlers.deliver ignores the others, D8)."""
+    if (lead.phase != L_EPOCH or msg[2] != lead.current_epoch or not lead.learners >> src & 1
+            or msg[1] != lead.lconn[src] or lead.cut >> src & 1):
         return msg
     last = last_zxid(log_of(lead))
     return msg[:3] + (last,) if last < msg[3] <= logged(lead) else msg
