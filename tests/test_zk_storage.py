@@ -13,8 +13,9 @@ import pathlib
 import pytest
 
 from models.zk.refine import shape
-from models.zk.state import (ACKEPOCH, COMMIT, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, L_EPOCH,
-                             L_SYNC, LEADING, NEWLEADER, SNAP, SYNC, TRUNC)
+from models.zk.state import (ACKEPOCH, COMMIT, DIFF, F_DISCOVERY, F_SYNC, FOLLOWING, L_BROADCAST,
+                             L_EPOCH, L_SYNC, LEADERINFO, LEADING, LOOKING, NEWLEADER, SNAP, SYNC,
+                             TRUNC)
 from models.zk.storage import StoreNode, sync_follower
 from zabmc.explore.env import Env, ExploreConfig
 from zabmc.explore.trace import load, replay
@@ -155,6 +156,105 @@ def test_a_commit_forwarded_before_newleader_under_trunc_stays_out_of_the_commit
     assert (x.history, x.mem, x.pending, x.commit, x.dt, x.clog) == (
         (T11,), (T21,), (), (2, 1), (2, 1), clog)
     assert (st.outs, st.effects) == ((), ())
+
+
+# --- R5: what QuorumPeer.getLastLoggedZxid reads (models/zk/README.md, R5) ------------------------
+
+
+def _former_leader(m, i: int):
+    """Node `i` after leading epoch 2 with 1.1 logged and nothing proposed: Leader.startZkServer
+    set its data tree's lastProcessedZxid to 2.0 (S14), and the role change kept it (S5)."""
+    return m.fresh(i, 3)._replace(accepted_epoch=2, current_epoch=2, history=(T11,), disk=(T11,),
+                                  last_committed=(1, 1), commit=(1, 1), clog=((1, 1),),
+                                  dt=(2, 0))
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_former_leader_at_its_x0_wins_the_election(version):
+    """R5, by hand: FLE's vote is (currentEpoch, QuorumPeer.getLastLoggedZxid(), id)
+    (FastLeaderElection.getInitLastLoggedZxid, release-3.8.0-1 lines 868-874), and
+    getLastLoggedZxid returns the data tree's lastProcessedZxid (QuorumPeer.java 1324-1329): the
+    former leader's 2.0 beats node 1's 1.1 in totalOrderPredicate (743-747) though node 1's id
+    is greater. The coarse vote (its last transaction, 1.1 for both) would elect node 1."""
+    m = get_model(f"zk-{version}")
+    nodes = (_former_leader(m, 0),
+             _former_leader(m, 1)._replace(dt=(1, 1)),
+             m.fresh(2, 3))
+    assert ("elect", 0, 0b011) in m.actions(nodes, 0b100, 3)
+    assert not [a for a in m.actions(nodes, 0b100, 3) if a[0] == "elect" and a[1] == 1]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_former_leaders_ackepoch_names_its_x0(version):
+    """R5, by hand: Learner.registerWithLeader reads getLastLoggedZxid before FOLLOWERINFO and
+    sends it in ACKEPOCH (release-3.8.0-1 Learner.java 490, 527): 2.0, not 1.1."""
+    m = get_model(f"zk-{version}")
+    f = _former_leader(m, 0)._replace(role=FOLLOWING, phase=F_DISCOVERY, leader=1, conn=1)
+    st = m.deliver(f, 1, (LEADERINFO, 1, 3), 3)
+    assert st.outs == ((1, (ACKEPOCH, 1, 2, (2, 0))),)
+
+
+def _epoch_leader(m, dt):
+    """Node 1 leading epoch 3 (LEADERINFO sent; node 0's ACKEPOCH awaited), with 1.1 logged and
+    its data tree at `dt`."""
+    return m.fresh(1, 3)._replace(role=LEADING, phase=L_EPOCH, leader=1, accepted_epoch=3,
+                                  current_epoch=2, history=(T11,), disk=(T11,), clog=((1, 1),),
+                                  dt=dt, last_committed=(1, 1), commit=(1, 1), learners=0b011,
+                                  lconn=(1, 0, 0), connecting=0b011, electing=0b010,
+                                  peers=(None, None, None), ackld=0b010)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_d9_compares_an_ackepoch_with_the_leaders_data_tree(version):
+    """R5, by hand: Leader.lead takes leaderStateSummary = (currentEpoch,
+    zk.getLastProcessedZxid()), the data tree's (release-3.8.0-1 Leader.java 597-599), and
+    waitForEpochAck throws "Follower is ahead of the leader" when the ACKEPOCH's (currentEpoch,
+    zxid) is beyond it (1461-1472; StateSummary.isMoreRecentThan, 42-44). A follower at its X.0
+    2.0 is ahead of a leader whose tree is at 1.1; a follower at 1.2 is not ahead of a leader at
+    its X.0 2.0 (the kernel's comparison with the log's 1.1 would give up), which takes it
+    towards its quorum and synchronises it from 1.2 (TRUNC to the committed log's 1.1)."""
+    m = get_model(f"zk-{version}")
+    st = m.deliver(_epoch_leader(m, (1, 1)), 0, (ACKEPOCH, 1, 2, (2, 0)), 3)
+    assert st.node.role == LOOKING
+    assert [e[1] for e in st.effects if e[0] == FAILED] == ["leader-gives-up"]
+    st = m.deliver(_epoch_leader(m, (2, 0)), 0, (ACKEPOCH, 1, 2, (1, 2)), 3)
+    assert (st.node.role, st.node.phase, [e for e in st.effects if e[0] == FAILED]) == (
+        LEADING, L_SYNC, [])
+    assert st.outs[0] == (0, (SYNC, 1, TRUNC, (1, 1), (), 0))
+    # of five nodes, before the quorum: the follower's zxid is kept as it came (`peers`)
+    five = _epoch_leader(m, (2, 0))._replace(connecting=0b00111, learners=0b00111,
+                                             lconn=(1, 0, 1, 0, 0), peers=(None,) * 5)
+    st = m.deliver(five, 0, (ACKEPOCH, 1, 2, (1, 2)), 5)
+    assert (st.node.phase, st.node.electing, st.node.peers[0], st.effects) == (
+        L_EPOCH, 0b011, (1, 2), ())
+    # an ACKEPOCH of a connection the leader no longer has open changes nothing (D8)
+    stale = m.deliver(st.node, 0, (ACKEPOCH, 0, 2, (1, 3)), 5)
+    assert (stale.node, stale.outs, stale.effects) == (st.node, (), ())
+
+
+def test_where_zookeeper_reads_it_the_data_tree_is_at_least_the_last_zxid(monkeypatch):
+    """`storage.logged` is max(dt, the kernel's last zxid). On every state these spaces reach
+    where it is read (a vote, an ACKEPOCH sent, a leader's D9), dt is the larger: `logged` is
+    the data tree's lastProcessedZxid, as ZooKeeper reads it; and a former leader's X.0 (S14)
+    is read as beyond the last zxid."""
+    from models.zk import storage
+    from models.zk.state import last_zxid, log_of
+    from zabmc.spec import CheckSpec
+
+    seen = {"below": 0, "beyond": 0}
+    real = storage.logged
+
+    def logged(node):
+        last = last_zxid(log_of(node))
+        seen["below"] += node.dt < last
+        seen["beyond"] += node.dt > last
+        return real(node)
+
+    monkeypatch.setattr(storage, "logged", logged)
+    for model in ("zk-3.8.0", "zk-3.9.3"):
+        CheckSpec(model=model, no_invariants=True, nodes=2, proposals=1, max_timeouts=2,
+                  max_crashes=1, depth=100).validate().run()
+    assert seen["below"] == 0 and seen["beyond"] > 0
 
 
 def test_snap_empties_the_committed_log_in_both_releases():

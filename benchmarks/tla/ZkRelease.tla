@@ -15,7 +15,7 @@
 (*   StoreK* models/zk/storage.py as a kernel (S1-S10, the STORE stack)    *)
 (*   Sd*     models/zk/shutdown.py   (H1-H8: memory and disk apart)        *)
 (*   Ep*     models/zk/epoch.py      (K1-K4: currentEpoch's own step)      *)
-(*   Store*  models/zk/storage.py    (Storage, S11-S15, with S2-S8)        *)
+(*   Store*  models/zk/storage.py    (Storage, S11-S15 and R5, with S2-S8) *)
 (*   Serve*  models/zk/serve.py      (R6: served at UPTODATE)              *)
 (*                                                                         *)
 (* Kernel chooses the kernel the layers stack on ("fine": fine.py over Zk; *)
@@ -587,17 +587,41 @@ StoreSnap(nd, m) ==
     IN [y EXCEPT !.hist = SubSeq(tree, 1, k), !.mem = SubSeq(tree, k + 1, Len(tree)), !.snap = TRUE,
                  !.clog = << >>, !.dt = m[4]]
 
+\* logged (R5): QuorumPeer.getLastLoggedZxid, the data tree's lastProcessedZxid (at least the
+\* kernel's last zxid)
+Logged(nd) == IF ZLt(nd.dt, LastZ(LogOf(nd))) THEN LastZ(LogOf(nd)) ELSE nd.dt
+\* vote (R5): FLE's vote as ZooKeeper reads it
+StoreVote(nd, i) == <<nd.cur, Logged(nd), i>>
+\* _epoch_ack (R5): an ACKEPOCH between the leader's last zxid and its data tree's is read as its
+\* last zxid by the kernel's D9 (waitForEpochAck against leaderStateSummary), on the connection
+\* the leader has open with src
+EpochAck(ld, src, m) ==
+    IF ld.phase # LEpoch \/ m[3] # ld.cur \/ src \notin ld.learners \/ m[2] # ld.lconn[src]
+       \/ src \in ld.cut
+    THEN m
+    ELSE LET last == LastZ(LogOf(ld))
+         IN IF ZLt(last, m[4]) /\ ZLe(m[4], Logged(ld)) THEN <<m[1], m[2], m[3], last>> ELSE m
+\* R5: a follower's ACKEPOCH names `logged`
+AckEpochLogged(c, z) ==
+    [c EXCEPT !.o = [d \in Nodes |-> [q \in 1 .. Len(@[d]) |->
+                        IF @[d][q][1] = "ACKEPOCH" THEN <<"ACKEPOCH", @[d][q][2], @[d][q][3], z>>
+                        ELSE @[d][q]]]]
+
 \* Storage.deliver
 StoreDeliver(i, nd, src, m) ==
     IF nd.role = Leading /\ m[1] = "ACKEPOCH"
-    THEN Normed(Resync(nd, D3Deliver(i, nd, src, m), src, m), StoreNorm)
+    THEN LET rd == EpochAck(nd, src, m)
+             s == D3Deliver(i, nd, src, rd)
+             s2 == IF rd # m /\ s.nd.peers[src] # NoZ THEN [s EXCEPT !.nd.peers[src] = m[4]] ELSE s
+         IN Normed(Resync(nd, s2, src, m), StoreNorm)
     ELSE LET live == Live(nd, src, m) /\ nd.phase = FSync
              issync == live /\ m[1] = "SYNC" /\ nd.mode = ModeNone
          IN IF issync /\ m[3] = Snap THEN CtxOf(i, StoreNorm(StoreSnap(nd, m)))
             ELSE LET path == IF issync \/ (live /\ m[1] = "NEWLEADER" /\ nd.mode # ModeNone /\ ~nd.nl)
                                 \/ (live /\ m[1] = "COMMIT" /\ nd.mode = Trunc /\ ~nd.nl)  \* S15
                              THEN "sync" ELSE "request"
-                     s == StoreTrack(nd, D3Deliver(i, nd, src, m), path)
+                     s0 == StoreTrack(nd, D3Deliver(i, nd, src, m), path)
+                     s == IF m[1] = "LEADERINFO" THEN AckEpochLogged(s0, Logged(nd)) ELSE s0
                      y == s.nd
                  IN IF nd.snap /\ y.nl   \* S12: NEWLEADER's snapshot replaces the log below it
                     THEN [s EXCEPT !.nd = Durable([y EXCEPT !.disk = y.hist \o After(nd.disk, LastZ(y.hist))])]
@@ -725,8 +749,10 @@ ActA(lb, S) ==
                                   THEN net[l] \o cs[l[1]].o[l[2]] ELSE net[l]]
        /\ UNCHANGED Budgets
 
-\* handlers.actions' elect: the leader of a quorum of looking nodes is its greatest vote
-Elected(qm) == CHOOSE x \in qm : \A y \in qm : y = x \/ VoteLt(Vote(nodes[y], y), Vote(nodes[x], x))
+\* handlers.actions' elect: the leader of a quorum of looking nodes is its greatest vote (with
+\* storage.Storage, R5, the vote as ZooKeeper reads it: Storage.actions)
+RVote(nd, i) == IF UseStore THEN StoreVote(nd, i) ELSE Vote(nd, i)
+Elected(qm) == CHOOSE x \in qm : \A y \in qm : y = x \/ VoteLt(RVote(nodes[y], y), RVote(nodes[x], x))
 
 RNext ==
     \/ \E l \in Links : RDeliverHead(l) \/ RDropHead(l)

@@ -27,10 +27,10 @@ zk model). ZooKeeper's follower has applied it, and serves it:
   committed in ZAB's sense (F4; an established leader syncs only what it committed, D3).
 
 Here the follower records where its synchronisation starts (`sync_zxid`: a DIFF's zxid, never
-beyond its own last zxid, which its ACKEPOCH named; a TRUNC's zxid; nothing for a SNAP, whose
-transactions come committed) and, at UPTODATE, takes it as committed: `commit` rises to it and
-the kernel's `settle` delivers over what is on disk (D5; H4 for the shutdown grain, whose
-`history` is memory).
+beyond its own last zxid, which its ACKEPOCH named (or its data tree's X.0 beyond it: R5,
+storage.logged); a TRUNC's zxid; nothing for a SNAP, whose transactions come committed) and, at
+UPTODATE, takes it as committed: `commit` rises to it and the kernel's `settle` delivers over
+what is on disk (D5; H4 for the shutdown grain, whose `history` is memory).
 The data tree already holds these transactions, so the storage grain's `dt` and committed log do
 not change. Not here: a TRUNC that keeps a transaction past its zxid (R4, `truncate-keeps`) is
 served by ZooKeeper as it stands; the model does not deliver that transaction at UPTODATE, as

@@ -26,9 +26,10 @@ from zabmc.core.model import FAILED, Step
 
 from . import codec, shutdown
 from .codec import describe_action, describe_msg, dump, msg_json  # noqa: F401  (the views)
-from .state import (ACKEPOCH, COMMIT, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, L_SYNC, LEADING,
-                    LOOKING, MODE_NAMES, NEWLEADER, NONE, SNAP, SYNC, TRUNC, ZERO, Node, cut,
-                    extend_node, log_of, snap_clears, truncate_keeps, truncation)
+from .state import (ACKEPOCH, COMMIT, DIFF, F_SYNC, FOLLOWING, L_BROADCAST, L_EPOCH, L_SYNC,
+                    LEADERINFO, LEADING, LOOKING, MODE_NAMES, NEWLEADER, NONE, SNAP, SYNC, TRUNC,
+                    ZERO, Node, cut, extend_node, last_zxid, log_of, snap_clears, truncate_keeps,
+                    truncation)
 from .layer import Tracking
 
 _NO = ()
@@ -347,10 +348,21 @@ class Storage(Tracking):
         return self._step(Step(y._replace(clog=_zx(y.history), dt=_last(y.history)), st.outs,
                                st.effects))
 
+    def actions(self, h, nodes, down: int, n: int, rules) -> list:
+        """R5: the parent's actions, each election's leader the greatest vote as FLE reads it
+        (`vote`: the data tree's lastProcessedZxid, `logged`)."""
+        return [_elected(a, nodes) if a[0] == "elect" else a
+                for a in self.parent.actions(h, nodes, down, n, rules)]
+
     def deliver(self, h, node, src: int, msg: tuple, n: int, rules) -> Step:
         kind = msg[0]
-        if node.role == LEADING and kind == ACKEPOCH:  # S6-S8
-            st = self.parent.deliver(h, node, src, msg, n, rules)
+        if node.role == LEADING and kind == ACKEPOCH:  # S6-S8; D9 against the data tree (R5)
+            read = _epoch_ack(node, src, msg)
+            st = self.parent.deliver(h, node, src, read, n, rules)
+            if read is not msg and st.node.peers[src] is not None:
+                y = st.node
+                st = Step(y._replace(peers=y.peers[:src] + (msg[3],) + y.peers[src + 1:]),
+                          st.outs, st.effects)
             return self._step(resync(node, st, src, msg, rules))
         path = "request"
         if _live(node, src, msg) and node.phase == F_SYNC:
@@ -366,6 +378,10 @@ class Storage(Tracking):
                 # committed log; 3.9.4 with processTxn(Request), into it (sync_in_clog)
                 path = "sync"
         st = self._track(node, self.parent.deliver(h, node, src, msg, n, rules), rules, path)
+        if kind == LEADERINFO and st.outs:  # R5: ACKEPOCH names the data tree's last zxid
+            z = logged(node)
+            st = Step(st.node, tuple((k, m[:3] + (z,)) if m[0] == ACKEPOCH else (k, m)
+                                     for k, m in st.outs), st.effects)
         if node.snap and st.node.nl:  # S12: NEWLEADER's snapshot replaces the log below it
             y = st.node
             last = _last(y.history)
@@ -378,6 +394,50 @@ class Storage(Tracking):
         out.update(committed_log=[list(z) for z in node.clog],
                    data_tree_last_processed=list(node.dt), snapshot_pending=node.snap)
         return out
+
+
+# --- R5: what QuorumPeer.getLastLoggedZxid reads (models/zk/README.md, R5) -----------------------
+
+
+def logged(node) -> tuple:
+    """`QuorumPeer.getLastLoggedZxid`: the data tree's lastProcessedZxid (`dt`; loaded from disk
+    first when the database is not initialised, which S13's clear sets `dt` to already), read by
+    FLE's vote, by `Learner.registerWithLeader`'s ACKEPOCH and, as `zk.getLastProcessedZxid()`,
+    by `Leader.lead`'s own state summary that `waitForEpochAck` compares an ACKEPOCH with (D9).
+    Where these are read (a looking node, a follower before LEADERINFO, a leader before its
+    epoch is acknowledged) `dt` is the kernel's last zxid (the fast-forward and the load bring the
+    tree to the log's end, S2, S5) or beyond it at a former leader's X.0 (S14): the maximum is
+    `dt` on every state of the spaces tests/test_zk_storage.py explores for it."""
+    return max(node.dt, last_zxid(log_of(node)))
+
+
+def vote(node) -> tuple:
+    """FLE's vote (D1) as ZooKeeper reads it: (currentEpoch, `logged`, id)."""
+    return (node.current_epoch, logged(node), node.id)
+
+
+def _elected(label: tuple, nodes) -> tuple:
+    """The election `label` (("elect", leader, quorum)) with its leader the quorum's greatest
+    `vote`."""
+    qm = label[2]
+    return ("elect", max((i for i in range(len(nodes)) if qm >> i & 1),
+                         key=lambda i: vote(nodes[i])), qm)
+
+
+def _epoch_ack(lead, src: int, msg: tuple) -> tuple:
+    """ACKEPOCH `msg` from `src` as the kernel's D9 should read it at leader `lead`:
+    `Leader.waitForEpochAck` gives up when the follower's (currentEpoch, zxid) is beyond the
+    leader's (currentEpoch, its data tree's lastProcessedZxid: `leaderStateSummary`,
+    Leader.lead), where the kernel compares with its last zxid. A zxid between the two, which
+    the leader's X.0 (S14) makes possible, is read as the kernel's last zxid: not beyond, and
+    otherwise taken alike (the caller puts the real zxid back into `peers`, where this step
+    alone put it, and the SYNC is chosen from it, `resync`). Only on the connection the leader
+    has open with `src` (handlers.deliver ignores the others, D8)."""
+    if (lead.phase != L_EPOCH or msg[2] != lead.current_epoch or not lead.learners >> src & 1
+            or msg[1] != lead.lconn[src] or lead.cut >> src & 1):
+        return msg
+    last = last_zxid(log_of(lead))
+    return msg[:3] + (last,) if last < msg[3] <= logged(lead) else msg
 
 
 def _snap(h, node, msg: tuple) -> Step:
