@@ -15,7 +15,7 @@ import pytest
 from models.zk.refine import shape
 from models.zk.state import (ACKEPOCH, COMMIT, DIFF, F_DISCOVERY, F_SYNC, FOLLOWING, L_BROADCAST,
                              L_EPOCH, L_SYNC, LEADERINFO, LEADING, LOOKING, NEWLEADER, SNAP, SYNC,
-                             TRUNC)
+                             TRUNC, ZERO, truncate_log)
 from models.zk.storage import StoreNode, sync_follower
 from zabmc.explore.env import Env, ExploreConfig
 from zabmc.explore.trace import load, replay
@@ -156,6 +156,54 @@ def test_a_commit_forwarded_before_newleader_under_trunc_stays_out_of_the_commit
     assert (x.history, x.mem, x.pending, x.commit, x.dt, x.clog) == (
         (T11,), (T21,), (), (2, 1), (2, 1), clog)
     assert (st.outs, st.effects) == ((), ())
+
+
+def test_truncate_log_cuts_the_log_files_only():
+    """Worked by hand from ZKDatabase.truncateLog (clear(), FileTxnSnapLog.truncateLog, then
+    loadDataBase()), release-3.6.2 to release-3.9.4: FileTxnSnapLog.truncateLog calls
+    FileTxnLog.truncate only and deletes no snapshot; FileTxnLog.truncate positions at the first
+    logged transaction at or past the zxid and cuts the file after it; the load restores the
+    newest snapshot and replays the log past it. The control's follower (tests/corpus/zk/
+    zookeeper-4925-trunc-snap-3.8.0.schedule.json): a snapshot at 1.1 (its SNAP's NEWLEADER), a
+    log holding 2.1 alone, told TRUNC 1.1: the first logged transaction at or past 1.1 is 2.1,
+    the file is cut after it, and the load gives 1.1 (snapshot) then 2.1 (log)."""
+    assert truncate_log((T11, T21), (1, 1), (1, 1), "file") == (T11, T21)
+    assert truncate_log((T11, T21), (1, 1), (1, 1), "exact") == (T11,)  # the fix's cut, logged part
+    assert truncate_log((T11, T21), (1, 1), ZERO, "file") == (T11,)  # 1.1 logged: cut after it
+    # a snapshot past the zxid stays whole; only the log past it is cut (after its first)
+    assert truncate_log((T11, T12, T13, T21), (1, 1), (1, 2), "file") == (T11, T12, T13)
+    assert truncate_log((T11, T12, T13, T21), (1, 1), (1, 2), "exact") == (T11, T12)
+
+
+@pytest.mark.parametrize("version", ["3.8.0", "3.9.3"])
+def test_the_controls_trunc_keeps_what_the_snapshot_and_the_log_cut_hold(version):
+    """The control's TRUNC on the release model, worked by hand as above: node 0, synchronised by
+    SNAP at 1.1 (its log beginning after it, `logbase`), has logged 2.1; a leader of epoch 3 sends
+    TRUNC 1.1. Real 3.8.0 servers keep 2.1 (reports/zookeeper.md, "ZOOKEEPER-4925 before
+    3.9.3"): memory and disk are the snapshot's 1.1 and the log's 2.1, and the TRUNC window
+    (truncate-keeps, R4) names 2.1, which the leader does not send."""
+    m = get_model(f"zk-{version}")
+    f = m.fresh(0, 3)._replace(role=FOLLOWING, phase=F_SYNC, leader=2, accepted_epoch=3,
+                               current_epoch=2, history=(T11, T21), disk=(T11, T21),
+                               last_committed=(2, 1), commit=(2, 1), conn=2, clog=((2, 1),),
+                               dt=(2, 1), logbase=(1, 1))
+    st = m.deliver(f, 2, (SYNC, 2, TRUNC, (1, 1), (), 0), 3)
+    x = st.node
+    assert (x.history, x.disk, x.logbase) == ((T11, T21), (T11, T21), (1, 1))
+    assert [e[1] for e in st.effects] == ["truncate-keeps"]
+    assert "keeps 2.1 past it" in st.effects[0][2]
+    # without the snapshot (its whole disk a log) the file cut ends at the logged 1.1
+    y = m.deliver(f._replace(logbase=ZERO), 2, (SYNC, 2, TRUNC, (1, 1), (), 0), 3).node
+    assert (y.history, y.disk) == ((T11,), (T11,))
+
+
+def test_a_snaps_newleader_records_where_the_log_begins_and_a_crash_keeps_it():
+    """S12: NEWLEADER's snapshot (takeSnapshot(syncSnapshot)) is at the data tree's last zxid; the
+    log files begin after it. The snapshot is a file: a crash keeps it (`durable`)."""
+    m = get_model("zk-3.8.0")
+    assert "logbase" in m.durable
+    f = m.fresh(0, 3)._replace(logbase=(1, 1), disk=(T11,), history=(T11,))
+    assert crashed(m, f, 3).logbase == (1, 1)
 
 
 # --- R5: what QuorumPeer.getLastLoggedZxid reads (models/zk/README.md, R5) ------------------------

@@ -385,7 +385,7 @@ class _ThreadsRelease(_Release):
     or SNAP's committed transactions are applied outside the committed log (Learner.syncWithLeader
     calls `zk.processTxn(pif.hdr, pif.rec)` from release-3.6.2 to release-3.9.3, S4)."""
 
-    durable = shutdown.DURABLE
+    durable = shutdown.DURABLE + ("logbase",)  # the snapshot files are on disk (S12)
     sync_in_clog = False
 
 

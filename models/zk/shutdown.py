@@ -29,8 +29,8 @@ from . import fine
 from .codec import describe_msg, dump, msg_json  # noqa: F401  (the views)
 from .fine import FineNode
 from .layer import Tracking
-from .state import (FOLLOWING, LOOKING, NONE, SYNC, TRUNC, ZERO, cut, extend_node, last_zxid,
-                    leaks, queued, truncate_keeps, truncation)
+from .state import (FOLLOWING, LOOKING, NONE, SYNC, TRUNC, ZERO, extend_node, last_zxid, leaks,
+                    queued, truncate_keeps, truncate_log, truncation)
 
 _NO = ()
 
@@ -84,7 +84,7 @@ def _track(x, y, norm, truncate=None, leaks=True, how="exact"):
     if x.role != LOOKING and y.role == LOOKING:
         return _durable(_shutdown(x, y, norm, leaks))
     if truncate is not None:  # H6: truncateLog cuts the disk, then clear() and loadDataBase()
-        disk = cut(x.disk, truncate, how)
+        disk = truncate_log(x.disk, truncate, getattr(x, "logbase", ZERO), how)  # S12's snapshot
         return _durable(y._replace(disk=disk, history=disk))
     hx, hy = x.history, y.history
     if hy is hx or hy == hx:
@@ -168,7 +168,8 @@ class Shutdown(Tracking):
             truncate = None  # not taken as a synchronisation (a stale phase)
         out = self._track(node, st, rules, truncate)
         if truncate is not None and truncation(rules) == "file":
-            keeps = truncate_keeps(node.id, truncate, out.node.disk, msg[4])
+            keeps = truncate_keeps(node.id, truncate, out.node.disk, msg[4],
+                                   getattr(node, "logbase", ZERO))
             if keeps:
                 out = Step(out.node, out.outs, out.effects + keeps)
         return out

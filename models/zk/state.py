@@ -116,6 +116,19 @@ def cut(log: tuple, zxid: tuple, how: str) -> tuple:
     return kept
 
 
+def truncate_log(disk: tuple, zxid: tuple, base: tuple, how: str) -> tuple:
+    """`disk` after `ZKDatabase.truncateLog(zxid)` (release-3.6.2 to release-3.9.4: `clear()`,
+    `FileTxnSnapLog.truncateLog`, then `loadDataBase()`): `FileTxnSnapLog.truncateLog` cuts the
+    log files only (`FileTxnLog.truncate`, `cut`) and deletes no snapshot, and the load restores
+    the newest snapshot and replays the log past it. `base` is the zxid of the snapshot the
+    node's log begins after (storage.Storage's `logbase`, S12; ZERO: none, the whole disk is
+    log): what `disk` holds up to it is the snapshot's and stays; the cut applies to the rest."""
+    if base == ZERO:
+        return cut(disk, zxid, how)
+    snap = tuple(t for t in disk if t[0] <= base)
+    return snap + cut(disk[len(snap):], zxid, how)
+
+
 def leaks(rules) -> bool:
     """Whether a follower's shutdown leaves its SyncThread running with its queue (3.7.0-3.9.2:
     the default) or writes the queue first (3.6.2: `leaks = False`; shutdown.py, H2). Read with
@@ -139,7 +152,8 @@ def truncation(rules) -> str:
     return getattr(rules, "truncate", "exact")
 
 
-def truncate_keeps(node_id: int, zxid: tuple, kept: tuple, sent: tuple) -> tuple:
+def truncate_keeps(node_id: int, zxid: tuple, kept: tuple, sent: tuple,
+                   base: tuple = ZERO) -> tuple:
     """The effects of a TRUNC to `zxid` that cut a log to `kept` (`cut`) while the leader sends
     `sent` after it: none when nothing past `zxid` stayed, or only what the leader sends too (an
     outstanding proposal of its own, which it forwards again); otherwise the failure
@@ -152,10 +166,13 @@ def truncate_keeps(node_id: int, zxid: tuple, kept: tuple, sent: tuple) -> tuple
     from zabmc.core.model import FAILED
 
     z = past[0]
+    how = ("FileTxnLog.truncate cuts after the first transaction at or past the zxid" if z > base
+           else f"its snapshot at {base[0]}.{base[1]} holds it, and truncateLog cuts the log "
+           "files only")
     what = (f"node {node_id} is told to TRUNC to {zxid[0]}.{zxid[1]}, which its log lacks, and "
-            f"keeps {z[0]}.{z[1]} past it, which its leader does not send: FileTxnLog.truncate "
-            "cuts after the first transaction at or past the zxid (TRUNC-KEEPS-UNCOMMITTED, "
-            "reports/bugs/trunc-keeps-uncommitted.md; no JIRA issue describes it)")
+            f"keeps {z[0]}.{z[1]} past it, which its leader does not send: {how} "
+            "(TRUNC-KEEPS-UNCOMMITTED, reports/bugs/trunc-keeps-uncommitted.md; no JIRA issue "
+            "describes it)")
     return ((FAILED, "truncate-keeps", what),)
 
 

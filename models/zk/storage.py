@@ -311,7 +311,13 @@ class Storage(Tracking):
     COMMIT forwarded before NEWLEADER under TRUNC or SNAP applied outside the committed log, as
     the sync's own committed proposals are (S15)."""
 
-    FIELDS = {"clog": (), "dt": ZERO, "snap": False}
+    FIELDS = {"clog": (), "dt": ZERO, "snap": False, "logbase": ZERO}
+
+    def dump(self, nodes) -> bytes:
+        """The canonical encoding, `logbase` left out where it is ZERO (no SNAP's snapshot): a
+        node's tuple is one field longer when it holds one, so the encoding stays one-to-one and
+        every state without one keeps its bytes (the corpus recorded before `logbase`)."""
+        return self.parent.dump([x[:-1] if x[-1] == ZERO else x for x in nodes])
 
     def own_norm(self, node):
         """`snap` in its one form: only a follower between a SNAP and its NEWLEADER holds it."""
@@ -386,13 +392,17 @@ class Storage(Tracking):
             y = st.node
             last = _last(y.history)
             disk = y.history + tuple(t for t in node.disk if t[0] > last)
-            st = Step(shutdown._durable(y._replace(disk=disk)), st.outs, st.effects)
+            # the log files begin after the snapshot: a TRUNC cuts only past it (state.truncate_log)
+            y = y._replace(disk=disk, logbase=last)
+            st = Step(shutdown._durable(y), st.outs, st.effects)
         return st
 
     def node_json(self, node) -> dict:
         out = self.parent.node_json(node)
         out.update(committed_log=[list(z) for z in node.clog],
                    data_tree_last_processed=list(node.dt), snapshot_pending=node.snap)
+        if node.logbase != ZERO:  # shown only where it is set, as `dump` keeps it
+            out.update(log_begins_after=list(node.logbase))
         return out
 
 
