@@ -350,7 +350,8 @@ def _msg(m) -> str:
 
 #: the fields of ZkRelease.tla's node that a model's node type may lack, and their defaults
 ZK_LAYER_DEFAULTS = {"owed": False, "toack": (), "nlread": (), "nlq": 0, "disk": (), "leak": (),
-                     "snapped": 0, "clog": (), "dt": (0, 0), "snap": False, "sync_zxid": (0, 0)}
+                     "snapped": 0, "clog": (), "dt": (0, 0), "snap": False, "logbase": (0, 0),
+                     "sync_zxid": (0, 0)}
 
 
 def zk_node(x, n: int) -> str:
@@ -376,7 +377,7 @@ def zk_node(x, n: int) -> str:
         ("nlread", _fn(g("nlread"), str, n)), ("nlq", _set(g("nlq"))),
         ("disk", _seq(g("disk"), _txn)), ("leak", _seq(g("leak"), _txn)),
         ("snapped", g("snapped")), ("clog", _seq(g("clog"), _z)), ("dt", _z(g("dt"))),
-        ("snap", b[g("snap")]), ("szx", _z(g("sync_zxid")))]
+        ("snap", b[g("snap")]), ("lbase", _z(g("logbase"))), ("szx", _z(g("sync_zxid")))]
     return "[" + ", ".join(f"{k} |-> {v}" for k, v in fields) + "]"
 
 

@@ -51,7 +51,8 @@
 (* for the coarse fields, and for the layers' fields, in the node's order: *)
 (*   owed, toack (a sequence of zxids), nlread (<< >> or a function on     *)
 (*   Nodes), nlq (a bit set: a set), disk, leak (transactions), snapped,   *)
-(*   clog (a sequence of zxids), dt, snap, szx (`sync_zxid`).              *)
+(*   clog (a sequence of zxids), dt, snap, lbase (`logbase`: left out of   *)
+(*   the encoding where it is Zero), szx (`sync_zxid`).                    *)
 (* A field of a layer a model lacks keeps its default, as the model's node *)
 (* type has no such field.  A handler runs on a node and returns a context *)
 (* [me, nd, o] (Zk.tla's), whose o starts empty: what a layer sends before *)
@@ -82,12 +83,14 @@ RFresh == [role |-> Looking, phase |-> Election, leader |-> -1, acc |-> 0, cur |
            nlq |-> {},                                             \* forward.Forward
            disk |-> << >>, leak |-> << >>,                         \* shutdown.Shutdown
            snapped |-> 0,                                          \* epoch.Kernel
-           clog |-> << >>, dt |-> Zero, snap |-> FALSE,            \* storage.Storage
+           clog |-> << >>, dt |-> Zero, snap |-> FALSE, lbase |-> Zero,  \* storage.Storage
            szx |-> Zero]                                           \* serve.Serve
 
-\* zabmc.core.model.crashed with the rules' durable fields (shutdown.DURABLE adds `disk`)
+\* zabmc.core.model.crashed with the rules' durable fields (shutdown.DURABLE adds `disk`, the
+\* THREADS releases `logbase`, which stays Zero where no Storage layer sets it)
 RCrashed(nd) == [RFresh EXCEPT !.acc = nd.acc, !.cur = nd.cur, !.hist = nd.hist, !.lc = nd.lc,
-                               !.conn = nd.conn, !.disk = IF UseSd THEN nd.disk ELSE << >>]
+                               !.conn = nd.conn, !.disk = IF UseSd THEN nd.disk ELSE << >>,
+                               !.lbase = nd.lbase]
 
 Min(a, b) == IF a <= b THEN a ELSE b
 ZMin(a, b) == IF ZLt(b, a) THEN b ELSE a
@@ -300,6 +303,13 @@ Cut(log, z, how) ==
        THEN Append(kept, log[Len(kept) + 1])
        ELSE kept
 
+\* state.truncate_log: ZKDatabase.truncateLog cuts the log files only (Cut) and reloads the newest
+\* snapshot: what the disk holds up to `base` (the snapshot the log begins after, S12) stays
+TruncLog(disk, z, base, how) ==
+    IF base = Zero THEN Cut(disk, z, how)
+    ELSE LET s == SelectSeq(disk, LAMBDA t : ZLe(t[1], base))
+         IN s \o Cut(SubSeq(disk, Len(s) + 1, Len(disk)), z, how)
+
 \* storage._track: the committed log and data tree brought along (path "request", "sync", "snap")
 StTrack(x, y, path) ==
     IF x.role # Looking /\ y.role = Looking
@@ -473,7 +483,7 @@ SdShutdown(x, y) ==
 SdTrack(x, y, tr) ==
     IF x.role # Looking /\ y.role = Looking THEN Durable(SdShutdown(x, y))
     ELSE IF tr # NoZ    \* H6: truncateLog cuts the disk, then clear() and loadDataBase()
-    THEN LET d == Cut(x.disk, tr, Truncate) IN Durable([y EXCEPT !.disk = d, !.hist = d])
+    THEN LET d == TruncLog(x.disk, tr, x.lbase, Truncate) IN Durable([y EXCEPT !.disk = d, !.hist = d])
     ELSE IF y.hist = x.hist THEN Durable(y)
     ELSE IF x.mode = Trunc /\ ~x.nl /\ y.nl THEN Durable([y EXCEPT !.disk = Write(x.disk, y.hist)])
     ELSE IF IsPrefix(x.hist, y.hist)
@@ -624,7 +634,8 @@ StoreDeliver(i, nd, src, m) ==
                      s == IF m[1] = "LEADERINFO" THEN AckEpochLogged(s0, Logged(nd)) ELSE s0
                      y == s.nd
                  IN IF nd.snap /\ y.nl   \* S12: NEWLEADER's snapshot replaces the log below it
-                    THEN [s EXCEPT !.nd = Durable([y EXCEPT !.disk = y.hist \o After(nd.disk, LastZ(y.hist))])]
+                    THEN [s EXCEPT !.nd = Durable([y EXCEPT !.disk = y.hist \o After(nd.disk, LastZ(y.hist)),
+                                                            !.lbase = LastZ(y.hist)])]
                     ELSE s
 
 \* Storage.start (S2): loadDataBase fills the data tree and the committed log
