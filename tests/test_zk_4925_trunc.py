@@ -76,3 +76,27 @@ def test_the_corpus_run_is_the_search_from_epoch_2_and_replays():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 10
     assert "confirmed: sync-loses-committed violated at step 49" in r.stdout
+
+
+def test_the_corpus_runs_follower_keeps_2_1_at_the_trunc_as_a_real_server_does():
+    """The step after the corpus run's last: node 0 reads the leader's TRUNC 1.1. It had 1.1 by
+    SNAP (step 23; its NEWLEADER's snapshot at 1.1, step 24: `logbase`) and logged 2.1 after it,
+    so `ZKDatabase.truncateLog` cuts its log [2.1] only (FileTxnLog.truncate: the first logged
+    transaction at or past 1.1 is 2.1, the file cut after it) and reloads the snapshot: 2.1
+    stays, as on real 3.8.0 servers (the control, tests/corpus/zk/
+    zookeeper-4925-trunc-snap-3.8.0.schedule.json, exit 0; reports/zookeeper.md). Worked by
+    hand from that source; the leader's decision at step 49 (`sync-loses-committed`) is unchanged,
+    and the model's window `truncate-keeps` (R4) names the 2.1 kept."""
+    from zabmc.explore.trace import load, replay
+
+    r = replay(load(str(TRACE)))
+    assert r.confirmed
+    state, model = r.trace.states[-1], r.trace.env.model
+    node = state.nodes[0]
+    assert (node.history, node.disk, node.logbase) == (
+        (((1, 1), b"zab-0"), ((2, 1), b"zab-2")),) * 2 + ((1, 1),)
+    sync = state.net[2 * 3 + 0][0]  # the channel from node 2 to node 0: the SYNC first
+    assert sync[:4] == (3, 2, 2, (1, 1))  # SYNC, connection 2, TRUNC, 1.1
+    st = model.deliver(node, 2, sync, 3)
+    assert st.node.history == st.node.disk == (((1, 1), b"zab-0"), ((2, 1), b"zab-2"))
+    assert [e[1] for e in st.effects] == ["truncate-keeps"]
