@@ -16,8 +16,9 @@ docs/real-zookeeper.md). Real servers lose a committed write by this path in a r
 hand (tests/corpus/zk/zookeeper-4925-trunc-3.8.0.schedule.json: Debian's 3.8.0, 3.8.6, 3.9.2 and
 3.9.3, not 3.9.4); the corpus run's own follower, which has its TRUNC's zxid in a snapshot and not
 in its log, keeps the transaction on a real server (FileTxnLog.truncate; the control
-zookeeper-4925-trunc-snap-3.8.0.schedule.json), so its violation is the leader's decision only
-(reports/zookeeper.md, "ZOOKEEPER-4925 before 3.9.3").
+zookeeper-4925-trunc-snap-3.8.0.schedule.json), and in the model since models/zk/README.md S16
+(the last test here), so its violation is the leader's decision only (reports/zookeeper.md,
+"ZOOKEEPER-4925 before 3.9.3").
 """
 
 from __future__ import annotations
