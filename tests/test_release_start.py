@@ -47,7 +47,7 @@ def _events_of(path) -> list:
 
 
 #: zabmc's own count (the row's cell, benchmarks/release_models.py): it detects change. R5
-#: (votes, ACKEPOCH and D9 read the data tree) moved it from 356,235. zk-3.9.4's cell (361,421
+#: (votes, ACKEPOCH and D9 read the data tree) moved it from 356,235. zk-3.9.4's cell (361,490
 #: states, the same depth and shape) was a second case here until 2026-11-30, when CI reached
 #: 24 min 45 s of its 25; the release matrix's row reruns it
 #: (`python benchmarks/release_models.py --rows "ZOOKEEPER-5094 from step 18"`)
