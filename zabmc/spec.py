@@ -196,8 +196,14 @@ class CheckSpec:
         if self.scenario is not None:
             from zabmc.core.model import scenario
 
-            path, k = scenario(self.model_obj, self.scenario).path, None
+            sc = scenario(self.model_obj, self.scenario)
             label, where = f"scenario {self.scenario}", f"--scenario {self.scenario}:"
+            if sc.goal is not None:  # reached by this model's own breadth-first search
+                from zabmc.explore.start import reach_env
+
+                return reach_env(self.model_obj, self.config(), Checker(self.properties), sc,
+                                 label, where)
+            path, k = sc.path, None
         else:
             (path, k), label, where = parse_from(self.start_from), self.start_from, "--from"
         return start_env(self.model_obj, self.config(), Checker(self.properties), path, k, label,
@@ -237,8 +243,8 @@ class CheckSpec:
         """--from and --scenario: one of them, and a start the trace can give (read and replayed
         here, before the search)."""
         if self.start_from is not None and self.scenario is not None:
-            raise UsageError("--from and --scenario exclude each other (a scenario is a trace: "
-                             "--from TRACE[:K] names one of your own)")
+            raise UsageError("--from and --scenario exclude each other (a scenario is a named "
+                             "start: --from TRACE[:K] names one of your own)")
         self.config()
         self.started  # noqa: B018
 

@@ -75,6 +75,11 @@ def _scenarios(as_json: bool) -> int:
     rows = []
     for name in model_names():
         for sc in scenarios(get_model(name)):
+            if sc.goal is not None:
+                rows.append({"model": name, "name": sc.name, "description": sc.description,
+                             "trace": None, "reached_within": dict(sc.bounds or {}),
+                             "nodes": sc.nodes})
+                continue
             doc = read_document(sc.path)
             origin = doc.get("origin") if isinstance(doc, dict) else None
             rows.append({"model": name, "name": sc.name, "description": sc.description,
@@ -87,6 +92,12 @@ def _scenarios(as_json: bool) -> int:
         click.echo("no model ships a scenario")
     for r in rows:
         click.echo(f"{r['model']} --scenario {r['name']}: {r['description']}")
+        if r["trace"] is None:
+            within = " ".join(f"--{f.replace('_', '-')} {v}" for f, v in r["reached_within"].items())
+            nodes = f" on {r['nodes']} nodes" if r["nodes"] else ""
+            click.echo(f"  the first state the model's own breadth-first search reaches{nodes}, "
+                       f"from the initial state within {within or 'the check`s bounds'}")
+            continue
         click.echo(f"  the state after the {r['events']} events of {r['trace']}")
         click.echo(f"  made by: {r['origin'] or 'not recorded'}")
     return EXIT_OK

@@ -75,9 +75,12 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   order, or `()` when none matches (a possibly new bug). A model that follows no implementation
   has no such member: its runs name nothing (`known_issues` below returns None).
 - **Scenarios** (optional; `zabmc check --scenario NAME`, `zabmc models --scenarios`):
-  `scenarios`, a tuple of `Scenario`s: named states to search from, each a trace file the model's
-  package ships (a run of this model, which replay confirms; its header's `origin` says how it
-  was made) and a one-line description; a search starts from the state after its last event.
+  `scenarios`, a tuple of `Scenario`s: named states to search from, each with a one-line
+  description and either a trace file the model's package ships (a run of this model, which
+  replay confirms; its header's `origin` says how it was made; a search starts from the state
+  after its last event) or a goal, a predicate on states that the check's own breadth-first
+  search reaches from the initial state within the scenario's bounds (its shortest run to the
+  goal is then the start).
 - **Symmetry** (optional; `zabmc check --symmetry`, docs/check.md "Symmetry"): `symmetry`, a
   `Symmetry`: whether permuting the client payloads proposed so far (`zab-0` .. `zab-<m-1>`, m the
   proposals made) maps every run to a run and keeps every property's verdict (`payloads`: the
@@ -259,12 +262,20 @@ def real_translation(model: Model) -> frozenset | None:
 
 
 class Scenario(NamedTuple):
-    """A named state a model ships to search from (`zabmc check --scenario NAME`): the state after
-    the last event of the trace file `path`."""
+    """A named state a model ships to search from (`zabmc check --scenario NAME`): either the
+    state after the last event of the trace file `path`, or, with a `goal`, the first state a
+    breadth-first search of the check's own model reaches from the initial state where
+    `goal(env, state)` holds (`zabmc.explore.start.reach`), within `bounds`: the budgets and
+    depth of that search (`ExploreConfig` fields), the check's node count and network. A goal
+    scenario is reached by every model that ships it by that model's own runs, so a search
+    from it is a search from the initial state in two stages."""
 
     name: str
     description: str  # one line
-    path: str  # the trace file, in the model's package
+    path: str | None  # the trace file, in the model's package (None for a goal)
+    goal: Any = None  # goal(env, state) -> bool, as a liveness goal (zabmc.core.goals)
+    bounds: Any = None  # {field: value} of the reaching search (a goal's)
+    nodes: int | None = None  # the node count a goal is stated for (None: any)
 
 
 def scenarios(model: Model) -> tuple:

@@ -94,6 +94,75 @@ def start_env(model, given: ExploreConfig, checker: Checker, path: str, k: int |
     return env
 
 
+def reach_env(model, given: ExploreConfig, checker: Checker, sc, label: str,
+              where: str) -> Env:
+    """The `Env` of a search of `model` from a goal scenario `sc` (`zabmc.core.model.Scenario`
+    with a `goal`): the first state where the goal holds that a breadth-first search of `model`
+    from the initial state reaches within the scenario's bounds (`reach`), with the bounds
+    `given` counted from there as from a trace's state; a one-line `UsageError` when no such
+    state is within those bounds."""
+    given = given.validate()
+    if sc.nodes is not None and sc.nodes != given.nodes:
+        raise UsageError(f"{where} the scenario is stated for --nodes {sc.nodes}, and this check "
+                         f"has --nodes {given.nodes}")
+    bounds = given._replace(**dict(sc.bounds or {})).validate()
+    found = reach(Env(model, bounds, checker), sc.goal)
+    if found is None:
+        raise UsageError(f"{where} model {model.name} reaches no such state within the "
+                         f"scenario's bounds ({_bounds_text(sc.bounds)}) without breaking the "
+                         "check's properties first")
+    events, state, visited = found
+    k = len(events)
+    config = recorded_config(bounds, state.budgets, given, k)
+    env = Env(model, config, checker)
+    start, violation, prefix = _replay_prefix(env, events, where, label)
+    env.start = Start(start, violation, prefix, given, f"(reached by search: {visited:,} states)",
+                      k, label)
+    return env
+
+
+def reach(env: Env, goal) -> tuple | None:
+    """A breadth-first search of `env` from its initial state for the first state where
+    `goal(env, state)` holds, in the explorer's event order (so the same run every time):
+    `(events, state, distinct states visited)`, or None within `env`'s bounds. States that
+    break one of the checker's properties are not expanded: a start lies before any violation.
+    Its states are deduplicated by the same fingerprints as every search."""
+    s, v = env.origin()
+    if v is not None:
+        return None
+    root = env.fingerprint(s)
+    parent = {root: None}
+    layer = [(s, root)]
+    for d in range(env.config.depth + 1):
+        nxt = []
+        for s, key in layer:
+            if goal(env, s):
+                return _path(parent, key), s, len(parent)
+            if d == env.config.depth:
+                continue
+            for ev in env.events(s):
+                _, t, bad = env.successor(s, ev)
+                fp = env.fingerprint(t)
+                if bad is None and fp not in parent:
+                    parent[fp] = (key, ev)
+                    nxt.append((t, fp))
+        layer = nxt
+    return None
+
+
+def _path(parent: dict, key) -> list:
+    events = []
+    while parent[key] is not None:
+        key, ev = parent[key]
+        events.append(ev)
+    return events[::-1]
+
+
+def _bounds_text(bounds) -> str:
+    return ", ".join(f"--{f.replace('_', '-')} {v}" for f, v in dict(bounds or {}).items()) or \
+        "the check's own"
+
+
 def _same_cluster(where: str, path: str, recorded: ExploreConfig, given: ExploreConfig) -> None:
     for field, flag in (("nodes", "--nodes"), ("network", "--network")):
         there, here = getattr(recorded, field), getattr(given, field)

@@ -8,13 +8,21 @@ is a run of one model), made by the command its `origin` names.
   grain, registered by benchmarks/remix_grain.py only) has it too, with its followers' second
   NEWLEADER steps among the events, for the search of ZOOKEEPER-4643 from Remix's start
   (benchmarks/remix_targets.py).
+
+  Every release model (and every release with a patch) has it as a goal instead: the same state
+  described as a predicate (`epoch1_in_flight`), which that model's own breadth-first search
+  reaches from the initial state (two proposals, no fault), so a search from it is a search from
+  the initial state in two stages, each model by its own runs.
 """
 
 from __future__ import annotations
 
 import os
 
+from zabmc.core.events import DOWN
 from zabmc.core.model import Scenario
+
+from ..state import F_BROADCAST, PROPOSAL
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -29,9 +37,51 @@ SCENARIOS = {
 }
 
 
+
+def _links(env, s, src: int, dst: int) -> list:
+    """The messages in flight from `src` to `dst` (fifo: the link's queue; bag: its copies)."""
+    if env.fifo:
+        return list(s.net[src * env.n + dst])
+    return [m for (a, b, m), count in s.net if (a, b) == (src, dst) for _ in range(count)]
+
+
+def epoch1_in_flight(env, s) -> bool:
+    """Remix's start as a predicate on a cluster of three: no node down; one leader of epoch 1,
+    established (`Leader.waitForNewLeaderAck` done), both others following it in broadcast; every
+    node has applied 1.1; the leader's history ends with 1.2 and a PROPOSAL of 1.2 is in flight
+    to each follower (so neither has it)."""
+    if env.n != 3 or s.budgets[DOWN]:
+        return False
+    model, nodes = env.model, s.nodes
+    for L, x in enumerate(nodes):
+        if not model.established(x) or x.current_epoch != 1 or not x.history \
+                or x.history[-1][0] != (1, 2):
+            continue
+        others = [y for y in nodes if y.id != L]
+        return all(model.leader_of(y) == L and y.phase == F_BROADCAST for y in others) \
+            and all(y.last_committed == (1, 1) for y in nodes) \
+            and all(any(m[0] == PROPOSAL and m[2][0] == (1, 2) for m in _links(env, s, L, y.id))
+                    for y in others)
+    return False
+
+
+REMIX_GOAL = ("epoch 1 established (a leader followed by both others in broadcast), 1.1 applied "
+              "by all three, 1.2 proposed and in flight to both followers: where Remix (EuroSys "
+              "2025) starts its TLC search")
+#: the bounds within which a release model's own search reaches it (two proposals, no fault)
+REMIX_BOUNDS = {"proposals": 2, "max_timeouts": 0, "max_crashes": 0, "max_drops": 0,
+                "max_heartbeats": 0, "depth": 40}
+GOALS = (Scenario("remix-epoch1", REMIX_GOAL, None, epoch1_in_flight, REMIX_BOUNDS, 3),)
+
+
 def attach(module) -> None:
-    """Give each model of the adapter `module` that has scenarios its `scenarios` attribute."""
+    """Give each model of the adapter `module` that has scenarios its `scenarios` attribute: the
+    trace scenarios above by name, the goals to every release model and release with a patch."""
     for value in vars(module).values():
         name = getattr(value, "name", None)
-        if isinstance(name, str) and name in SCENARIOS and hasattr(value, "deliver"):
+        if not isinstance(name, str) or not hasattr(value, "deliver"):
+            continue
+        if name in SCENARIOS:
             value.scenarios = SCENARIOS[name]
+        elif getattr(value, "release", None) or getattr(value, "patched", None):
+            value.scenarios = GOALS
