@@ -321,6 +321,34 @@ def test_every_release_model_reaches_remix_epoch1_by_its_own_search(name):
     assert s.budgets[E.MADE] == 2 and env.config.depth == fewest
 
 
+@pytest.mark.slow
+def test_zk_3_8_0_reaches_epoch1_cut_off_by_its_own_search():
+    """zk-3.8.0 ships epoch1-cut-off as a goal (the start of the search's own ZOOKEEPER-4643
+    loss, tests/corpus/zk/zookeeper-4643-zk-3.8.0-loss.trace.json), and its own breadth-first
+    search reaches it from the initial state by a shortest run: as many events as this file's
+    own BFS finds (one timeout, about 880,000 states: some 40 CPU s each). The state reached,
+    read back: node 2 leads epoch 1 established and has applied 1.2; node 1 follows it and has
+    1.2 on disk; node 0 is looking with 1.1 applied, 1.2 nowhere on it, nothing in flight
+    between it and node 2."""
+    name = "zk-3.8.0"
+    spec = CheckSpec(model=name, scenario="epoch1-cut-off", proposals=0, depth=0, quiet=True,
+                     trace_out="/dev/null")
+    env = spec.env()
+    sc = next(x for x in scenarios(env.model) if x.name == "epoch1-cut-off")
+    bounds = CheckSpec(model=name, nodes=3, invariants=(), no_invariants=False, **sc.bounds)
+    fewest = _fewest_events_to(bounds.env(), sc.goal)
+    assert env.start.events == fewest == 26  # 26: zabmc's own count (detects change only)
+    assert env.start.label == "scenario epoch1-cut-off"
+    s, model = env.start.state, env.model
+    n0, n1, n2 = s.nodes
+    assert model.established(n2) and n2.current_epoch == 1 and n2.last_committed == (1, 2)
+    assert model.leader_of(n1) == 2 and (1, 2) in [t[0] for t in n1.history]
+    assert model.leader_of(n0) is None and n0.last_committed == (1, 1)
+    assert (1, 2) not in [t[0] for t in n0.history + n0.mem + n0.disk + n0.leak]
+    assert not s.net[2 * 3 + 0] and not s.net[0 * 3 + 2]
+    assert s.budgets[E.MADE] == 2 and s.budgets[E.TIMEOUTS] == 0 and env.config.depth == fewest
+
+
 def test_a_search_from_a_goal_scenario_replays_from_the_initial_state(cli, tmp_path):
     """zk-3.8.0 from its own remix-epoch1 (reached by its search, 25 events): ZOOKEEPER-4643's
     window (currentEpoch 2 written with 1.2 not on disk) 9 events later; the trace is the 25 events

@@ -118,10 +118,12 @@ EXPECTED = {
     # NEWLEADER acknowledged with it (24); node 0 crashes after its leader has its quorum (26),
     # loses 1.2 and, with currentEpoch 2, leads node 2 without it (primary-integrity, 37)
     "zookeeper-4646-zk-3.8.0-loss": [(I4643, 23), (I4646, 24)],
-    # the search's own 4643 loss: from the built run's step 32 (1.2 committed by nodes 2 and 1),
-    # node 1 leads epoch 2 and node 0 writes currentEpoch 2 at NEWLEADER with the DIFF's 1.2
-    # queued (40), then crashes before its ACK: no 4646 window; it leads epoch 3 without 1.2
-    "zookeeper-4643-zk-3.8.0-loss": [(I4643, 40)],
+    # the search's own 4643 loss, from the initial state: from the goal epoch1-cut-off (26: 1.2
+    # committed by nodes 2 and 1, node 0 cut off), node 1 leads epoch 2 and node 0 writes
+    # currentEpoch 2 at NEWLEADER with the DIFF's 1.2 queued (34), then crashes before its ACK
+    # (35): no 4646 window; it leads epoch 3 without 1.2. Epoch 1's SNAP NEWLEADER of node 0
+    # (20) opens no window: its synchronisation committed nothing beyond the snapshot
+    "zookeeper-4643-zk-3.8.0-loss": [(I4643, 34)],
     # the search's own 4712 run (--strategy dfs, stale-log-write) and its continuation: node 0's
     # leaked SyncThread writes 1.1 after 2.1 (30); reloaded, node 0 follows node 2 by an empty
     # DIFF with 1.1 that node 2 never had (primary-integrity, 46). No D18 window opens

@@ -94,25 +94,32 @@ def test_the_4646_trace_loses_an_acknowledged_write():
 
 
 def test_zk_3_8_0s_own_4643_loss_loses_an_acknowledged_write_without_the_newleader_ack():
-    """ZOOKEEPER-4643 on 3.8.0, the search's own loss on zk-3.8.0 (zookeeper-4643-zk-3.8.0-loss:
-    from the built run's state where /zab-1 is committed by servers 3 and 2 and server 1 is cut
-    off, the window search, `--invariant epoch-before-disk`, then the loss search from it, 52
-    events; the coarse model's built run, zookeeper-4643-acked, shows the same and has no test
-    of its own here): server 2 leads epoch 2 and sends server 1 "DIFF zxid=0x100000002"; server
-    1 writes currentEpoch 2 at NEWLEADER and is killed before its SyncThread writes 0x100000002
-    or its ACK leaves (`sync-append`, `newleader-ack`), so epoch 2 is never established; with
+    """ZOOKEEPER-4643 on 3.8.0, the search's own loss on zk-3.8.0 from the initial state
+    (zookeeper-4643-zk-3.8.0-loss: the goal scenario epoch1-cut-off, reached by the model's own
+    search, where /zab-1 is committed by servers 3 and 2 and server 1 is cut off; the window
+    search, `--invariant epoch-before-disk`; then the loss search from it, 46 events; the coarse
+    model's built run, zookeeper-4643-acked, shows the same and has no test of its own here):
+    server 1 gets "a snapshot from leader 0x100000001" in epoch 1 and times out after NEWLEADER;
+    server 2 leads epoch 2 and sends server 1 "DIFF zxid=0x100000002"; server 1 writes
+    currentEpoch 2 at NEWLEADER and is killed before its SyncThread writes 0x100000002 or its
+    ACK leaves (`sync-append`, `newleader-ack`), so epoch 2 is never established; with
     currentEpoch 2 it wins epoch 3 over server 3 and truncates the acknowledged /zab-1 from it."""
     r = _real(str(CORPUS / "zookeeper-4643-zk-3.8.0-loss.trace.json"), "--json", "-q")
     assert r.returncode == 10, r.stderr[-3000:]
     out = json.loads(r.stdout)
-    assert out["realised"] and out["realised_to_step"] == 52, out["not_realised"]
+    assert out["realised"] and out["realised_to_step"] == 46, out["not_realised"]
     assert {v["property"] for v in out["violations"]} == {
         "agreement", "prefix", "acknowledged-durable"}
     lost = [v for v in out["violations"] if v["property"] == "acknowledged-durable"]
     assert len(lost) == 1 and lost[0]["servers"] == [1, 3]
     assert lost[0]["message"].startswith("the write /zab-1 (zxid 0x100000002), acknowledged to "
-                                         "the client by server 3")
+                                         "the client by server 3 (written at step 23)")
+    assert out["servers"]["1"]["effective_history"] == ["0x100000001 /zab-0",
+                                                        "0x300000001 /zab-2"]
+    assert out["servers"]["3"]["effective_history"] == out["servers"]["1"]["effective_history"]
     ev = out["log_evidence"]
+    assert any(ln.startswith("server 1:") and "Getting a snapshot from leader 0x100000001" in ln
+               for ln in ev)
     assert any(ln.startswith("server 2:") and "Sending DIFF zxid=0x100000002" in ln for ln in ev)
     # server 2 never had a NEWLEADER quorum: epoch 2 never counted server 1's ACK
     assert not any(ln.startswith("server 2:") and "Have quorum of supporters" in ln for ln in ev)

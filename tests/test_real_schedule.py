@@ -460,16 +460,34 @@ def test_the_searchs_4646_loss_holds_both_syncthreads_its_crash_empties():
 
 
 def test_the_searchs_4643_loss_holds_the_ack_and_the_syncthread_to_the_kill():
-    """zookeeper-4643-zk-3.8.0-loss, read against its trace by hand: node 0 handles NEWLEADER of
-    epoch 2 (40) with the DIFF's 1.2 queued and crashes (41) without acknowledging it: from the
-    entry of node 1's election (34) `newleader-ack` holds server 1's QuorumPeer thread (never
-    released: the trace never takes its ACK) and `sync-append` its SyncThread, and conformance
-    expects currentEpoch 2 with 1.1 alone on disk before and after the kill."""
+    """zookeeper-4643-zk-3.8.0-loss, read against its trace by hand. Epoch 1: node 0's
+    ACKEPOCH stays in flight past the leader's first proposal (4 to 16), so `ackepoch` holds
+    server 1 from the start; released (16), it gets a SNAP at 1.1 (17) and NEWLEADER (20) writes
+    the snapshot and leaves currentEpoch owed (K1): `set-epoch` and `newleader-ack` hold it, and
+    conformance expects the snapshot beside currentEpoch 0. Its timeout (21) writes the epoch
+    first (K2) and drops the ACK on the closed connection: both are released with the timeout's
+    cut, and server 1 is expected looking with currentEpoch 1 (before a8d23cf the set-epoch hold
+    waited for an `epoch 0` the trace never takes, and the run stopped not realised at step 22).
+    Epoch 2: node 0 handles NEWLEADER (34) with the DIFF's 1.2 queued and crashes (35) without
+    acknowledging it: from the entry of node 1's restart (28) `newleader-ack` holds server 1's
+    QuorumPeer thread (never released) and `sync-append` its SyncThread, and conformance expects
+    currentEpoch 2 with 1.1 alone on disk before and after the kill."""
     s = _sched("zookeeper-4643-zk-3.8.0-loss")
     assert s["limits"] == {"syncLimit": 75, "initLimit": 75}
-    assert _holds(s)[5:] == [(34, 40, [("hold", 1, "newleader-ack"), ("hold", 1, "sync-append")]),
-                             (41, 41, []), (42, 42, []), (43, 51, []), (52, 52, [])]
-    for k in (5, 6):
+    assert _holds(s) == [
+        (0, 11, [("hold", 1, "ackepoch")]), (12, 15, []),
+        (16, 20, [("hold", 1, "newleader-ack"), ("hold", 1, "set-epoch"),
+                  ("release", 1, "ackepoch")]),
+        (21, 22, [("release", 1, "newleader-ack"), ("release", 1, "set-epoch")]),
+        (23, 26, []), (27, 27, []),
+        (28, 34, [("hold", 1, "newleader-ack"), ("hold", 1, "sync-append")]),
+        (35, 35, []), (36, 36, []), (37, 45, []), (46, 46, [])]
+    x = s["entries"][2]["expect"]["1"]
+    assert (x["current_epoch"], x["disk"], x["syncs"]) == (0, [[1, 1, "/zab-0"]], ["snap"])
+    x = s["entries"][3]["expect"]["1"]
+    assert (x["role"][0], x["current_epoch"]) == ("looking", 1)
+    assert s["entries"][3]["ops"][0] == {"op": "links", "cut": [[1, 2], [1, 3]]}
+    for k in (6, 7):
         x = s["entries"][k]["expect"]["1"]
         assert (x["current_epoch"], x["disk"], x["disk_ahead"]) == (2, [[1, 1, "/zab-0"]], [])
     assert s["entries"][-1]["expect"]["3"]["syncs"] == ["trunc"]

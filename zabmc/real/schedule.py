@@ -348,18 +348,23 @@ def _late_acks(views: list, events: list) -> dict:
     the step at which the model's node has written it: `ack-newleader i`, or the next delivery
     to i, which the model handles only after writing the owed ACK (models/zk/fine.py, as the
     QuorumPeer thread does: 3.8.0 Learner.syncWithLeader writes the ACK, line 769, before the
-    loop's next `readPacket`, line 624); None when i crashes first or the trace ends."""
+    loop's next `readPacket`, line 624), or, for a node whose NEWLEADER left it owing
+    currentEpoch (models/zk/epoch.py, K1), the first step at which it owes neither (a timeout
+    that writes the epoch and drops the ACK on the closed connection, say); None when i crashes
+    first or the trace ends."""
     out = {}
     for k, i in _newleaders(events):
         ack = _next_action(events, k, "ack-newleader", i)
-        if ack != k + 1 and views[k].nodes[i].get("newleader_ack_owed") is False:
+        epoch = views[k].nodes[i].get("current_epoch_owed")  # the ACK waits for it (K1)
+        if ack != k + 1 and views[k].nodes[i].get("newleader_ack_owed") is False and not epoch:
             out[k] = (i, ack)  # a NEWLEADER the node did not handle (a closed connection's)
         elif ack != k + 1:
             for c in range(k + 1, len(views)):
                 if not views[c].up(i):
                     ack = None
                     break
-                if not views[c].nodes[i].get("newleader_ack_owed", True):
+                y = views[c].nodes[i]
+                if not y.get("newleader_ack_owed", True) and not y.get("current_epoch_owed"):
                     ack = c
                     break
             out[k] = (i, ack)
@@ -368,11 +373,26 @@ def _late_acks(views: list, events: list) -> dict:
 
 def _owed_epochs(views: list, events: list) -> dict:
     """`zk-3.7.0-epoch`'s windows (models/zk/README.md, K1): {step of a NEWLEADER delivery that
-    left node i owing currentEpoch: (i, step of `epoch i` or None)}. The `set-epoch` hook holds
-    the server's QuorumPeer thread there, after NEWLEADER's snapshot, until `epoch i` (released)
-    or i's crash (killed while held) or the end."""
-    return {k: (i, _next_action(events, k, "epoch", i)) for k, i in _newleaders(events)
-            if views[k].nodes[i].get("current_epoch_owed")}
+    left node i owing currentEpoch: (i, step of its release or None)}. The `set-epoch` hook
+    holds the server's QuorumPeer thread there, after NEWLEADER's snapshot, until the step at
+    which the model's node has written it (released): `epoch i`, or a delivery to i, its
+    timeout or a lost connection of it, which the model's node handles only after writing the
+    epoch it owes (K2, models/zk/epoch.py: the thread writes it before its next read, 3.8.0
+    Learner.syncWithLeader line 752 before the loop's `readPacket`, line 628); None when i
+    crashes first (killed while held) or the trace ends."""
+    out = {}
+    for k, i in _newleaders(events):
+        if not views[k].nodes[i].get("current_epoch_owed"):
+            continue
+        at = None
+        for c in range(k + 1, len(views)):
+            if not views[c].up(i):
+                break
+            if not views[c].nodes[i].get("current_epoch_owed"):
+                at = c
+                break
+        out[k] = (i, at)
+    return out
 
 
 def _sync_point(features: frozenset) -> str:

@@ -13,6 +13,11 @@ is a run of one model), made by the command its `origin` names.
   described as a predicate (`epoch1_in_flight`), which that model's own breadth-first search
   reaches from the initial state (two proposals, no fault), so a search from it is a search from
   the initial state in two stages, each model by its own runs.
+- `epoch1-cut-off` (a goal of every release model): epoch 1 established by node 2, 1.1 applied
+  by all three, 1.2 committed by nodes 2 and 1, node 0 looking and cut off from 1.2
+  (`epoch1_cut_off`), reached by the model's own search from the initial state (two
+  proposals, one timeout): where the search's own ZOOKEEPER-4643 loss starts
+  (tests/corpus/zk/zookeeper-4643-zk-3.8.0-loss.trace.json).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import os
 from zabmc.core.events import DOWN
 from zabmc.core.model import Scenario
 
-from ..state import F_BROADCAST, PROPOSAL
+from ..state import F_BROADCAST, LOOKING, PROPOSAL, log_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -71,7 +76,63 @@ REMIX_GOAL = ("epoch 1 established (a leader followed by both others in broadcas
 #: the bounds within which a release model's own search reaches it (two proposals, no fault)
 REMIX_BOUNDS = {"proposals": 2, "max_timeouts": 0, "max_crashes": 0, "max_drops": 0,
                 "max_heartbeats": 0, "depth": 40}
-GOALS = (Scenario("remix-epoch1", REMIX_GOAL, None, epoch1_in_flight, REMIX_BOUNDS, 3),)
+
+
+def epoch1_cut_off(env, s) -> bool:
+    """ZOOKEEPER-4643's start as a predicate on a cluster of three, with the node ids of Remix's
+    start and of the built run zookeeper-4646-acked-zk-3.8.0 (its step 32): no node down; node 2
+    leads epoch 1, established, and has applied 1.2 (so 1.2 is committed), the last of its
+    history; node 1 follows it in broadcast, has applied 1.1 and has 1.2 on disk; node 0 is
+    looking, has applied 1.1 and holds no 1.2 (not in its log, on disk or in memory, nor in the
+    queue of a SyncThread its follower's shutdown left running: ZOOKEEPER-4712), and nothing is
+    in flight between it and node 2 (cut off from 1.2). A loss through 4643 alone starts here:
+    1.2 is committed before the epoch in whose NEWLEADER node 0 writes currentEpoch without it.
+
+    The ids matter to the later stages, not to the goal: where two runs of a stage are equally
+    short, a search takes the one whose first differing event comes first in the explorer's
+    order (a crash of node 0 before one of node 1); with node 0 cut off, the loss stage crashes
+    the follower in 4643's window, as the issue describes, rather than its leader (the same
+    length: the follower then loses 1.2 because the SyncThread its shutdown leaves running has
+    not written it, ZOOKEEPER-4712's ground)."""
+    if env.n != 3 or s.budgets[DOWN]:
+        return False
+    model, (t, f, x) = env.model, s.nodes
+    return (model.established(x) and x.current_epoch == 1 and x.last_committed == (1, 2)
+            and x.history[-1][0] == (1, 2)
+            and model.leader_of(f) == 2 and f.phase == F_BROADCAST and f.last_committed >= (1, 1)
+            and any(z[0] == (1, 2) for z in f.history)
+            and t.role == LOOKING and t.last_committed == (1, 1)
+            and all(z[0] != (1, 2) for z in _held(t))
+            and not _links(env, s, 2, 0) and not _links(env, s, 0, 2))
+    model, nodes = env.model, s.nodes
+    for L, x in enumerate(nodes):
+        if not model.established(x) or x.current_epoch != 1 or x.last_committed != (1, 2) \
+                or x.history[-1][0] != (1, 2):
+            continue
+        ins = [y for y in nodes if y.id != L and model.leader_of(y) == L
+               and y.phase == F_BROADCAST and y.last_committed >= (1, 1)
+               and any(t[0] == (1, 2) for t in y.history)]
+        outs = [y for y in nodes if y.role == LOOKING and y.last_committed == (1, 1)
+                and all(t[0] != (1, 2) for t in _held(y))
+                and not _links(env, s, L, y.id) and not _links(env, s, y.id, L)]
+        return len(ins) == 1 and len(outs) == 1
+    return False
+
+
+def _held(node) -> tuple:
+    """Every transaction `node` holds: its log and memory, and, in a model with the storage or
+    shutdown layer, the file on disk and a leaked SyncThread's queue."""
+    return log_of(node) + tuple(getattr(node, "disk", ())) + tuple(getattr(node, "leak", ()))
+
+
+CUT_OFF_GOAL = ("epoch 1 established by node 2, 1.1 applied by all three, 1.2 committed by node "
+                "2 and node 1, node 0 looking and cut off from 1.2: where a loss through "
+                "ZOOKEEPER-4643 alone can start")
+#: the bounds within which a release model's own search reaches it (two proposals, one timeout)
+CUT_OFF_BOUNDS = {"proposals": 2, "max_timeouts": 1, "max_crashes": 0, "max_drops": 0,
+                  "max_heartbeats": 0, "depth": 40}
+GOALS = (Scenario("remix-epoch1", REMIX_GOAL, None, epoch1_in_flight, REMIX_BOUNDS, 3),
+         Scenario("epoch1-cut-off", CUT_OFF_GOAL, None, epoch1_cut_off, CUT_OFF_BOUNDS, 3))
 
 
 def attach(module) -> None:
