@@ -22,7 +22,7 @@ import os
 from zabmc.core.events import DOWN
 from zabmc.core.model import Scenario
 
-from ..state import F_BROADCAST, PROPOSAL
+from ..state import ELECTION, F_BROADCAST, LOOKING, PROPOSAL
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -71,7 +71,45 @@ REMIX_GOAL = ("epoch 1 established (a leader followed by both others in broadcas
 #: the bounds within which a release model's own search reaches it (two proposals, no fault)
 REMIX_BOUNDS = {"proposals": 2, "max_timeouts": 0, "max_crashes": 0, "max_drops": 0,
                 "max_heartbeats": 0, "depth": 40}
-GOALS = (Scenario("remix-epoch1", REMIX_GOAL, None, epoch1_in_flight, REMIX_BOUNDS, 3),)
+
+
+def _zxids(txns: tuple) -> list:
+    return [t[0] for t in txns]
+
+
+def deposed_leader(env, s) -> bool:
+    """ZOOKEEPER-5094's start as a predicate on a cluster of three: no node down, nothing in
+    flight, every node looking (role LOOKING, in election); one node, epoch 1's deposed leader,
+    has currentEpoch 1, 1.1 and 1.2 on its disk and 1.1 as its last applied (1.2 proposed, on
+    its disk alone, committed nowhere); another has currentEpoch 1, 1.1 alone on its disk and
+    applied (it acknowledged 1.1, which is so committed by a quorum of two); the third has
+    never joined an epoch (accepted and current epoch 0, an empty disk)."""
+    if env.n != 3 or s.budgets[DOWN] or any(_links(env, s, a, b) for a in range(3)
+                                             for b in range(3) if a != b):
+        return False
+    nodes = s.nodes
+    if any(x.role != LOOKING or x.phase != ELECTION for x in nodes):
+        return False
+    one, two = ((1, 1),), ((1, 1), (1, 2))
+    kinds = sorted(
+        (2 if _zxids(x.disk) == list(two) and x.current_epoch == 1 and x.last_committed == (1, 1)
+         else 1 if _zxids(x.disk) == list(one) and x.current_epoch == 1
+         and x.last_committed == (1, 1)
+         else 0 if not x.disk and x.current_epoch == 0 and x.accepted_epoch == 0 else -1)
+        for x in nodes)
+    return kinds == [0, 1, 2]
+
+
+DEPOSED_GOAL = ("epoch 1's leader deposed with 1.2 on its disk alone: 1.1 on its disk and one "
+                "follower's, applied by both, 1.2 on the leader's disk only, the third node "
+                "empty, every node looking, nothing in flight (ZOOKEEPER-5094's start: "
+                "tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json after 18 events)")
+#: the bounds within which a release model's own search reaches it: two proposals, two timeouts
+#: (the follower's, then the leader's), no other fault
+DEPOSED_BOUNDS = {"proposals": 2, "max_timeouts": 2, "max_crashes": 0, "max_drops": 0,
+                  "max_heartbeats": 0, "depth": 24}
+GOALS = (Scenario("remix-epoch1", REMIX_GOAL, None, epoch1_in_flight, REMIX_BOUNDS, 3),
+         Scenario("deposed-leader", DEPOSED_GOAL, None, deposed_leader, DEPOSED_BOUNDS, 3))
 
 
 def attach(module) -> None:
