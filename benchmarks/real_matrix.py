@@ -63,7 +63,8 @@ FINDINGS = {
     "truncate-keeps-zk-3.8.0-held": ("truncate-keeps-zk-3.8.0-held.trace.json",
                                      "TRUNC-KEEPS-UNCOMMITTED", "finding"),
     "zookeeper-5094-zk-3.8.0": ("zookeeper-5094-zk-3.8.0.trace.json",
-                                ("ZOOKEEPER-4712/5094 window", "ZOOKEEPER-5094 from step 18"),
+                                ("ZOOKEEPER-4712/5094 window",
+                                 "ZOOKEEPER-5094 from a deposed leader"),
                                 "finding"),
     "zookeeper-4646-acked-fixed": ("zookeeper-4646-acked-fixed.trace.json", "ZOOKEEPER-4646",
                                    "control"),
@@ -197,7 +198,7 @@ def model_verdict(model: str | None, row: str | tuple, cells: dict) -> tuple[str
     if isinstance(row, tuple):
         got = [model_verdict(model, r, cells) for r in row]
         return next((v for v in got if v[0] == "found"), got[0])
-    from benchmarks.release_models import ROWS, STARTS, breakable, why_not
+    from benchmarks.release_models import ROWS, SCENARIOS, STARTS, breakable, why_not
 
     if ROWS[row][0] not in breakable(model):
         why = why_not(model, row)
@@ -209,6 +210,9 @@ def model_verdict(model: str | None, row: str | tuple, cells: dict) -> tuple[str
         return "cannot", f"n/a: the start is not a state of this model ({d['refused']})"
     if d["violations"]:
         depth = d["violations"][0]["depth"]
+        if row in SCENARIOS:
+            return "found", (f"finds it (depth {depth} from `{SCENARIOS[row]}`, reached in "
+                             f"{d['start']['events']} events)")
         if row not in STARTS:
             return "found", f"finds it (depth {depth})"
         trace, k = STARTS[row]
@@ -218,6 +222,8 @@ def model_verdict(model: str | None, row: str | tuple, cells: dict) -> tuple[str
         d["stop_reason"], f"to depth {d['config']['depth']}")
     if row in STARTS:
         scope += f" from step {STARTS[row][1]}"
+    elif row in SCENARIOS:
+        scope += f" from `{SCENARIOS[row]}`"
     return "none", f"none ({scope})"
 
 
