@@ -64,8 +64,10 @@ ROWS = {
                                    "committed transaction the data tree holds and the disk lacks"),
     "ZOOKEEPER-5094 from a deposed leader": (
         "ack-from-applied-memory", "--nodes 3 --proposals 1 --max-timeouts 1 --depth 32",
-        "NEWLEADER acknowledged with a committed transaction applied in memory only (a TRUNC "
-        "synchronisation's, not a leaked SyncThread's queue), searched from the goal scenario "
+        "NEWLEADER acknowledged with a committed transaction applied in memory only, kept by "
+        "a shutdown before NEWLEADER (a TRUNC synchronisation's; on 3.6.2, whose cell this is, "
+        "an interrupted SNAP's, models/zk/README.md S13), not a leaked SyncThread's queue, "
+        "searched from the goal scenario "
         "deposed-leader, which each model reaches by its own breadth-first search from the "
         "initial state (epoch 1's leader deposed with 1.2 on its disk alone; every node "
         "looking; models/zk/scenarios): depth and bounds count from there"),
