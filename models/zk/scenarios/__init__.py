@@ -13,6 +13,12 @@ is a run of one model), made by the command its `origin` names.
   described as a predicate (`epoch1_in_flight`), which that model's own breadth-first search
   reaches from the initial state (two proposals, no fault), so a search from it is a search from
   the initial state in two stages, each model by its own runs.
+- `deposed-leader` (every release model and release with a patch, a goal only: `deposed_leader`):
+  ZOOKEEPER-5094's start, the state after the first 18 events of
+  tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json (tests/corpus/zk/build_380_snap.py): epoch
+  1's leader deposed with 1.2 on its disk alone, every node looking. Each release model reaches it
+  in 17 or 18 events within two proposals and two timeouts; the release matrix's row
+  "ZOOKEEPER-5094 from a deposed leader" (benchmarks/release_models.py) searches from it.
 """
 
 from __future__ import annotations
