@@ -63,7 +63,8 @@ FINDINGS = {
     "truncate-keeps-zk-3.8.0-held": ("truncate-keeps-zk-3.8.0-held.trace.json",
                                      "TRUNC-KEEPS-UNCOMMITTED", "finding"),
     "zookeeper-5094-zk-3.8.0": ("zookeeper-5094-zk-3.8.0.trace.json",
-                                ("ZOOKEEPER-4712/5094 window", "ZOOKEEPER-5094 from step 18"),
+                                ("ZOOKEEPER-4712/5094 window",
+                                 "ZOOKEEPER-5094 from a deposed leader"),
                                 "finding"),
     "zookeeper-4646-acked-fixed": ("zookeeper-4646-acked-fixed.trace.json", "ZOOKEEPER-4646",
                                    "control"),
@@ -197,7 +198,7 @@ def model_verdict(model: str | None, row: str | tuple, cells: dict) -> tuple[str
     if isinstance(row, tuple):
         got = [model_verdict(model, r, cells) for r in row]
         return next((v for v in got if v[0] == "found"), got[0])
-    from benchmarks.release_models import ROWS, STARTS, breakable, why_not
+    from benchmarks.release_models import ROWS, SCENARIOS, STARTS, breakable, why_not
 
     if ROWS[row][0] not in breakable(model):
         why = why_not(model, row)
@@ -209,6 +210,9 @@ def model_verdict(model: str | None, row: str | tuple, cells: dict) -> tuple[str
         return "cannot", f"n/a: the start is not a state of this model ({d['refused']})"
     if d["violations"]:
         depth = d["violations"][0]["depth"]
+        if row in SCENARIOS:
+            return "found", (f"finds it (depth {depth} from `{SCENARIOS[row]}`, reached in "
+                             f"{d['start']['events']} events)")
         if row not in STARTS:
             return "found", f"finds it (depth {depth})"
         trace, k = STARTS[row]
@@ -218,6 +222,8 @@ def model_verdict(model: str | None, row: str | tuple, cells: dict) -> tuple[str
         d["stop_reason"], f"to depth {d['config']['depth']}")
     if row in STARTS:
         scope += f" from step {STARTS[row][1]}"
+    elif row in SCENARIOS:
+        scope += f" from `{SCENARIOS[row]}`"
     return "none", f"none ({scope})"
 
 
@@ -310,23 +316,26 @@ SAYS = [
     "gap, and restarted it serves /zab-3 without /zab-2. Every release model agrees, by a "
     "search of its own: on `zk-3.8.0` to `zk-3.9.2` the window search from the initial state "
     "finds `ack-from-memory`; from 3.9.3 on, where that search is clean to depth 34 (a bound, "
-    "not a verdict), the search from the state after this trace's first 18 events (epoch 1's "
-    "leader deposed with 0x100000002 on its disk alone, every server looking: before any step "
-    "of the bug) finds 5094's window 29 events later, breadth-first (row \"ZOOKEEPER-5094 from "
-    "step 18\" of \"One model per release\": `python benchmarks/release_models.py --rows "
-    "\"ZOOKEEPER-5094 from step 18\" --write`, each cell `zabmc check --model zk-3.9.3 --from "
-    "tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json:18 --nodes 3 --proposals 1 "
-    "--max-timeouts 1 --depth 32 --invariant ack-from-memory`: the trace is `zk-3.8.0`'s, and "
-    "`--from` replays its first 18 events under the cell's model). In that run server 3 "
-    "is truncated by epoch 2's leader, applies the COMMIT of 0x200000001 in memory before "
+    "not a verdict), a search from the initial state in two stages finds 5094's window alone "
+    "(`ack-from-applied-memory`): each model's own breadth-first search reaches the state "
+    "after this trace's first 18 events (epoch 1's leader deposed with 0x100000002 on its disk "
+    "alone, every server looking: before any step of the bug; the goal scenario "
+    "`deposed-leader`), and the search from there finds the window 29 events later (row "
+    "\"ZOOKEEPER-5094 from a deposed leader\" of \"One model per release\": `python "
+    "benchmarks/release_models.py --rows \"ZOOKEEPER-5094 from a deposed leader\" --write`, "
+    "each cell `zabmc check --model zk-3.9.3 --scenario deposed-leader --nodes 3 --proposals 1 "
+    "--max-timeouts 1 --depth 32 --invariant ack-from-applied-memory`). In that run a server is "
+    "truncated by epoch 2's leader, applies the COMMIT of 0x200000001 in memory before "
     "NEWLEADER, loses its leader and acknowledges epoch 3's NEWLEADER with 0x200000001 on no "
-    "disk of its own. "
-    "From step 18 `zk-3.8.0` meets 4712's window first (its shutdown leaks the SyncThread); "
-    "from step 28 (epoch 2 established, server 2 leading server 1, server 3 looking), the same flags find "
-    "5094's window at depth 19 on `zk-3.8.0` (30,463 states), `zk-3.9.3` (18,872) and "
-    "`zk-3.9.4` (18,809) alike (one run each, with S15 of models/zk/README.md: `zabmc check "
-    "--model M --from tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json:28` and the row's "
-    "flags). "
+    "disk of its own. The same row finds it on `zk-3.7.0` and `zk-3.8.0` too (29 events on, "
+    "where `ack-from-memory` meets 4712's window first: their shutdown leaks the SyncThread) "
+    "and on `zk-3.8.5` and `zk-3.9.2` (27 events on, from the goal reached in 17). "
+    "From step 28 of the trace (epoch 2 established, server 2 leading server 1, server 3 "
+    "looking), `--nodes 3 --proposals 1 --max-timeouts 1 --depth 32 --invariant "
+    "ack-from-memory` finds 5094's window at depth 19 on `zk-3.8.0` (30,463 states), `zk-3.9.3` "
+    "(18,872) and `zk-3.9.4` (18,809) alike (one run each, with S15 of models/zk/README.md: "
+    "`zabmc check --model M --from tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json:28` and "
+    "those flags). "
     "Those models keep a TRUNC's memory at the shutdown (models/zk/README.md R3), as the "
     "releases do: 3.9.3's fix of ZOOKEEPER-4712 (PR #2154) stops the SyncThread only; "
     "`Learner.shutdown` still calls `zk.shutdown(self.getSyncMode().equals(SNAP))` "

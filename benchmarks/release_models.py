@@ -6,7 +6,7 @@ clean within the bounds, or why that release's model cannot break the row's prop
 
     python benchmarks/release_models.py --jobs 2 --write
     python benchmarks/release_models.py --only zk-3.8.0 --rows ZOOKEEPER-4685 --write
-    python benchmarks/release_models.py --rows "ZOOKEEPER-5094 from step 18" --write
+    python benchmarks/release_models.py --rows "ZOOKEEPER-5094 from a deposed leader" --write
 
 Every cell is one `zabmc check ... --json` child process (its CPU time is the child's own), each
 capped by --time-limit (a cell that reaches it says so: clean only as far as it went). Results are
@@ -16,7 +16,9 @@ kept in reports/data/release-models.json with the commit each cell ran at, so `-
 A row of STARTS searches from the state after K events of a trace (`zabmc check --from
 TRACE:K`, docs/check.md "Searching from a state") instead of the initial state. The trace may be
 of another release model: its first K events are replayed under the cell's model, and the cell
-says n/a where they are not a run of it (`zabmc check` refuses the start, exit 2).
+says n/a where they are not a run of it (`zabmc check` refuses the start, exit 2). A row of
+SCENARIOS searches from a goal scenario instead (`zabmc check --scenario NAME`), a state each
+model reaches by its own breadth-first search from the initial state: no cell is n/a.
 """
 
 from __future__ import annotations
@@ -60,11 +62,15 @@ ROWS = {
                        "and has moved past (the SyncThread a shutdown left running)"),
     "ZOOKEEPER-4712/5094 window": ("ack-from-memory", DEEP, "NEWLEADER acknowledged with a "
                                    "committed transaction the data tree holds and the disk lacks"),
-    "ZOOKEEPER-5094 from step 18": ("ack-from-memory", "--nodes 3 --proposals 1 --max-timeouts 1 "
-                                    "--depth 32", "as the row above, searched from the state "
-                                    "after the first 18 events of its trace (epoch 1's leader, "
-                                    "node 2, deposed with 1.2 on its disk alone; every node "
-                                    "looking): depth and bounds count from there"),
+    "ZOOKEEPER-5094 from a deposed leader": (
+        "ack-from-applied-memory", "--nodes 3 --proposals 1 --max-timeouts 1 --depth 32",
+        "NEWLEADER acknowledged with a committed transaction applied in memory only, kept by "
+        "a shutdown before NEWLEADER (a TRUNC synchronisation's; on 3.6.2, whose cell this is, "
+        "an interrupted SNAP's, models/zk/README.md S13), not a leaked SyncThread's queue, "
+        "searched from the goal scenario "
+        "deposed-leader, which each model reaches by its own breadth-first search from the "
+        "initial state (epoch 1's leader deposed with 1.2 on its disk alone; every node "
+        "looking; models/zk/scenarios): depth and bounds count from there"),
     "ZOOKEEPER-2354": ("load-exception", "--nodes 3 --proposals 1 --max-crashes 1 --depth 40",
                        "a restarted server's disk of a later epoch than its currentEpoch"),
     "ZOOKEEPER-4925": ("committed-log-hole", "--nodes 2 --proposals 2 --max-timeouts 1 --depth "
@@ -77,15 +83,22 @@ ROWS = {
 
 
 #: rows searched from a state of a trace: row -> (the trace, from the repository's root, and K)
-STARTS = {
-    #: ZOOKEEPER-5094's hand-built run (75 events, `ack-from-memory` at 51): after its 18th event
-    #: node 2 has led epoch 1 with node 1 and committed 1.1 on both, node 1 has timed out, node 2
-    #: has written 1.2 on its own disk alone and timed out, and all three look for a leader (node
-    #: 0 empty): a leader that lost its quorum with a proposal only it logged, before any step
-    #: of the bug (the TRUNC, the COMMIT it carries before NEWLEADER, the timeout that
-    #: interrupts it). The rest of that run spends one proposal and one timeout
-    "ZOOKEEPER-5094 from step 18": ("tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json", 18),
+STARTS: dict = {}
+#: rows searched from a goal scenario (`zabmc check --scenario NAME`, docs/check.md "Goal
+#: scenarios"): row -> its name. Each release model reaches it by its own breadth-first search
+#: from the initial state, so every cell is a search from the initial state in two stages.
+SCENARIOS = {
+    #: ZOOKEEPER-5094's start: the state after the first 18 events of its hand-built run
+    #: (tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json, `ack-from-memory` at 51): epoch 1's
+    #: leader, having committed 1.1 with one follower, wrote 1.2 on its own disk alone and lost
+    #: its quorum; all three look for a leader (the third node empty): before any step of the
+    #: bug (the TRUNC, the COMMIT it carries before NEWLEADER, the timeout that interrupts it).
+    #: The rest of that run spends one proposal and one timeout. The row's property is 5094's
+    #: kind alone, since from here `zk-3.7.0` to `zk-3.9.2` meet 4712's (a leaked queue) first
+    "ZOOKEEPER-5094 from a deposed leader": "deposed-leader",
 }
+
+
 def release_models() -> list[str]:
     from models.zk import releases
 
@@ -122,6 +135,9 @@ def cell(model: str, row: str, limit: float) -> dict:
     if row in STARTS:
         start = {"trace": STARTS[row][0], "events": STARTS[row][1]}
         flags = f"--from {start['trace']}:{start['events']} {flags}"
+    elif row in SCENARIOS:
+        start = {"scenario": SCENARIOS[row]}
+        flags = f"--scenario {SCENARIOS[row]} {flags}"
     args = [sys.executable, "-m", "zabmc", "check", "--model", model, *flags.split(),
             "--invariant", prop, "--json", "-q", "--trace-out", os.devnull,
             "--time-limit", str(limit)]
@@ -130,6 +146,9 @@ def cell(model: str, row: str, limit: float) -> dict:
         why = d["error"].removeprefix("zabmc: error: ")
         return {"refused": why, "flags": flags, "commit": commit()}
     out = slim(d, f"{flags} --invariant {prop}")
+    if start and "scenario" in start:  # the events of its own run to the goal, and their search
+        start["events"] = d["start"]["events"]
+        start["reached"] = d["start"]["trace"]
     return {**out, "start": start} if start else out
 
 
@@ -145,18 +164,32 @@ def show(d: dict | None) -> str:
         v = d["violations"][0]
         issue = re.search(r"\((?:.*, )?(ZOOKEEPER-\d+)\)$", v.get("message", ""))
         what = f" {issue.group(1)}'s window" if issue else ""
-        out = result_cell(d, f"**found**{what} at depth {{depth}} from step {k}, event "
+        out = result_cell(d, f"**found**{what} at depth {{depth}} {_from(d)}, event "
                           f"{k + v['depth']} of its run", 1)
     else:
         out = result_cell(d, "", 1).replace(f"clean to depth {d['config']['depth']}",
-                                            f"clean to depth {d['config']['depth']} from step {k}")
+                                            f"clean to depth {d['config']['depth']} {_from(d)}")
     if d["stop_reason"] == "time-limit":
         out = out.replace("none: clean to depth", "none to the time limit, under depth")
     return out
 
 
+def _from(d: dict) -> str:
+    """Where a cell's search started: "from step K" (of a trace), or "from NAME (its own search:
+    K events, N states)" (a goal scenario, reached by the model's own breadth-first search, whose
+    CPU time the cell's includes)."""
+    start = d["start"]
+    if "scenario" in start:
+        n = re.search(r"[\d,]+ states", start.get("reached", ""))
+        return (f"from {start['scenario']} (its own search: {start['events']} events"
+                + (f", {n.group(0)})" if n else ")"))
+    return f"from step {start['events']}"
+
+
 def start_flags(row: str) -> str:
-    """`--from TRACE:K ` for a row of STARTS, else ""."""
+    """`--from TRACE:K ` for a row of STARTS, `--scenario NAME ` for one of SCENARIOS, else ""."""
+    if row in SCENARIOS:
+        return f"--scenario {SCENARIOS[row]} "
     return f"--from {STARTS[row][0]}:{STARTS[row][1]} " if row in STARTS else ""
 
 
@@ -171,12 +204,13 @@ def section(cells: Cells, models: list[str]) -> str:
         "run's), CPU seconds of that search alone on a 2-core machine shared with other jobs. "
         "\"none\" holds within the bounds named and nowhere else; \"not in this model yet\" "
         "names the grain the release's model lacks (issue #62 is open until no cell says so). "
-        "A row \"from step K\" searches from the state after the first K events of the trace "
-        "its flags name (`zabmc check --from TRACE:K`, docs/check.md), its depth and budgets "
-        "counted from there; a release model other than the trace's starts from a copy of the "
-        "trace with that model's name (reports/data/release-models/, written only where `zabmc "
-        "replay` confirms every event, state, violation and digest under that model), and "
-        "\"n/a\" where replay does not.",
+        "A row \"from NAME\" searches from a goal scenario (`zabmc check --scenario NAME`, "
+        "docs/check.md \"Goal scenarios\"): each model first reaches the scenario's state by "
+        "its own breadth-first search from the initial state (the events and distinct states "
+        "the cell names), then searches from there, its depth and budgets counted from there; "
+        "the cell's CPU seconds are both stages', its states the second's. A row \"from step "
+        "K\" would search from the state after the first K events of a trace (`zabmc check "
+        "--from TRACE:K`) and say \"n/a\" on a model of which those events are no run.",
         "",
         "| bug | " + " | ".join(f"`{m}`" for m in models) + " |",
         "|---|" + "---|" * len(models),

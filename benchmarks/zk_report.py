@@ -75,10 +75,11 @@ RELATED = [
     "drop the TRUNC's memory at the shutdown (S5), the release models keep it (R3); "
     "its run through `zk-3.8.0` (zookeeper-5094-zk-3.8.0.trace.json) reproduces on real servers "
     "of every release, 3.8.0 to 3.9.5 (\"Releases, on real servers\"), and is a run of "
-    "`zk-3.9.3` and `zk-3.9.4` too (tests/test_real_schedule.py), whose search from its 18th "
-    "event (epoch 1's leader deposed with a proposal only it logged) finds 5094's window "
-    "itself, breadth-first in 29 more events (\"One model per release\", row \"ZOOKEEPER-5094 "
-    "from step 18\") |",
+    "`zk-3.9.3` and `zk-3.9.4` too (tests/test_real_schedule.py); every release model reaches "
+    "the state after its 18th event (epoch 1's leader deposed with a proposal only it logged) "
+    "by its own breadth-first search from the initial state (the goal scenario "
+    "`deposed-leader`) and finds 5094's window from there (`ack-from-applied-memory`; \"One "
+    "model per release\", row \"ZOOKEEPER-5094 from a deposed leader\") |",
     "| ZOOKEEPER-4394 | a COMMIT without its PROPOSAL during synchronisation (an exception) | "
     "found as the failure property `sync-exception` (D12; the release matrix below); realised "
     "on real 3.8.0 servers, where the follower throws the NullPointerException "

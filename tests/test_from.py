@@ -349,6 +349,51 @@ def test_zk_3_8_0_reaches_epoch1_cut_off_by_its_own_search():
     assert s.budgets[E.MADE] == 2 and s.budgets[E.TIMEOUTS] == 0 and env.config.depth == fewest
 
 
+@pytest.mark.slow  # about 23 CPU s a model, twice (its reach and this file's BFS): 460,000 states
+@pytest.mark.parametrize("name", ["zk-3.8.0", "zk-3.8.5"])
+def test_release_models_reach_the_deposed_leader_by_their_own_search(name):
+    """Every release model ships deposed-leader (ZOOKEEPER-5094's start) as a goal, and its own
+    breadth-first search reaches it from the initial state by a shortest run, as many events
+    as this file's own BFS finds: checked here on two models whose runs to it differ (18 events
+    on zk-3.8.0, 17 on zk-3.8.5, whose NEWLEADER writes before its ACK); the release matrix's
+    row "ZOOKEEPER-5094 from a deposed leader" reaches it on every release model (each of its
+    cells' traces begins with that model's run to it), and all nine passed this test when it
+    was written (commit 1c7f852's branch, about 4.5 CPU minutes, too long for every CI run). The state reached, read back: nothing in flight, all three
+    looking; one node with currentEpoch 1 and 1.1, 1.2 on its disk, 1.1 applied; one with 1.1
+    alone, applied; one that never joined an epoch."""
+    spec = CheckSpec(model=name, scenario="deposed-leader", proposals=0, max_timeouts=0,
+                     depth=0, quiet=True, trace_out="/dev/null")
+    env = spec.env()
+    sc = next(x for x in scenarios(env.model) if x.name == "deposed-leader")
+    bounds = CheckSpec(model=name, nodes=3, invariants=(), no_invariants=False, **sc.bounds)
+    fewest = _fewest_events_to(bounds.env(), sc.goal)
+    assert env.start.events == fewest and fewest > 0
+    assert env.start.label == "scenario deposed-leader"
+    s = env.start.state
+    assert all(not q for q in s.net) and s.budgets[E.DOWN] == 0
+    assert {(x.role, x.phase) for x in s.nodes} == {(0, 0)}  # LOOKING, ELECTION
+    seen = sorted(([t[0] for t in x.disk], x.current_epoch, x.accepted_epoch, x.last_committed)
+                  for x in s.nodes)
+    assert seen == [([], 0, 0, (0, 0)), ([(1, 1)], 1, 1, (1, 1)),
+                    ([(1, 1), (1, 2)], 1, 1, (1, 1))]
+    assert s.budgets[E.MADE] == 2 and env.config.depth == fewest
+
+
+def test_the_deposed_leader_is_the_5094_trace_after_18_events():
+    """The goal holds in the state after the 18th event of zookeeper-5094-zk-3.8.0 (its builder's
+    run, tests/corpus/zk/build_380_snap.py) and in none before it; zk-3.8.0's own search
+    reaches it in as many events (18: the same length, its own run)."""
+    path = "tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json"
+    sc = next(x for x in scenarios(get_model("zk-3.8.0")) if x.name == "deposed-leader")
+    held = []
+    for k in range(0, 20):
+        spec = CheckSpec(model="zk-3.8.0", start_from=f"{path}:{k}", nodes=3, proposals=0,
+                         max_timeouts=0, depth=0, quiet=True, trace_out="/dev/null")
+        env = spec.env()
+        held.append(sc.goal(env, env.start.state))
+    assert [k for k, h in enumerate(held) if h] == [18]
+
+
 def test_a_search_from_a_goal_scenario_replays_from_the_initial_state(cli, tmp_path):
     """zk-3.8.0 from its own remix-epoch1 (reached by its search, 25 events): ZOOKEEPER-4643's
     window (currentEpoch 2 written with 1.2 not on disk) 9 events later; the trace is the 25 events

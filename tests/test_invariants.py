@@ -71,13 +71,14 @@ def test_property_names_and_defaults():
         "sane-history", "leader-log-completeness",
         "sync-exception", "leader-gives-up", "load-exception", "leader-unexpected-ack",
         "ack-before-logging", "ack-before-disk", "epoch-before-disk", "sync-loses-committed",
-        "committed-log-hole", "ack-from-memory", "stale-log-write", "truncate-keeps",
+        "committed-log-hole", "ack-from-memory", "ack-from-applied-memory", "stale-log-write",
+        "truncate-keeps",
     ]
     assert DEFAULT_PROPERTIES == tuple(p for p in PROPERTIES if p not in (
         "single-prospective-leader", "sync-exception", "leader-gives-up", "load-exception",
         "leader-unexpected-ack", "ack-before-logging", "ack-before-disk", "epoch-before-disk",
-        "sync-loses-committed", "committed-log-hole", "ack-from-memory", "stale-log-write",
-        "truncate-keeps", "leader-log-completeness"))
+        "sync-loses-committed", "committed-log-hole", "ack-from-memory", "ack-from-applied-memory",
+        "stale-log-write", "truncate-keeps", "leader-log-completeness"))
 
 
 def test_a_failed_effect_breaks_the_property_it_names_when_enabled():

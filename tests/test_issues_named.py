@@ -142,6 +142,13 @@ EXPECTED = {
     # applied 2.1 with processTxn(hdr, txn), outside the committed log that TRUNC reloaded (1.1;
     # models/zk/README.md S15), and the timeout (40) keeps that database: 4925's hole, on 3.8.0
     "zookeeper-5094-zk-3.8.0": [("ZOOKEEPER-4925", 40), ("ZOOKEEPER-5094", 51)],
+    # the search's own 5094 loss (from the goal scenario deposed-leader, then primary-integrity):
+    # node 1, the deposed leader, truncated to 1.1 by epoch 2's leader (35), applies 2.1's COMMIT
+    # before NEWLEADER (38) outside its committed log; its connection lost (40), 4925's hole; it
+    # acknowledges epoch 3's NEWLEADER with 2.1 in memory only (47), crashes and, leader of
+    # epoch 4, tells node 2 to TRUNC to 1.1, which keeps 2.1 (55)
+    "zookeeper-5094-zk-3.8.0-loss": [("ZOOKEEPER-4925", 40), ("ZOOKEEPER-5094", 47),
+                                     ("TRUNC-KEEPS-UNCOMMITTED", 55)],
     # read by hand off the trace: node 2, truncated to 1.1 with 2.1's COMMIT before NEWLEADER
     # (S15), applies 2.1 outside its committed log at NEWLEADER, step 42
     "zookeeper-4925-zk-3.8.0-trunc": [("ZOOKEEPER-4925", 42)],

@@ -117,25 +117,24 @@ def test_a_release_model_that_cannot_break_the_property_says_why():
 
 def test_a_finding_with_two_rows_takes_the_first_that_finds_it():
     """zookeeper-5094-zk-3.8.0's model side: the window row from the initial state, else the row
-    searched from step 18 of the trace (release_models.STARTS); cells by hand."""
+    searched from the goal scenario deposed-leader (release_models.SCENARIOS); cells by hand."""
     rows = rm.FINDINGS["zookeeper-5094-zk-3.8.0"][1]
-    assert rows == ("ZOOKEEPER-4712/5094 window", "ZOOKEEPER-5094 from step 18")
+    row = "ZOOKEEPER-5094 from a deposed leader"
+    assert rows == ("ZOOKEEPER-4712/5094 window", row)
     clean = {"violations": [], "stop_reason": "depth-bound", "config": {"depth": 34}}
+    start = {"scenario": "deposed-leader", "events": 18}
     cells = {"zk-3.9.3|ZOOKEEPER-4712/5094 window": clean,
-             "zk-3.9.3|ZOOKEEPER-5094 from step 18": {**found(29), "start": {"events": 18}},
+             f"zk-3.9.3|{row}": {**found(29), "start": start},
              "zk-3.8.0|ZOOKEEPER-4712/5094 window": found(31),
-             "zk-3.8.0|ZOOKEEPER-5094 from step 18": found(18)}
+             f"zk-3.8.0|{row}": {**found(29), "start": start}}
     assert rm.model_verdict("zk-3.9.3", rows, cells) == (
-        "found", "finds it (depth 29 from step 18 of `zookeeper-5094-zk-3.8.0`)")
+        "found", "finds it (depth 29 from `deposed-leader`, reached in 18 events)")
     assert rm.model_verdict("zk-3.8.0", rows, cells) == ("found", "finds it (depth 31)")
     assert rm.model_verdict("zk-3.9.3", rows[:1], cells) == ("none", "none (to depth 34)")
-    cells["zk-3.9.3|ZOOKEEPER-5094 from step 18"] = {"refused": "step 7 is not enabled"}
+    cells[f"zk-3.9.3|{row}"] = {**clean, "start": start}
     assert rm.model_verdict("zk-3.9.3", rows, cells) == ("none", "none (to depth 34)")
     assert rm.model_verdict("zk-3.9.3", rows[1], cells) == (
-        "cannot", "n/a: the start is not a state of this model (step 7 is not enabled)")
-    cells["zk-3.9.3|ZOOKEEPER-5094 from step 18"] = clean
-    assert rm.model_verdict("zk-3.9.3", rows[1], cells) == ("none",
-                                                            "none (to depth 34 from step 18)")
+        "none", "none (to depth 34 from `deposed-leader`)")
 
 
 def test_the_cells_to_run_skip_those_run_at_a_commit_of_the_same_code_unless_again():

@@ -34,6 +34,7 @@ ISSUES = {
     "sync-loses-committed": ("ZOOKEEPER-4925",),
     "committed-log-hole": ("ZOOKEEPER-4925",),
     "ack-from-memory": ("ZOOKEEPER-4712", "ZOOKEEPER-5094"),
+    "ack-from-applied-memory": ("ZOOKEEPER-5094",),
     "stale-log-write": ("ZOOKEEPER-4712",),
     # no JIRA issue describes it: this project's report (reports/bugs/), which a maintainer may file
     "truncate-keeps": ("TRUNC-KEEPS-UNCOMMITTED",),

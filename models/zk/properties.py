@@ -59,6 +59,14 @@ PROPERTIES = (
            "Learner.shutdown's zk.shutdown(boolean), which leaves the SyncRequestProcessor "
            "running (ZOOKEEPER-4712); a TRUNC synchronisation's memory kept (ZOOKEEPER-5094)",
            default=False, check=shutdown.ack_from_memory),
+    always("ack-from-applied-memory", "a follower acknowledges NEWLEADER only once the "
+           "committed transactions its data tree applied in memory alone (kept by a shutdown "
+           "before NEWLEADER, not queued for a leaked SyncThread) are on disk", "ZooKeeper "
+           "3.7.0-3.9.5 Learner.syncWithLeader, which under TRUNC applies the COMMITs before "
+           "NEWLEADER to the data tree only (writeToTxnLog false), and Learner.shutdown's "
+           "zk.shutdown(syncMode == SNAP), which keeps them (ZOOKEEPER-5094, unfixed); 3.6.2's "
+           "zk.shutdown() keeps an interrupted SNAP's too",
+           default=False, check=shutdown.ack_from_applied_memory),
     always("stale-log-write", "no node's log gets a transaction that its data tree lacks "
            "and has moved past", "ZooKeeper 3.7.0-3.9.2 Learner.shutdown, whose "
            "SyncRequestProcessor keeps writing the queue of the role left "
@@ -78,8 +86,9 @@ FINE = BASE + ("leader-unexpected-ack",)
 #: storage.py (over the coarse kernel) adds the sync over the in-memory committed log
 #: (ZOOKEEPER-4925)
 STORE = BASE + ("sync-loses-committed", "committed-log-hole")
-#: shutdown.py adds the SyncThread left running (ZOOKEEPER-4712, 5094)
-SHUTDOWN = FINE + ("ack-from-memory", "stale-log-write")
+#: shutdown.py adds the SyncThread left running (ZOOKEEPER-4712) and a TRUNC's memory kept
+#: (ZOOKEEPER-5094)
+SHUTDOWN = FINE + ("ack-from-memory", "ack-from-applied-memory", "stale-log-write")
 #: epoch.py adds the start-up's check of currentEpoch (ZOOKEEPER-2354), over fine.py or storage.py
 EPOCH = FINE + ("load-exception",)
 STORE_EPOCH = STORE + ("load-exception",)

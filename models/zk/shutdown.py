@@ -202,6 +202,21 @@ def flush(h, node):
 # --- the windows (models/zk/README.md, H9; node checks, as D18's windows) ------------------------
 
 
+def _from_memory(node) -> tuple:
+    """The committed transactions a follower that has acknowledged NEWLEADER holds in its data
+    tree and not on its disk (`ack_from_memory`'s), and the zxids of those queued for a leaked
+    SyncThread; `((), ())` for a node fine by that window or of a model without a `disk`."""
+    d = getattr(node, "disk", None)
+    if d is None or node.role != FOLLOWING or not node.nl or node.owed:
+        return (), ()
+    if node.history == d:
+        return (), ()
+    on = {t[0] for t in d}
+    c = max(node.commit, node.pcommit)
+    left = tuple(t for t in node.history if t[0] not in on and t[0] <= c)
+    return left, {t[0] for t in node.leak} if left else ()
+
+
 def ack_from_memory(node) -> str | None:
     """ZOOKEEPER-4712's and 5094's window: a follower has acknowledged NEWLEADER while its data
     tree holds a committed transaction that is not on its disk: its ACKEPOCH named it, so the
@@ -210,25 +225,34 @@ def ack_from_memory(node) -> str | None:
     of the new epoch the follower applied before a shutdown (a TRUNC's, or one queued when it
     left and rejoined the same leader) is not sent again either. None for the nodes of other
     models, which have no `disk` apart from `history`."""
-    d = getattr(node, "disk", None)
-    if d is None or node.role != FOLLOWING or not node.nl or node.owed:
-        return None
-    if node.history == d:
-        return None
-    on = {t[0] for t in d}
-    c = max(node.commit, node.pcommit)
-    e = node.current_epoch
-    left = [t for t in node.history if t[0] not in on and t[0] <= c]
+    left, leaked = _from_memory(node)
     if not left:
         return None
-    leaked = {t[0] for t in node.leak}
     why = ", ".join(
         f"{z[0]}.{z[1]} ("
         + ("queued for a leaked SyncThread, ZOOKEEPER-4712" if z in leaked
            else "applied in memory only, ZOOKEEPER-5094") + ")"
         for z in (t[0] for t in left))
-    return (f"node {node.id} acknowledged NEWLEADER of epoch {e} while its data tree holds "
-            f"committed transactions not on its disk: {why}")
+    return (f"node {node.id} acknowledged NEWLEADER of epoch {node.current_epoch} while its data "
+            f"tree holds committed transactions not on its disk: {why}")
+
+
+def ack_from_applied_memory(node) -> str | None:
+    """ZOOKEEPER-5094's window alone: `ack_from_memory` narrowed to the transactions applied in
+    memory only, none queued for a leaked SyncThread (4712's kind, which `ack_from_memory` also
+    reports): a TRUNC synchronisation applies the COMMITs before NEWLEADER to the data tree only
+    (`writeToTxnLog` false) and a shutdown before NEWLEADER keeps them (H3), so a later ACKEPOCH
+    names them and no leader sends them again (on `zk-3.6.2`, whose shutdown keeps an
+    interrupted SNAP's database too, S13, a SNAP's as well). None for the nodes of other
+    models."""
+    left, leaked = _from_memory(node)
+    only = [t[0] for t in left if t[0] not in leaked]
+    if not only:
+        return None
+    return (f"node {node.id} acknowledged NEWLEADER of epoch {node.current_epoch} while its data "
+            f"tree holds committed transactions applied in memory only, neither on its disk nor "
+            f"queued for a SyncThread: {', '.join(f'{z[0]}.{z[1]}' for z in only)} "
+            "(ZOOKEEPER-5094)")
 
 
 def stale_log_write(node) -> str | None:

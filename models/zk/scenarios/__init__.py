@@ -18,6 +18,12 @@ is a run of one model), made by the command its `origin` names.
   (`epoch1_cut_off`), reached by the model's own search from the initial state (two
   proposals, one timeout): where the search's own ZOOKEEPER-4643 loss starts
   (tests/corpus/zk/zookeeper-4643-zk-3.8.0-loss.trace.json).
+- `deposed-leader` (every release model and release with a patch, a goal only: `deposed_leader`):
+  ZOOKEEPER-5094's start, the state after the first 18 events of
+  tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json (tests/corpus/zk/build_380_snap.py): epoch
+  1's leader deposed with 1.2 on its disk alone, every node looking. Each release model reaches it
+  in 17 or 18 events within two proposals and two timeouts; the release matrix's row
+  "ZOOKEEPER-5094 from a deposed leader" (benchmarks/release_models.py) searches from it.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import os
 from zabmc.core.events import DOWN
 from zabmc.core.model import Scenario
 
-from ..state import F_BROADCAST, LOOKING, PROPOSAL, log_of
+from ..state import ELECTION, F_BROADCAST, LOOKING, PROPOSAL, log_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -104,19 +110,6 @@ def epoch1_cut_off(env, s) -> bool:
             and t.role == LOOKING and t.last_committed == (1, 1)
             and all(z[0] != (1, 2) for z in _held(t))
             and not _links(env, s, 2, 0) and not _links(env, s, 0, 2))
-    model, nodes = env.model, s.nodes
-    for L, x in enumerate(nodes):
-        if not model.established(x) or x.current_epoch != 1 or x.last_committed != (1, 2) \
-                or x.history[-1][0] != (1, 2):
-            continue
-        ins = [y for y in nodes if y.id != L and model.leader_of(y) == L
-               and y.phase == F_BROADCAST and y.last_committed >= (1, 1)
-               and any(t[0] == (1, 2) for t in y.history)]
-        outs = [y for y in nodes if y.role == LOOKING and y.last_committed == (1, 1)
-                and all(t[0] != (1, 2) for t in _held(y))
-                and not _links(env, s, L, y.id) and not _links(env, s, y.id, L)]
-        return len(ins) == 1 and len(outs) == 1
-    return False
 
 
 def _held(node) -> tuple:
@@ -131,8 +124,44 @@ CUT_OFF_GOAL = ("epoch 1 established by node 2, 1.1 applied by all three, 1.2 co
 #: the bounds within which a release model's own search reaches it (two proposals, one timeout)
 CUT_OFF_BOUNDS = {"proposals": 2, "max_timeouts": 1, "max_crashes": 0, "max_drops": 0,
                   "max_heartbeats": 0, "depth": 40}
+def _zxids(txns: tuple) -> list:
+    return [t[0] for t in txns]
+
+
+def deposed_leader(env, s) -> bool:
+    """ZOOKEEPER-5094's start as a predicate on a cluster of three: no node down, nothing in
+    flight, every node looking (role LOOKING, in election); one node, epoch 1's deposed leader,
+    has currentEpoch 1, 1.1 and 1.2 on its disk and 1.1 as its last applied (1.2 proposed, on
+    its disk alone, committed nowhere); another has currentEpoch 1, 1.1 alone on its disk and
+    applied (it acknowledged 1.1, which is so committed by a quorum of two); the third has
+    never joined an epoch (accepted and current epoch 0, an empty disk)."""
+    if env.n != 3 or s.budgets[DOWN] or any(_links(env, s, a, b) for a in range(3)
+                                             for b in range(3) if a != b):
+        return False
+    nodes = s.nodes
+    if any(x.role != LOOKING or x.phase != ELECTION for x in nodes):
+        return False
+    one, two = ((1, 1),), ((1, 1), (1, 2))
+    kinds = sorted(
+        (2 if _zxids(x.disk) == list(two) and x.current_epoch == 1 and x.last_committed == (1, 1)
+         else 1 if _zxids(x.disk) == list(one) and x.current_epoch == 1
+         and x.last_committed == (1, 1)
+         else 0 if not x.disk and x.current_epoch == 0 and x.accepted_epoch == 0 else -1)
+        for x in nodes)
+    return kinds == [0, 1, 2]
+
+
+DEPOSED_GOAL = ("epoch 1's leader deposed with 1.2 on its disk alone: 1.1 on its disk and one "
+                "follower's, applied by both, 1.2 on the leader's disk only, the third node "
+                "empty, every node looking, nothing in flight (ZOOKEEPER-5094's start: "
+                "tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json after 18 events)")
+#: the bounds within which a release model's own search reaches it: two proposals, two timeouts
+#: (the follower's, then the leader's), no other fault
+DEPOSED_BOUNDS = {"proposals": 2, "max_timeouts": 2, "max_crashes": 0, "max_drops": 0,
+                  "max_heartbeats": 0, "depth": 24}
 GOALS = (Scenario("remix-epoch1", REMIX_GOAL, None, epoch1_in_flight, REMIX_BOUNDS, 3),
-         Scenario("epoch1-cut-off", CUT_OFF_GOAL, None, epoch1_cut_off, CUT_OFF_BOUNDS, 3))
+         Scenario("epoch1-cut-off", CUT_OFF_GOAL, None, epoch1_cut_off, CUT_OFF_BOUNDS, 3),
+         Scenario("deposed-leader", DEPOSED_GOAL, None, deposed_leader, DEPOSED_BOUNDS, 3))
 
 
 def attach(module) -> None:
