@@ -440,6 +440,39 @@ def test_zk_3_8_0s_own_4646_loss_loses_a_delivered_write():
                                                         "0x300000001 /zab-2"]
 
 
+def test_zk_3_8_0s_own_4925_loss_truncates_a_committed_write():
+    """ZOOKEEPER-4925 on 3.8.0 through a TRUNC, the search's own loss (zookeeper-4925-zk-3.8.0-loss:
+    from the built run's step 32, the window search, `--invariant committed-log-hole`, then
+    `agreement`, then `primary-integrity`, 80 events). Server 2 leads epoch 2 with server 1 and
+    truncates server 3 (0x100000002 alone) to 0x100000001 with /zab-2 (0x200000001) forwarded and
+    committed by servers 1 and 2 before NEWLEADER, which server 3 applies outside its committed
+    log; /zab-3 (0x200000002) is committed by servers 2 and 3. Leading epoch 3, server 3 sends
+    server 1 (last zxid 0x200000001, a record of its log) TRUNC 0x100000001: server 1 loses
+    /zab-2, which it had served, and, leading epoch 4, writes /zab-4 without it."""
+    r = _real(str(CORPUS / "zookeeper-4925-zk-3.8.0-loss.trace.json"), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == 80, out["not_realised"]
+    assert {v["property"] for v in out["violations"]} == {
+        "agreement", "prefix", "acknowledged-durable"}
+    lost = next(v for v in out["violations"] if v["property"] == "acknowledged-durable")
+    assert lost["servers"] == [1] and lost["message"].startswith(
+        "the write /zab-2 (zxid 0x200000001), delivered by server 1 after step 51")
+    assert out["servers"]["1"]["effective_history"] == [
+        "0x100000001 /zab-0", "0x200000002 /zab-3", "0x400000001 /zab-4"]
+    assert "0x200000001 /zab-2" in out["servers"]["2"]["effective_history"]
+    ev = out["log_evidence"]
+    assert any(ln.startswith("server 2:") and "Synchronizing with Learner sid: 3 "
+               "maxCommittedLog=0x100000001" in ln and "peerLastZxid=0x100000002" in ln
+               for ln in ev)
+    # server 3's committed log lacks 0x200000001, which it applied: the hole (ZOOKEEPER-4925)
+    assert any(ln.startswith("server 3:") and "Synchronizing with Learner sid: 1 "
+               "maxCommittedLog=0x200000002 minCommittedLog=0x100000001" in ln
+               and "peerLastZxid=0x200000001" in ln for ln in ev)
+    assert any(ln.startswith("server 1:") and "Truncating log to get in sync with the leader "
+               "0x100000001" in ln for ln in ev)
+
+
 def test_zk_3_8_0s_interrupted_trunc_keeps_memory_ahead_of_the_log():
     """ZOOKEEPER-5094 on 3.8.0 (tests/corpus/zk/build_380_snap.py): server 3, the old leader of
     epoch 1 with 0x100000002 alone, joins server 2 (maxCommittedLog 0x100000001): TRUNC, then

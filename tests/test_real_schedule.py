@@ -541,6 +541,39 @@ def test_the_searchs_trunc_run_holds_the_synchronisation_it_leaves_in_flight():
     schedule.validate(json.loads(json.dumps(s)))
 
 
+def test_the_searchs_4925_loss_sends_the_synchronisation_with_its_newleader():
+    """zookeeper-4925-zk-3.8.0-loss, read against its trace by hand. Node 1 (server 2) reads
+    node 2's ACKEPOCH at step 47 and the trace delivers node 2 its TRUNC at 48, 2.1's COMMIT at
+    51 and `newleader 1 2` only at 52, with node 0's write of 2.1 (49, held by `sync-append`
+    since the write at 45) in between. A real leader sends nothing of the synchronisation before
+    it queues NEWLEADER (release-3.8.0-1 LearnerHandler.run, lines 555-609), so `learner-sync`
+    holds server 2's handler from the entry of step 47 to step 52, and conformance expects
+    server 3 untruncated (1.1, 1.2, no synchronisation yet) until then. Node 2's currentEpoch
+    and NEWLEADER ACK are owed from its NEWLEADER (53) and written as it reads the next PROPOSAL
+    (56, models/zk/README.md K2): `set-epoch` and `newleader-ack` are released there, not held
+    to the end; node 0's likewise at its read at 67. initLimit is raised to 300 ticks: the
+    leader counts server 3 as synced for initLimit + syncLimit half-ticks from its handler's
+    start (LearnerHandler.run line 465) until its NEWLEADER ACK at step 57."""
+    s = _sched("zookeeper-4925-zk-3.8.0-loss")
+    assert s["limits"] == {"syncLimit": 75, "initLimit": 300}
+    assert _holds(s)[6:13] == [
+        (45, 46, [("hold", 1, "sync-append")]),
+        (47, 48, [("hold", 2, "learner-sync"), ("hold", 3, "newleader-ack"),
+                  ("hold", 3, "set-epoch"), ("release", 3, "ackepoch")]),
+        (49, 51, [("release", 1, "sync-append")]),
+        (52, 53, [("release", 2, "learner-sync")]),
+        (54, 54, []), (55, 55, []),
+        (56, 59, [("release", 3, "newleader-ack"), ("release", 3, "set-epoch")])]
+    assert _holds(s)[14] == (67, 68, [("release", 1, "newleader-ack"),
+                                      ("release", 1, "set-epoch")])
+    for k in (7, 8):  # steps 47-51: the TRUNC not yet sent
+        x = s["entries"][k]["expect"]["3"]
+        assert (x["disk"], x["syncs"]) == ([[1, 1, "/zab-0"], [1, 2, "/zab-1"]], [])
+    x = s["entries"][9]["expect"]["3"]  # its NEWLEADER's snapshot: truncated, 2.1 applied
+    assert (x["disk"], x["syncs"]) == ([[1, 1, "/zab-0"], [2, 1, "/zab-2"]], ["trunc"])
+    schedule.validate(json.loads(json.dumps(s)))
+
+
 @pytest.mark.parametrize("model,said", [
     ("zk-3.9.3", "58 steps; first violation: sync-loses-committed at step 48"),
     ("zk-3.9.4", "59 steps; first violation: None at step None"),

@@ -61,6 +61,10 @@ ROLES = ("down", "looking", "following", "leading", "following-discovery", "lead
 #: syncLimit or initLimit (ticks of 200 ms: 15 s) for a schedule that holds a connected
 #: follower's thread across entries (its SyncThread, or its NEWLEADER ACK)
 SLOW_LIMIT = 75
+#: initLimit for a schedule that holds a learner's synchronisation while its leader broadcasts
+#: and takes its NEWLEADER ACK entries later (`_document`): 60 s of socket time-out, 37.5 s in
+#: which the leader counts the learner as synced
+SLOWER_INIT_LIMIT = 300
 #: the failure properties (states where the implementation throws, exits or gives up) whose
 #: real counterparts the verdict reads off the servers' logs
 FAILURES = tuple(name for name, _ in _VERDICT_FAILURES)
@@ -725,6 +729,35 @@ def _plan(views: list, events: list, n: int, features: frozenset) -> _Plan:
     return _Plan(arms, releases, spans, caused, ahead)
 
 
+def _sent_at_release(events: list, releases: dict) -> list:
+    """[(learner j, step f, step c)]: leader i's LearnerHandler for j is held after
+    `syncFollower` (`learner-sync`) until `newleader i j` (step c), and the trace delivers j
+    its synchronisation (and what i forwarded since) from step f on, before step c. A real
+    leader sends none of it before it queues NEWLEADER: `syncFollower` queues the packets,
+    NEWLEADER is queued after them and only then `startSendingPackets` starts the thread that
+    sends the queue (release-3.8.0-1 LearnerHandler.run, lines 555-609). So j reads them once
+    the hold is released, and until step c conformance expects j where it is before step f
+    (the model lets the learner read them before its leader's `newleader`, which no other
+    node's step of these traces reads)."""
+    out = []
+    for c, lst in sorted(releases.items()):
+        ev = events[c - 1]
+        if not (ev["kind"] == "action" and ev["action"][0] == "newleader"):
+            continue
+        i, j = ev["action"][1], ev["action"][2]
+        if (i, "learner-sync") not in [tuple(x[:2]) for x in lst]:
+            continue
+        a = next((k for k in range(c - 1, 0, -1) if events[k - 1]["kind"] == "deliver"
+                  and events[k - 1]["msg"]["type"] == "ACKEPOCH"
+                  and (events[k - 1]["src"], events[k - 1]["dst"]) == (j, i)), None)
+        f = next((k for k in range(a + 1, c) if events[k - 1]["kind"] == "deliver"
+                  and (events[k - 1]["src"], events[k - 1]["dst"]) == (i, j)), None) \
+            if a is not None else None
+        if f is not None:
+            out.append((j, f, c))
+    return out
+
+
 def _runs_ahead(events: list, arms: dict, releases: dict) -> list:
     """[(learner j, step d, step m)]: where a trace releases j's ACKEPOCH (`ackepoch`, step
     d) and the leader synchronises j up to its NEWLEADER (step m), at which a hold catches j's
@@ -770,6 +803,7 @@ def from_trace(trace: TraceFile, run: Replayed, source: str | None = None) -> di
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
         for k in range(e["step"], end):
             held_at[k].add(server_id(i))
+    late = _sent_at_release(events, plan.releases)
     for e in entries:
         k = e["upto"]
         e["expect"] = _expect(views[k], cuts[k], held_at[k], n, syncs[k], both_at[k])
@@ -778,6 +812,11 @@ def from_trace(trace: TraceFile, run: Replayed, source: str | None = None) -> di
                 key = str(server_id(j))
                 e["expect"][key] = _expect(views[m], cuts[m], held_at[m], n, syncs[m],
                                            both_at[m])[key]
+        for j, f, c in late:
+            if f <= k < c:
+                key = str(server_id(j))
+                e["expect"][key] = _expect(views[f - 1], cuts[k], held_at[k], n, syncs[f - 1],
+                                           both_at[k])[key]
         k = e["step"]
         if k and k not in plan.caused:
             # a step the servers take by themselves (a leader noticing a lost follower, ...)
@@ -786,7 +825,7 @@ def from_trace(trace: TraceFile, run: Replayed, source: str | None = None) -> di
                                   both_at[k - 1])
     entries = _eager_writes(entries)
     _unchecked(entries, trace.violation)
-    return _document(entries, n, trace, run, source, plan.arms)
+    return _document(entries, n, trace, run, source, plan.arms, bool(late))
 
 
 def _entries(views: list, events: list, texts: list, cuts: list, releases: dict,
@@ -960,7 +999,7 @@ def _unchecked(entries: list, viol: dict | None) -> None:
 
 
 def _document(entries: list, n: int, trace: TraceFile, run: Replayed, source: str | None,
-              arms: dict) -> dict:
+              arms: dict, late_syncs: bool = False) -> dict:
     out = {
         "format": FORMAT, "version": VERSION, "servers": n,
         "source": {"trace": source, "model": trace.model, "steps": len(run.events),
@@ -987,6 +1026,15 @@ def _document(entries: list, n: int, trace: TraceFile, run: Replayed, source: st
         # whose synchronisation the leader holds reads it with the same timeout
         # (Learner.connectToLeader) and gives up
         limits["initLimit"] = SLOW_LIMIT
+    if late_syncs:
+        # a learner whose synchronisation the leader holds while it broadcasts
+        # (`_sent_at_release`) and whose NEWLEADER ACK comes entries later: the leader counts
+        # it as synced only until initLimit + syncLimit of its ticks (half a tickTime each)
+        # after its LearnerHandler started, as long as it reads nothing from it
+        # (release-3.8.0-1 LearnerHandler.run line 465, Leader.getTickOfInitialAckDeadline,
+        # LearnerHandler.synced; Leader.lead: "Not sufficient followers synced"): 15 s at 75,
+        # which such a schedule's entries outlast
+        limits["initLimit"] = SLOWER_INIT_LIMIT
     if limits:
         out["limits"] = limits
     return out
