@@ -500,6 +500,42 @@ def test_zk_3_8_0s_interrupted_trunc_keeps_memory_ahead_of_the_log():
                in ln for ln in ev)
 
 
+def test_zk_3_8_0s_own_5094_loss_loses_a_committed_write():
+    """ZOOKEEPER-5094 on 3.8.0, the search's own loss (zookeeper-5094-zk-3.8.0-loss: the goal
+    scenario deposed-leader reached by zk-3.8.0's own search, the `ack-from-applied-memory`
+    window, then `primary-integrity`, 59 events): server 1 leads epoch 2 with server 3 and
+    synchronises server 2 (0x100000002, epoch 1's leader) by TRUNC to 0x100000001; its
+    LearnerHandler is held after syncFollower (`learner-sync`) until 0x200000001's COMMIT is
+    queued, server 2 applies that COMMIT in memory and its next read fails (`sync-read`) once
+    server 1 has given up. Its ACKEPOCH to server 1's epoch 3 names 0x200000001, which its disk
+    lacks ("Sending DIFF zxid=0x200000001"); killed and restarted it loads 0x100000001 only,
+    leads server 3 in epoch 4 and writes /zab-3 as 0x400000001 without /zab-2, which server 1
+    delivered. Before the leader's hold, the run stopped not realised at step 35."""
+    r = _real(str(CORPUS / "zookeeper-5094-zk-3.8.0-loss.trace.json"), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == 59, out["not_realised"]
+    assert {v["property"] for v in out["violations"]} == {
+        "agreement", "prefix", "acknowledged-durable"}
+    lost = next(v for v in out["violations"] if v["property"] == "acknowledged-durable")
+    assert lost["servers"] == [2] and "/zab-2 (zxid 0x200000001)" in lost["message"]
+    assert out["servers"]["2"]["effective_history"] == ["0x100000001 /zab-0",
+                                                        "0x400000001 /zab-3"]
+    assert out["servers"]["1"]["effective_history"] == ["0x100000001 /zab-0",
+                                                        "0x200000001 /zab-2"]
+    ev = out["log_evidence"]
+    assert any(ln.startswith("server 1:") and "Synchronizing with Learner sid: 2 "
+               "maxCommittedLog=0x100000001" in ln and "peerLastZxid=0x100000002" in ln
+               for ln in ev)
+    assert any(ln.startswith("server 2:") and "Truncating log to get in sync with the leader "
+               "0x100000001" in ln for ln in ev)
+    # the ACKEPOCH after the interrupted TRUNC names 0x200000001, which server 2's disk lacks
+    assert any(ln.startswith("server 1:") and "Sending DIFF zxid=0x200000001 for peer sid: 2"
+               in ln for ln in ev)
+    assert any(ln.startswith("server 2:") and "Have quorum of supporters, sids: [[2, 3]]" in ln
+               for ln in ev)
+
+
 # --- ZOOKEEPER-4925 on the releases it is in and is fixed in (issue #63 item 4) ------------------
 
 

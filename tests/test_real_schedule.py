@@ -514,6 +514,45 @@ def test_the_searchs_4712_run_lets_server_3_write_before_its_leaders_kill():
     schedule.validate(json.loads(json.dumps(s)))
 
 
+def test_the_searchs_5094_loss_holds_the_leaders_sync_until_the_commit_it_never_follows():
+    """zookeeper-5094-zk-3.8.0-loss, read against its trace by hand. Node 1 joins node 0's
+    epoch 2 (25) and its ACKEPOCH stays in flight past node 0's proposal of 2.1 (32): `ackepoch`
+    holds server 2 until node 0 reads it (34). Node 0 then owes node 1 NEWLEADER
+    (`newleader_owed`, F9) and never queues it: it sends TRUNC to 1.1 with PROPOSAL 2.1 (35),
+    node 2's SyncThread (held since 33) writes 2.1 (36), its ACK commits it (37), the COMMIT
+    reaches node 1 (38), node 0 times out (39) and node 1 notices (40: `lost 1 0`). A real
+    leader queues NEWLEADER right after the synchronisation and sends nothing before (3.8.0
+    LearnerHandler.run 555-609), so `learner-sync` holds server 1 from the entry of 34 to 38,
+    where its release sends TRUNC, PROPOSAL, COMMIT and then NEWLEADER; `sync-read` holds server
+    2 at the read after that COMMIT from the TRUNC's entry, and the `lost` step fails that
+    read. Until 38 server 2 is expected where it was before the TRUNC. Without the leader's
+    hold the run stopped not realised at step 35: server 2 at currentEpoch 2 with 0x200000001
+    on disk (2026-11-30, b740fcf)."""
+    s = _sched("zookeeper-5094-zk-3.8.0-loss")
+    assert s["limits"] == {"syncLimit": 75, "initLimit": 75}
+    assert _holds(s)[9:] == [
+        (32, 33, [("hold", 3, "sync-append")]),
+        (34, 35, [("hold", 2, "sync-read"), ("hold", 1, "learner-sync"),
+                  ("release", 2, "ackepoch")]),
+        (36, 37, [("release", 3, "sync-append")]),
+        (38, 38, [("release", 1, "learner-sync")]),
+        (39, 39, []),
+        (40, 47, [("release", 2, "sync-read")]),
+        (48, 48, []), (49, 56, [("hold", 3, "newleader-ack")]),
+        (57, 58, [("release", 3, "newleader-ack")]), (59, 59, [])]
+    at = {e["step"]: e for e in s["entries"]}
+    assert at[38]["ops"][0]["after_held"] == [1] and at[40]["ops"][0]["after_held"] == [2]
+    for k in (34, 36):  # not yet synchronised: 1.2 still on disk, no TRUNC logged
+        x = at[k]["expect"]["2"]
+        assert (x["current_epoch"], x["disk"], x["syncs"]) == (
+            1, [[1, 1, "/zab-0"], [1, 2, "/zab-1"]], [])
+    x = at[38]["expect"]["2"]  # truncated, 2.1 applied in memory only
+    assert (x["current_epoch"], x["disk"], x["disk_ahead"], x["syncs"]) == (
+        1, [[1, 1, "/zab-0"]], [[2, 1, "/zab-2"]], ["trunc"])
+    assert at[39]["expect"]["2"]["role"] == ["following", "looking"]
+    schedule.validate(json.loads(json.dumps(s)))
+
+
 def test_a_hold_after_held_is_read_and_a_links_op_with_it_refused():
     ok = {"format": "zabmc-zookeeper-schedule", "version": 1, "servers": 2, "entries": [
         {"step": 0, "upto": 0, "events": ["start"],

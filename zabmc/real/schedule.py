@@ -507,10 +507,17 @@ def _forwarding_holds(views: list, events: list, caused: set) -> tuple:
       (without a broadcast in between, the real leader's NEWLEADER, queued at once, is where
       the trace has it);
     - `sync-read`: when follower j, synchronised by TRUNC, is delivered a COMMIT and then
-      times out before NEWLEADER is delivered (ZOOKEEPER-5094's interrupted TRUNC), its
+      leaves that connection before NEWLEADER is delivered (its timeout, or `lost j i` once its
+      leader has given up: ZOOKEEPER-5094's interrupted TRUNC, `_broken_truncs`), its
       QuorumPeer thread is held before the read after that COMMIT, from the TRUNC's delivery,
-      and `timeout j` releases it to fail that read: a real leader sends NEWLEADER with the
-      rest, so only a connection broken there keeps the follower from reading it."""
+      and that step releases it to fail that read: a real leader sends NEWLEADER with the
+      rest, so only a connection broken there keeps the follower from reading it;
+    - `learner-sync` for such a follower whose leader i still owes it NEWLEADER when the COMMIT
+      is delivered and never queues it before j leaves (the model's leader gives up first, say:
+      the search's 5094 loss): leader i's LearnerHandler thread is held after `syncFollower`
+      from the ACKEPOCH's delivery to that COMMIT's delivery, which releases it once the
+      leader has queued the COMMIT; the real follower reads its synchronisation only then, and
+      until then conformance expects it where it was before the SYNC (`_Plan.behind`)."""
     arms: dict = {}
     rel: dict = {}
     for c, ev in enumerate(events, start=1):
@@ -523,21 +530,65 @@ def _forwarding_holds(views: list, events: list, caused: set) -> tuple:
                     and _broadcasts(views, i, a, c - 1):
                 arms.setdefault(a, []).append((i, "learner-sync"))
                 rel.setdefault(c, []).append((i, "learner-sync"))
+    for j, i, a, s, m, c in _broken_truncs(views, events):
+        arms.setdefault(s, []).append((j, "sync-read"))
+        rel.setdefault(c, []).append((j, "sync-read"))
+        if _owes_newleader_through(views, events, i, j, a, m, c):
+            arms.setdefault(a, []).append((i, "learner-sync"))
+            rel.setdefault(m, []).append((i, "learner-sync"))
+    return arms, rel
+
+
+def _broken_truncs(views: list, events: list) -> list:
+    """ZOOKEEPER-5094's interrupted TRUNC: [(j, i, a, s, m, c)] for each follower j that leader
+    i synchronises by TRUNC (its ACKEPOCH delivered at step a, or 0 when none is on record, the
+    SYNC at step s), that is delivered a COMMIT on that connection (the last at step m) and
+    then leaves the connection (step c: its timeout, or its noticing the leader gone, `lost j
+    i`) before NEWLEADER is delivered to it."""
+    out = []
+    for c, ev in enumerate(events, start=1):
         if ev["kind"] == "timeout":
             j = ev["node"]
-            x = views[c - 1].nodes[j]
-            if x["role"] != "Following":
-                continue
-            mine = [(k, e) for k, e in enumerate(events[:c - 1], start=1)
-                    if e["kind"] == "deliver" and e["dst"] == j
-                    and e["msg"].get("conn") == x["connection"]]
-            sync = next((k for k, e in mine if e["msg"]["type"] == "SYNC"
-                         and e["msg"]["mode"] == "TRUNC"), None)
-            later = [e["msg"]["type"] for k, e in mine if sync is not None and k > sync]
-            if sync is not None and "COMMIT" in later and "NEWLEADER" not in later:
-                arms.setdefault(sync, []).append((j, "sync-read"))
-                rel.setdefault(c, []).append((j, "sync-read"))
-    return arms, rel
+        elif ev["kind"] == "action" and ev["action"][0] == "lost":
+            j = ev["action"][1]
+        else:
+            continue
+        x = views[c - 1].nodes[j]
+        if x["role"] != "Following" or (ev["kind"] == "action"
+                                        and ev["action"][2] != x["leader"]):
+            continue
+        mine = [(k, e) for k, e in enumerate(events[:c - 1], start=1)
+                if e["kind"] == "deliver" and e["dst"] == j
+                and e["msg"].get("conn") == x["connection"]]
+        sync = next((k for k, e in mine if e["msg"]["type"] == "SYNC"
+                     and e["msg"]["mode"] == "TRUNC"), None)
+        later = [(k, e["msg"]["type"]) for k, e in mine if sync is not None and k > sync]
+        if sync is None or "NEWLEADER" in [t for _, t in later] \
+                or "COMMIT" not in [t for _, t in later]:
+            continue
+        i = events[sync - 1]["src"]
+        a = next((k for k in range(sync - 1, 0, -1) if events[k - 1]["kind"] == "deliver"
+                  and events[k - 1]["msg"]["type"] == "ACKEPOCH"
+                  and (events[k - 1]["src"], events[k - 1]["dst"]) == (j, i)
+                  and events[k - 1]["msg"].get("conn") == x["connection"]), 0)
+        m = max(k for k, t in later if t == "COMMIT")
+        out.append((j, i, a, sync, m, c))
+    return out
+
+
+def _owes_newleader_through(views: list, events: list, i: int, j: int, a: int, m: int,
+                            c: int) -> bool:
+    """Whether leader i, from reading j's ACKEPOCH (step a) until j is delivered the COMMIT
+    of step m, still owes j NEWLEADER (the forwarding grain's `newleader_owed`, F9), and does
+    not queue it before j leaves (step c): what a real leader queues at once after the
+    synchronisation (3.8.0 LearnerHandler.run, lines 555-609), so its COMMIT would follow
+    NEWLEADER and the follower would finish its synchronisation."""
+    if not a:
+        return False
+    owed = all(views[t].up(i) and j in (views[t].nodes[i].get("newleader_owed") or ())
+               for t in range(a, m))
+    return owed and not any(e["kind"] == "action" and e["action"] == ["newleader", i, j]
+                            for e in events[a:c - 1])
 
 
 def _sent_at(views: list, events: list, d: int, a: int, b: int, m: dict, ahead: int = 0) -> int:
@@ -688,6 +739,7 @@ class _Plan:
     spans: list  # [(node, first state, state after the last)]: SyncThread holds expected held
     caused: set  # the steps zabmc's ops bring about
     ahead: list  # [(node, step, step)]: a learner that runs ahead of the trace (_runs_ahead)
+    behind: list  # [(node, step, step)]: a learner that lags behind it (_lags_behind)
 
 
 def _plan(views: list, events: list, n: int, features: frozenset) -> _Plan:
@@ -726,7 +778,31 @@ def _plan(views: list, events: list, n: int, features: frozenset) -> _Plan:
             mine = [x for x in arms[t] if x[0] == j]
             arms[t] = [x for x in arms[t] if x[0] != j]
             arms.setdefault(d, []).extend(mine)
-    return _Plan(arms, releases, spans, caused, ahead)
+    return _Plan(arms, releases, spans, caused, ahead, _lags_behind(views, events, releases))
+
+
+def _lags_behind(views: list, events: list, releases: dict) -> list:
+    """[(learner j, step s, step m)]: where leader i's LearnerHandler for j is held after
+    `syncFollower` (`learner-sync`) until step m, which releases it, while the trace delivers
+    j its SYNC at step s < m (`_forwarding_holds`: the interrupted TRUNC of a leader that still
+    owes NEWLEADER). The real leader sends nothing before the release (3.8.0 LearnerHandler.run
+    starts its sending thread at line 609, after the hook point), so from s to m conformance
+    expects j where it was before the SYNC; at m the real j reads the synchronisation and the
+    COMMIT at once and stands where the trace has it."""
+    out = []
+    for m, lst in sorted(releases.items()):
+        if events[m - 1]["kind"] != "deliver" or events[m - 1]["msg"]["type"] != "COMMIT":
+            continue
+        i, j = events[m - 1]["src"], events[m - 1]["dst"]
+        if not any(x[0] == i and x[1] == "learner-sync" for x in lst):
+            continue
+        conn = events[m - 1]["msg"].get("conn")
+        s = max((k for k, e in enumerate(events[:m - 1], start=1) if e["kind"] == "deliver"
+                 and (e["src"], e["dst"]) == (i, j) and e["msg"]["type"] == "SYNC"
+                 and e["msg"].get("conn") == conn), default=None)
+        if s is not None:
+            out.append((j, s, m))
+    return out
 
 
 def _sent_at_release(events: list, releases: dict) -> list:
@@ -817,12 +893,22 @@ def from_trace(trace: TraceFile, run: Replayed, source: str | None = None) -> di
                 key = str(server_id(j))
                 e["expect"][key] = _expect(views[f - 1], cuts[k], held_at[k], n, syncs[f - 1],
                                            both_at[k])[key]
+        for j, s, m in plan.behind:
+            if s <= k < m:
+                key = str(server_id(j))
+                e["expect"][key] = _expect(views[s - 1], cuts[s - 1], held_at[s - 1], n,
+                                           syncs[s - 1], both_at[s - 1])[key]
         k = e["step"]
         if k and k not in plan.caused:
             # a step the servers take by themselves (a leader noticing a lost follower, ...)
             # must have happened before the links of the entry change
             e["before"] = _expect(views[k], cuts[k - 1], held_at[k - 1], n, syncs[k],
                                   both_at[k - 1])
+            for j, s, m in plan.behind:
+                if s <= k < m:
+                    key = str(server_id(j))
+                    e["before"][key] = _expect(views[s - 1], cuts[s - 1], held_at[s - 1], n,
+                                               syncs[s - 1], both_at[s - 1])[key]
     entries = _eager_writes(entries)
     _unchecked(entries, trace.violation)
     return _document(entries, n, trace, run, source, plan.arms, bool(late))
