@@ -54,6 +54,26 @@ def _realised_within_three(trace: str, known_stop: int) -> dict:
     raise AssertionError(f"not realised in three attempts: {out['not_realised']}")
 
 
+def _lost_write(trace: str, steps: int, *flags: str) -> tuple[dict, list]:
+    """`zabmc real [FLAGS] --json` of the corpus trace `trace` (a file name) that must lose a
+    write: exit 10, every one of its `steps` steps realised, and the servers' data breaking
+    exactly agreement, prefix and acknowledged-durable. Its summary, and the
+    acknowledged-durable violations (the lost write, as the servers show it)."""
+    r = _real(*flags, str(CORPUS / trace), "--json", "-q")
+    assert r.returncode == 10, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["realised"] and out["realised_to_step"] == steps, out["not_realised"]
+    assert {v["property"] for v in out["violations"]} == {
+        "agreement", "prefix", "acknowledged-durable"}
+    return out, [v for v in out["violations"] if v["property"] == "acknowledged-durable"]
+
+
+def _says(evidence: list, server: int, *texts: str) -> bool:
+    """Whether one of server `server`'s log lines in a run's `log_evidence` holds every text."""
+    return any(ln.startswith(f"server {server}:") and all(t in ln for t in texts)
+               for ln in evidence)
+
+
 def _servers_of(workdir_prefix: str) -> list[int]:
     """Live JVMs whose command line names a zabmc work directory."""
     out = []
@@ -104,13 +124,7 @@ def test_zk_3_8_0s_own_4643_loss_loses_an_acknowledged_write_without_the_newlead
     currentEpoch 2 at NEWLEADER and is killed before its SyncThread writes 0x100000002 or its
     ACK leaves (`sync-append`, `newleader-ack`), so epoch 2 is never established; with
     currentEpoch 2 it wins epoch 3 over server 3 and truncates the acknowledged /zab-1 from it."""
-    r = _real(str(CORPUS / "zookeeper-4643-zk-3.8.0-loss.trace.json"), "--json", "-q")
-    assert r.returncode == 10, r.stderr[-3000:]
-    out = json.loads(r.stdout)
-    assert out["realised"] and out["realised_to_step"] == 46, out["not_realised"]
-    assert {v["property"] for v in out["violations"]} == {
-        "agreement", "prefix", "acknowledged-durable"}
-    lost = [v for v in out["violations"] if v["property"] == "acknowledged-durable"]
+    out, lost = _lost_write("zookeeper-4643-zk-3.8.0-loss.trace.json", 46)
     assert len(lost) == 1 and lost[0]["servers"] == [1, 3]
     assert lost[0]["message"].startswith("the write /zab-1 (zxid 0x100000002), acknowledged to "
                                          "the client by server 3 (written at step 23)")
@@ -136,16 +150,10 @@ def test_zk_3_8_0s_own_4712_run_serves_a_write_no_quorum_accepted():
     shutdown, appends it once server 1 leads epoch 2 with 0x200000001; killed and restarted,
     server 1 loads it after 0x200000001, follows server 3 in epoch 3 by an empty DIFF and serves
     /zab-0, which server 3 never had."""
-    r = _real(str(CORPUS / "zookeeper-4712-zk-3.8.0-loss.trace.json"), "--json", "-q")
-    assert r.returncode == 10, r.stderr[-3000:]
-    out = json.loads(r.stdout)
-    assert out["realised"] and out["realised_to_step"] == 46, out["not_realised"]
-    assert {v["property"] for v in out["violations"]} == {
-        "agreement", "prefix", "acknowledged-durable"}
+    out, lost = _lost_write("zookeeper-4712-zk-3.8.0-loss.trace.json", 46)
     assert out["servers"]["1"]["effective_history"][:2] == ["0x100000001 /zab-0",
                                                             "0x200000001 /zab-1"]
     assert "0x100000001 /zab-0" not in out["servers"]["3"]["effective_history"]
-    lost = [v for v in out["violations"] if v["property"] == "acknowledged-durable"]
     assert len(lost) == 1 and lost[0]["servers"] == [3]
     assert lost[0]["message"].startswith("the write /zab-0 (zxid 0x100000001), delivered by "
                                          "server 1 after step 45")
@@ -187,12 +195,7 @@ def test_the_searchs_own_trunc_run_of_zk_3_8_0_loses_on_3_8_0():
     (`learner-sync`: the trace leaves it in flight), so its data tree is still at 0x0 when
     server 2 rejoins: TRUNC 0x0, and server 2 keeps 0x100000001, delivers it beside /zab-1,
     which server 1 never has."""
-    r = _real(str(CORPUS / "truncate-keeps-zk-3.8.0.trace.json"), "--json", "-q")
-    assert r.returncode == 10, r.stderr[-3000:]
-    out = json.loads(r.stdout)
-    assert out["realised"] and out["realised_to_step"] == 31, out["not_realised"]
-    assert {v["property"] for v in out["violations"]} == {
-        "agreement", "prefix", "acknowledged-durable"}
+    out, _ = _lost_write("truncate-keeps-zk-3.8.0.trace.json", 31)
     ev = out["log_evidence"]
     k = next(i for i, ln in enumerate(ev) if ln.startswith("server 2:")
              and "Truncating log to get in sync with the leader 0x0" in ln)
@@ -423,13 +426,7 @@ def test_zk_3_8_0s_own_4646_loss_loses_a_delivered_write():
     zxid=0x100000002", whose NEWLEADER server 1 acknowledges with the new SyncThread held too
     (`sync-append` armed again); killed, server 1 comes back with currentEpoch 2 and
     0x100000001, leads server 3 in epoch 3 and writes /zab-2 as 0x300000001."""
-    r = _real(str(CORPUS / "zookeeper-4646-zk-3.8.0-loss.trace.json"), "--json", "-q")
-    assert r.returncode == 10, r.stderr[-3000:]
-    out = json.loads(r.stdout)
-    assert out["realised"] and out["realised_to_step"] == 37, out["not_realised"]
-    assert {v["property"] for v in out["violations"]} == {
-        "agreement", "prefix", "acknowledged-durable"}
-    lost = next(v for v in out["violations"] if v["property"] == "acknowledged-durable")
+    out, (lost,) = _lost_write("zookeeper-4646-zk-3.8.0-loss.trace.json", 37)
     assert lost["message"].startswith("the write /zab-1 (zxid 0x100000002)")
     assert {1, 3} <= set(lost["servers"])
     ev = out["log_evidence"]
@@ -449,13 +446,7 @@ def test_zk_3_8_0s_own_4925_loss_truncates_a_committed_write():
     log; /zab-3 (0x200000002) is committed by servers 2 and 3. Leading epoch 3, server 3 sends
     server 1 (last zxid 0x200000001, a record of its log) TRUNC 0x100000001: server 1 loses
     /zab-2, which it had served, and, leading epoch 4, writes /zab-4 without it."""
-    r = _real(str(CORPUS / "zookeeper-4925-zk-3.8.0-loss.trace.json"), "--json", "-q")
-    assert r.returncode == 10, r.stderr[-3000:]
-    out = json.loads(r.stdout)
-    assert out["realised"] and out["realised_to_step"] == 80, out["not_realised"]
-    assert {v["property"] for v in out["violations"]} == {
-        "agreement", "prefix", "acknowledged-durable"}
-    lost = next(v for v in out["violations"] if v["property"] == "acknowledged-durable")
+    out, (lost,) = _lost_write("zookeeper-4925-zk-3.8.0-loss.trace.json", 80)
     assert lost["servers"] == [1] and lost["message"].startswith(
         "the write /zab-2 (zxid 0x200000001), delivered by server 1 after step 51")
     assert out["servers"]["1"]["effective_history"] == [
@@ -481,23 +472,14 @@ def test_zk_3_8_0s_interrupted_trunc_keeps_memory_ahead_of_the_log():
     that COMMIT fails (`sync-read`), and `Learner.shutdown` keeps the database. Its next
     ACKEPOCH names 0x200000001 (an empty DIFF), it writes 0x200000002 after the gap, and
     restarted it serves /zab-3 without /zab-2."""
-    r = _real(str(CORPUS / "zookeeper-5094-zk-3.8.0.trace.json"), "--json", "-q")
-    assert r.returncode == 10, r.stderr[-3000:]
-    out = json.loads(r.stdout)
-    assert out["realised"] and out["realised_to_step"] == 75, out["not_realised"]
-    assert {v["property"] for v in out["violations"]} == {
-        "agreement", "prefix", "acknowledged-durable"}
-    lost = next(v for v in out["violations"] if v["property"] == "acknowledged-durable")
+    out, (lost,) = _lost_write("zookeeper-5094-zk-3.8.0.trace.json", 75)
     assert lost["servers"] == [3] and "/zab-2 (zxid 0x200000001)" in lost["message"]
     ev = out["log_evidence"]
-    assert any(ln.startswith("server 2:") and "Synchronizing with Learner sid: 3 "
-               "maxCommittedLog=0x100000001" in ln and "peerLastZxid=0x100000002" in ln
-               for ln in ev)
-    assert any(ln.startswith("server 3:") and "Truncating log to get in sync with the leader "
-               "0x100000001" in ln for ln in ev)
+    assert _says(ev, 2, "Synchronizing with Learner sid: 3 maxCommittedLog=0x100000001",
+                 "peerLastZxid=0x100000002")
+    assert _says(ev, 3, "Truncating log to get in sync with the leader 0x100000001")
     # the ACKEPOCH after the interrupted TRUNC names 0x200000001, which no disk of its holds
-    assert any(ln.startswith("server 2:") and "Sending DIFF zxid=0x200000001 for peer sid: 3"
-               in ln for ln in ev)
+    assert _says(ev, 2, "Sending DIFF zxid=0x200000001 for peer sid: 3")
 
 
 def test_zk_3_8_0s_own_5094_loss_loses_a_committed_write():
@@ -511,29 +493,19 @@ def test_zk_3_8_0s_own_5094_loss_loses_a_committed_write():
     lacks ("Sending DIFF zxid=0x200000001"); killed and restarted it loads 0x100000001 only,
     leads server 3 in epoch 4 and writes /zab-3 as 0x400000001 without /zab-2, which server 1
     delivered. Before the leader's hold, the run stopped not realised at step 35."""
-    r = _real(str(CORPUS / "zookeeper-5094-zk-3.8.0-loss.trace.json"), "--json", "-q")
-    assert r.returncode == 10, r.stderr[-3000:]
-    out = json.loads(r.stdout)
-    assert out["realised"] and out["realised_to_step"] == 59, out["not_realised"]
-    assert {v["property"] for v in out["violations"]} == {
-        "agreement", "prefix", "acknowledged-durable"}
-    lost = next(v for v in out["violations"] if v["property"] == "acknowledged-durable")
+    out, (lost,) = _lost_write("zookeeper-5094-zk-3.8.0-loss.trace.json", 59)
     assert lost["servers"] == [2] and "/zab-2 (zxid 0x200000001)" in lost["message"]
     assert out["servers"]["2"]["effective_history"] == ["0x100000001 /zab-0",
                                                         "0x400000001 /zab-3"]
     assert out["servers"]["1"]["effective_history"] == ["0x100000001 /zab-0",
                                                         "0x200000001 /zab-2"]
     ev = out["log_evidence"]
-    assert any(ln.startswith("server 1:") and "Synchronizing with Learner sid: 2 "
-               "maxCommittedLog=0x100000001" in ln and "peerLastZxid=0x100000002" in ln
-               for ln in ev)
-    assert any(ln.startswith("server 2:") and "Truncating log to get in sync with the leader "
-               "0x100000001" in ln for ln in ev)
+    assert _says(ev, 1, "Synchronizing with Learner sid: 2 maxCommittedLog=0x100000001",
+                 "peerLastZxid=0x100000002")
+    assert _says(ev, 2, "Truncating log to get in sync with the leader 0x100000001")
     # the ACKEPOCH after the interrupted TRUNC names 0x200000001, which server 2's disk lacks
-    assert any(ln.startswith("server 1:") and "Sending DIFF zxid=0x200000001 for peer sid: 2"
-               in ln for ln in ev)
-    assert any(ln.startswith("server 2:") and "Have quorum of supporters, sids: [[2, 3]]" in ln
-               for ln in ev)
+    assert _says(ev, 1, "Sending DIFF zxid=0x200000001 for peer sid: 2")
+    assert _says(ev, 2, "Have quorum of supporters, sids: [[2, 3]]")
 
 
 # --- ZOOKEEPER-4925 on the releases it is in and is fixed in (issue #63 item 4) ------------------
@@ -559,14 +531,8 @@ def test_zk_3_9_3s_run_of_4925_loses_a_committed_write_on_3_9_3():
     synchronises server 1 (at 0x100000001) from the committed log [0x100000001] with an empty
     DIFF, and server 1 then commits 0x300000001 without /zab-1, which server 2 applied."""
     _release("3.9.3")
-    r = _real("--release", "3.9.3", str(CORPUS / "zookeeper-4925-zk-3.9.3.trace.json"), "--json",
-              "-q")
-    assert r.returncode == 10, r.stderr[-3000:]
-    out = json.loads(r.stdout)
+    out, _ = _lost_write("zookeeper-4925-zk-3.9.3.trace.json", 58, "--release", "3.9.3")
     assert out["zookeeper"] == "3.9.3"
-    assert out["realised"] and out["realised_to_step"] == 58, out["not_realised"]
-    assert {v["property"] for v in out["violations"]} == {
-        "agreement", "prefix", "acknowledged-durable"}
     ev = out["log_evidence"]
     assert any(ln.startswith("server 2:") and "Synchronizing with Learner sid: 1 "
                "maxCommittedLog=0x100000001 minCommittedLog=0x100000001 "
