@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -85,16 +86,27 @@ def _corpus_of(model: str) -> list:
 
 #: the corpus traces of zk-3.8.0 whose TRUNC cuts a log at a zxid it lacks (their known issue is
 #: TRUNC-KEEPS-UNCOMMITTED), with the step of that TRUNC: the first state the fix changes
-TRUNCATING = {"truncate-keeps-zk-3.8.0.trace.json": 22,
-              "truncate-keeps-zk-3.8.0-held.trace.json": 24}
+#: the corpus traces of zk-3.8.0 that TRUNC past a zxid the follower lacks: the step of that TRUNC
+#: (its description's start), and the property the run still breaks on the fix (None: none; the
+#: divergence the release reaches, agreement, does not happen). The search's own 5094 loss keeps
+#: 2.1 at node 2's TRUNC to 1.1 on the release; its loss, through 5094's memory on node 1, is the
+#: same on the fix (checked by replay without the recorded states, as below).
+TRUNCATING = {
+    "truncate-keeps-zk-3.8.0.trace.json": (22, "deliver 0->1 SYNC(conn=1, mode=TRUNC, zxid=0.0",
+                                           None),
+    "truncate-keeps-zk-3.8.0-held.trace.json": (
+        24, "deliver 0->1 SYNC(conn=1, mode=TRUNC, zxid=0.0", None),
+    "zookeeper-5094-zk-3.8.0-loss.trace.json": (
+        55, "deliver 1->2 SYNC(conn=2, mode=TRUNC, zxid=1.1", "primary-integrity"),
+}
 
 
 @pytest.mark.parametrize("name", [p.name for p in _corpus_of("zk-3.8.0")])
 def test_every_corpus_trace_of_3_8_0_replays_identically_on_the_fix_but_at_its_trunc(name):
     """Each corpus trace of `zk-3.8.0`, replayed on `zk-3.8.0+trunc-fix`, gives the states the
-    file records, the same violation at the same step and the same known issues, but the two
-    that TRUNC past a zxid the follower lacks: those differ from that TRUNC on, and the
-    divergence the release reaches (agreement) does not happen on the fix."""
+    file records, the same violation at the same step and the same known issues, but those that
+    TRUNC past a zxid the follower lacks: those differ from that TRUNC on, every event is still
+    enabled, and the run breaks on the fix only what TRUNCATING says."""
     tf = read(str(CORPUS / name))
     want = replay(tf)
     assert want.confirmed
@@ -104,13 +116,16 @@ def test_every_corpus_trace_of_3_8_0_replays_identically_on_the_fix_but_at_its_t
         assert got.confirmed and got.sha256_differs is None
         assert got.trace.known_issues == want.trace.known_issues
         return
-    with pytest.raises(UsageError, match=f"the state after step {TRUNCATING[name]} "
-                                         r"\(deliver 0->1 SYNC\(conn=1, mode=TRUNC, zxid=0.0"):
+    step, trunc, still = TRUNCATING[name]
+    with pytest.raises(UsageError, match=re.escape(f"the state after step {step} ({trunc}")):
         replay(fixed)
     got = replay(dataclasses.replace(fixed, states=None))  # every event is still enabled
-    assert (got.confirmed, got.trace.violation, len(got.trace.events)) == (
-        False, None, len(tf.events))
-    assert tf.violation["property"] == "agreement"
+    assert len(got.trace.events) == len(tf.events)
+    if still is None:
+        assert (got.confirmed, got.trace.violation) == (False, None)
+        assert tf.violation["property"] == "agreement"
+    else:
+        assert got.confirmed and got.trace.violation.property == still == tf.violation["property"]
 
 
 # --- the same search on a release and on its fix (reports/bugs/trunc-keeps-uncommitted.md, "The
