@@ -24,6 +24,15 @@ is a run of one model), made by the command its `origin` names.
   1's leader deposed with 1.2 on its disk alone, every node looking. Each release model reaches it
   in 17 or 18 events within two proposals and two timeouts; the release matrix's row
   "ZOOKEEPER-5094 from a deposed leader" (benchmarks/release_models.py) searches from it.
+- `deposed-leader-synced` (every release model and release with a patch, a goal only:
+  `deposed_leader_synced`): ZOOKEEPER-4925's start before 3.9.3, the state after the first 32
+  events of tests/corpus/zk/zookeeper-4925-zk-3.9.3.trace.json
+  (tests/corpus/zk/build_4925_release.py): all three in epoch 1 with 1.1 on disk and applied,
+  epoch 1's leader deposed with 1.2 on its disk alone, every node looking. zk-3.8.0 reaches it
+  in 30 events within two proposals and one timeout (2,020,635 states, about 2 CPU minutes);
+  the search's own 4925 loss on zk-3.8.0 from the initial state starts there
+  (tests/corpus/zk/zookeeper-4925-zk-3.8.0-loss-search.trace.json), and the release matrix's
+  row "ZOOKEEPER-4925 through a TRUNC" searches from it.
 """
 
 from __future__ import annotations
