@@ -80,8 +80,9 @@ ROWS = {
     "ZOOKEEPER-4925 through a TRUNC": (
         "sync-loses-committed", "--nodes 3 --proposals 1 --max-timeouts 1 --depth 35",
         "a leader synchronises a learner without a transaction it has applied, which its "
-        "committed log lacks (on this path a TRUNC to the leader's last committed-log zxid "
-        "below the learner's committed last zxid), searched from the goal scenario "
+        "committed log lacks: before 3.9.3 by a TRUNC to the end of that log, below the "
+        "learner's committed last zxid (on zk-3.9.3 the shortest is its own DIFF's), searched "
+        "from the goal scenario "
         "deposed-leader-synced, which each model reaches by its own breadth-first search from "
         "the initial state (epoch 1's leader deposed with 1.2 on its disk alone after both "
         "followers applied 1.1; every node looking; models/zk/scenarios): depth and bounds count "
