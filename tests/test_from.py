@@ -395,7 +395,7 @@ def test_the_deposed_leader_is_the_5094_trace_after_18_events():
     assert [k for k, h in enumerate(held) if h] == [18]
 
 
-@pytest.mark.slow  # about 2 CPU minutes, twice (its reach and this file's BFS): 2,000,000 states
+@pytest.mark.slow  # about 3 CPU minutes: its reach and this file's BFS, 2,000,000 states each
 def test_zk_3_8_0_reaches_the_deposed_leader_synced_by_its_own_search():
     """Every release model ships deposed-leader-synced (ZOOKEEPER-4925's start before 3.9.3, where
     zookeeper-4925-zk-3.8.0-loss-search's stages start) as a goal, and its own breadth-first
