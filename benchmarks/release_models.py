@@ -7,6 +7,7 @@ clean within the bounds, or why that release's model cannot break the row's prop
     python benchmarks/release_models.py --jobs 2 --write
     python benchmarks/release_models.py --only zk-3.8.0 --rows ZOOKEEPER-4685 --write
     python benchmarks/release_models.py --rows "ZOOKEEPER-5094 from a deposed leader" --write
+    python benchmarks/release_models.py --rows "ZOOKEEPER-4925 through a TRUNC" --write
 
 Every cell is one `zabmc check ... --json` child process (its CPU time is the child's own), each
 capped by --time-limit (a cell that reaches it says so: clean only as far as it went). Results are
@@ -76,6 +77,16 @@ ROWS = {
     "ZOOKEEPER-4925": ("committed-log-hole", "--nodes 2 --proposals 2 --max-timeouts 1 --depth "
                        "100", "a committed transaction applied but missing from the in-memory "
                        "committed log"),
+    "ZOOKEEPER-4925 through a TRUNC": (
+        "sync-loses-committed", "--nodes 3 --proposals 1 --max-timeouts 1 --depth 35",
+        "a leader synchronises a learner without a transaction it has applied, which its "
+        "committed log lacks: before 3.9.3 by a TRUNC to the end of that log, below the "
+        "learner's committed last zxid (on zk-3.9.3 the shortest is its own DIFF's), searched "
+        "from the goal scenario "
+        "deposed-leader-synced, which each model reaches by its own breadth-first search from "
+        "the initial state (epoch 1's leader deposed with 1.2 on its disk alone after both "
+        "followers applied 1.1; every node looking; models/zk/scenarios): depth and bounds count "
+        "from there"),
     "TRUNC-KEEPS-UNCOMMITTED": ("truncate-keeps", "--nodes 3 --proposals 1 --max-timeouts 1 "
                                 "--depth 30", "a TRUNC to a zxid the follower lacks keeps the "
                                 "transaction past it (FileTxnLog.truncate)"),
@@ -96,6 +107,13 @@ SCENARIOS = {
     #: The rest of that run spends one proposal and one timeout. The row's property is 5094's
     #: kind alone, since from here `zk-3.7.0` to `zk-3.9.2` meet 4712's (a leaked queue) first
     "ZOOKEEPER-5094 from a deposed leader": "deposed-leader",
+    #: ZOOKEEPER-4925's start before 3.9.3: the state after the first 32 events of its built run
+    #: on zk-3.9.3 (tests/corpus/zk/zookeeper-4925-zk-3.9.3.trace.json), each model's own run
+    #: to it 30 events on zk-3.8.0: all three in epoch 1 with 1.1 applied, the leader deposed
+    #: with 1.2 on its disk alone. From there zk-3.8.0's search finds the hole (a TRUNC whose
+    #: COMMIT before NEWLEADER is applied outside the committed log), then the TRUNC that loses
+    #: it (tests/corpus/zk/zookeeper-4925-zk-3.8.0-loss-search.trace.json, step 62)
+    "ZOOKEEPER-4925 through a TRUNC": "deposed-leader-synced",
 }
 
 

@@ -395,6 +395,52 @@ def test_the_deposed_leader_is_the_5094_trace_after_18_events():
     assert [k for k, h in enumerate(held) if h] == [18]
 
 
+@pytest.mark.slow  # about 3 CPU minutes: its reach and this file's BFS, 2,000,000 states each
+def test_zk_3_8_0_reaches_the_deposed_leader_synced_by_its_own_search():
+    """Every release model ships deposed-leader-synced (ZOOKEEPER-4925's start before 3.9.3, where
+    zookeeper-4925-zk-3.8.0-loss-search's stages start) as a goal, and its own breadth-first
+    search reaches it from the initial state by a shortest run, as many events as this file's
+    own BFS finds: checked here on zk-3.8.0 (30 events within two proposals and one timeout; the
+    next test shows the goal first holds after event 32 of zk-3.9.3's built 4925 run, which
+    spends three timeouts). The state reached, read back: nothing in flight, all three looking
+    at accepted and current epoch 1 with 1.1 applied and no snapshot; one node with 1.1 and 1.2
+    on its disk and in its log, two with 1.1 alone; each committed log the zxids on its disk."""
+    name = "zk-3.8.0"
+    spec = CheckSpec(model=name, scenario="deposed-leader-synced", proposals=0, max_timeouts=0,
+                     depth=0, quiet=True, trace_out="/dev/null")
+    env = spec.env()
+    sc = next(x for x in scenarios(env.model) if x.name == "deposed-leader-synced")
+    bounds = CheckSpec(model=name, nodes=3, invariants=(), no_invariants=False, **sc.bounds)
+    fewest = _fewest_events_to(bounds.env(), sc.goal)
+    assert env.start.events == fewest and fewest > 0
+    assert env.start.label == "scenario deposed-leader-synced"
+    s = env.start.state
+    assert all(not q for q in s.net) and s.budgets[E.DOWN] == 0
+    assert {(x.role, x.phase) for x in s.nodes} == {(0, 0)}  # LOOKING, ELECTION
+    assert {(x.current_epoch, x.accepted_epoch, x.last_committed, x.logbase) for x in s.nodes} \
+        == {(1, 1, (1, 1), (0, 0))}
+    seen = sorted(([t[0] for t in x.disk], [t[0] for t in x.history + x.mem + x.leak], x.clog)
+                  for x in s.nodes)
+    one, two = [(1, 1)], [(1, 1), (1, 2)]
+    assert seen == [(one, one, ((1, 1),))] * 2 + [(two, two, ((1, 1), (1, 2)))]
+    assert s.budgets[E.MADE] == 2 and env.config.depth == fewest
+
+
+def test_the_deposed_leader_synced_is_the_4925_trace_after_32_events():
+    """The goal holds in the state after the 32nd event of zookeeper-4925-zk-3.9.3 (its builder's
+    run, tests/corpus/zk/build_4925_release.py, replayed under zk-3.8.0, of which its first 32
+    events are a run too) and in none before it."""
+    path = "tests/corpus/zk/zookeeper-4925-zk-3.9.3.trace.json"
+    sc = next(x for x in scenarios(get_model("zk-3.8.0")) if x.name == "deposed-leader-synced")
+    held = []
+    for k in range(0, 35):
+        spec = CheckSpec(model="zk-3.8.0", start_from=f"{path}:{k}", nodes=3, proposals=0,
+                         max_timeouts=0, depth=0, quiet=True, trace_out="/dev/null")
+        env = spec.env()
+        held.append(sc.goal(env, env.start.state))
+    assert [k for k, h in enumerate(held) if h] == [32]
+
+
 def test_a_search_from_a_goal_scenario_replays_from_the_initial_state(cli, tmp_path):
     """zk-3.8.0 from its own remix-epoch1 (reached by its search, 25 events): ZOOKEEPER-4643's
     window (currentEpoch 2 written with 1.2 not on disk) 9 events later; the trace is the 25 events

@@ -24,6 +24,15 @@ is a run of one model), made by the command its `origin` names.
   1's leader deposed with 1.2 on its disk alone, every node looking. Each release model reaches it
   in 17 or 18 events within two proposals and two timeouts; the release matrix's row
   "ZOOKEEPER-5094 from a deposed leader" (benchmarks/release_models.py) searches from it.
+- `deposed-leader-synced` (every release model and release with a patch, a goal only:
+  `deposed_leader_synced`): ZOOKEEPER-4925's start before 3.9.3, the state after the first 32
+  events of tests/corpus/zk/zookeeper-4925-zk-3.9.3.trace.json
+  (tests/corpus/zk/build_4925_release.py): all three in epoch 1 with 1.1 on disk and applied,
+  epoch 1's leader deposed with 1.2 on its disk alone, every node looking. zk-3.8.0 reaches it
+  in 30 events within two proposals and one timeout (2,020,635 states, about 2 CPU minutes);
+  the search's own 4925 loss on zk-3.8.0 from the initial state starts there
+  (tests/corpus/zk/zookeeper-4925-zk-3.8.0-loss-search.trace.json), and the release matrix's
+  row "ZOOKEEPER-4925 through a TRUNC" searches from it.
 """
 
 from __future__ import annotations
@@ -159,9 +168,58 @@ DEPOSED_GOAL = ("epoch 1's leader deposed with 1.2 on its disk alone: 1.1 on its
 #: (the follower's, then the leader's), no other fault
 DEPOSED_BOUNDS = {"proposals": 2, "max_timeouts": 2, "max_crashes": 0, "max_drops": 0,
                   "max_heartbeats": 0, "depth": 24}
+
+
+def deposed_leader_synced(env, s) -> bool:
+    """ZOOKEEPER-4925's start before 3.9.3, as a predicate on a cluster of three: the state after
+    the first 32 events of tests/corpus/zk/zookeeper-4925-zk-3.9.3.trace.json
+    (tests/corpus/zk/build_4925_release.py), where the search's own loss through a TRUNC on
+    zk-3.8.0 begins (tests/corpus/zk/zookeeper-4925-zk-3.8.0-loss.trace.json). No node down,
+    nothing in flight, every node looking (role LOOKING, in election); all three have accepted
+    and current epoch 1 and have applied 1.1 (last applied 1.1), with no snapshot under their
+    log (a model with the storage grain: `logbase` zero, so 1.1 is a record of each log, S16);
+    two, epoch 1's followers, hold 1.1 alone (on disk, in memory, in a leaked SyncThread's
+    queue); the third, epoch 1's deposed leader, has 1.1 and 1.2 on its disk and in its log
+    (1.2 proposed, on its disk alone, committed nowhere). Where the model keeps a committed log
+    (`clog`), each node's is the zxids on its disk."""
+    if env.n != 3 or s.budgets[DOWN] or any(_links(env, s, a, b) for a in range(3)
+                                             for b in range(3) if a != b):
+        return False
+    if any(x.role != LOOKING or x.phase != ELECTION or x.current_epoch != 1
+           or x.accepted_epoch != 1 or x.last_committed != (1, 1)
+           or getattr(x, "logbase", (0, 0)) != (0, 0) for x in s.nodes):
+        return False
+    one, two = [(1, 1)], [(1, 1), (1, 2)]
+    kinds = sorted(_synced_kind(x, one, two) for x in s.nodes)
+    return kinds == [1, 1, 2]
+
+
+def _synced_kind(x, one: list, two: list) -> int:
+    """2: a node with 1.1 and 1.2 on disk and in its log; 1: one that holds 1.1 alone; else -1
+    (the committed log, where the model keeps one, the zxids on disk)."""
+    disk = _zxids(x.disk)
+    if getattr(x, "clog", None) not in (None, tuple(disk)):
+        return -1
+    if disk == two and _zxids(log_of(x)) == two:
+        return 2
+    return 1 if disk == one and _zxids(_held(x)) == [(1, 1)] * len(_held(x)) \
+        and _zxids(log_of(x)) == one else -1
+
+
+SYNCED_GOAL = ("epoch 1's leader deposed with 1.2 on its disk alone after both followers "
+               "applied 1.1: all three with currentEpoch 1 and 1.1 on disk and applied, 1.2 on "
+               "the leader's disk only, every node looking, nothing in flight (ZOOKEEPER-4925's "
+               "start before 3.9.3: tests/corpus/zk/zookeeper-4925-zk-3.9.3.trace.json after 32 "
+               "events)")
+#: the bounds within which a release model's own search reaches it: two proposals, one timeout
+#: (the leader's, after it proposed 1.2; its followers notice by `lost`), no other fault
+SYNCED_BOUNDS = {"proposals": 2, "max_timeouts": 1, "max_crashes": 0, "max_drops": 0,
+                 "max_heartbeats": 0, "depth": 30}
 GOALS = (Scenario("remix-epoch1", REMIX_GOAL, None, epoch1_in_flight, REMIX_BOUNDS, 3),
          Scenario("epoch1-cut-off", CUT_OFF_GOAL, None, epoch1_cut_off, CUT_OFF_BOUNDS, 3),
-         Scenario("deposed-leader", DEPOSED_GOAL, None, deposed_leader, DEPOSED_BOUNDS, 3))
+         Scenario("deposed-leader", DEPOSED_GOAL, None, deposed_leader, DEPOSED_BOUNDS, 3),
+         Scenario("deposed-leader-synced", SYNCED_GOAL, None, deposed_leader_synced,
+                  SYNCED_BOUNDS, 3))
 
 
 def attach(module) -> None:
