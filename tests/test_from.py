@@ -321,25 +321,33 @@ def test_every_release_model_reaches_remix_epoch1_by_its_own_search(name):
     assert s.budgets[E.MADE] == 2 and env.config.depth == fewest
 
 
-@pytest.mark.slow
-def test_zk_3_8_0_reaches_epoch1_cut_off_by_its_own_search():
-    """zk-3.8.0 ships epoch1-cut-off as a goal (the start of the search's own ZOOKEEPER-4643
-    loss, tests/corpus/zk/zookeeper-4643-zk-3.8.0-loss.trace.json), and its own breadth-first
-    search reaches it from the initial state in 26 events (one timeout, about 880,000 states,
-    some 40 CPU s; zabmc's own count: it detects change only; that `reach` finds the shortest
-    run is checked against this file's own BFS on the cheaper goals above and below, and this
-    goal's 26 was so checked when it was written, commit 4274221). The state reached,
-    read back: node 2 leads epoch 1 established and has applied 1.2; node 1 follows it and has
-    1.2 on disk; node 0 is looking with 1.1 applied, 1.2 nowhere on it, nothing in flight
-    between it and node 2."""
-    name = "zk-3.8.0"
-    spec = CheckSpec(model=name, scenario="epoch1-cut-off", proposals=0, depth=0, quiet=True,
-                     trace_out="/dev/null")
-    env = spec.env()
-    sc = next(x for x in scenarios(env.model) if x.name == "epoch1-cut-off")
-    fewest = 26  # zabmc's own count (detects change only)
-    assert env.start.events == fewest and sc.bounds["max_timeouts"] == 1
-    assert env.start.label == "scenario epoch1-cut-off"
+def _first_held(path: str, goal: str, upto: int) -> list:
+    """The K in 0..upto after whose first K events of the corpus trace `path` (replayed under
+    zk-3.8.0) zk-3.8.0's goal scenario `goal` holds."""
+    sc = next(x for x in scenarios(get_model("zk-3.8.0")) if x.name == goal)
+    held = []
+    for k in range(upto + 1):
+        env = CheckSpec(model="zk-3.8.0", start_from=f"{path}:{k}", nodes=3, proposals=0,
+                        max_timeouts=0, depth=0, quiet=True, trace_out="/dev/null").env()
+        held.append(sc.goal(env, env.start.state))
+    return [k for k, h in enumerate(held) if h]
+
+
+def test_the_searchs_4643_loss_starts_at_epoch1_cut_off():
+    """zk-3.8.0 ships epoch1-cut-off as a goal, where the search's own ZOOKEEPER-4643 loss
+    (tests/corpus/zk/zookeeper-4643-zk-3.8.0-loss.trace.json) starts: that trace's first 26
+    events are zk-3.8.0's own breadth-first run to it (its `origin`), and the goal first holds
+    after its 26th event. That 26 is the fewest (`reach` equals this file's own BFS) was checked
+    when the goal was written (commit 4274221, about 880,000 states twice), too long for every
+    CI run; `reach` is checked against that BFS on remix-epoch1 and deposed-leader here. The
+    state there, read back: node 2 leads epoch 1 established and has applied 1.2; node 1 follows
+    it and has 1.2 on disk; node 0 is looking with 1.1 applied, 1.2 nowhere on it, nothing in
+    flight between it and node 2."""
+    path = "tests/corpus/zk/zookeeper-4643-zk-3.8.0-loss.trace.json"
+    assert _first_held(path, "epoch1-cut-off", 30)[:1] == [26]
+    env = CheckSpec(model="zk-3.8.0", start_from=f"{path}:26", nodes=3, proposals=0,
+                    max_timeouts=0, depth=0, quiet=True, trace_out="/dev/null").env()
+    fewest = 26
     s, model = env.start.state, env.model
     n0, n1, n2 = s.nodes
     assert model.established(n2) and n2.current_epoch == 1 and n2.last_committed == (1, 2)
@@ -395,25 +403,22 @@ def test_the_deposed_leader_is_the_5094_trace_after_18_events():
     assert [k for k, h in enumerate(held) if h] == [18]
 
 
-@pytest.mark.slow  # about 3 CPU minutes: its reach and this file's BFS, 2,000,000 states each
-def test_zk_3_8_0_reaches_the_deposed_leader_synced_by_its_own_search():
-    """Every release model ships deposed-leader-synced (ZOOKEEPER-4925's start before 3.9.3, where
-    zookeeper-4925-zk-3.8.0-loss-search's stages start) as a goal, and its own breadth-first
-    search reaches it from the initial state by a shortest run, as many events as this file's
-    own BFS finds: checked here on zk-3.8.0 (30 events within two proposals and one timeout; the
-    next test shows the goal first holds after event 32 of zk-3.9.3's built 4925 run, which
-    spends three timeouts). The state reached, read back: nothing in flight, all three looking
-    at accepted and current epoch 1 with 1.1 applied and no snapshot; one node with 1.1 and 1.2
-    on its disk and in its log, two with 1.1 alone; each committed log the zxids on its disk."""
-    name = "zk-3.8.0"
-    spec = CheckSpec(model=name, scenario="deposed-leader-synced", proposals=0, max_timeouts=0,
-                     depth=0, quiet=True, trace_out="/dev/null")
-    env = spec.env()
-    sc = next(x for x in scenarios(env.model) if x.name == "deposed-leader-synced")
-    bounds = CheckSpec(model=name, nodes=3, invariants=(), no_invariants=False, **sc.bounds)
-    fewest = _fewest_events_to(bounds.env(), sc.goal)
-    assert env.start.events == fewest and fewest > 0
-    assert env.start.label == "scenario deposed-leader-synced"
+def test_the_searchs_4925_loss_starts_at_the_deposed_leader_synced():
+    """Every release model ships deposed-leader-synced (ZOOKEEPER-4925's start before 3.9.3) as
+    a goal; the first 30 events of the search's own loss from it,
+    zookeeper-4925-zk-3.8.0-loss-search, are zk-3.8.0's own breadth-first run to it (its
+    `origin`), and the goal first holds after the 30th. That 30 is the fewest (`reach` equals
+    this file's own BFS, within two proposals and one timeout, where the built run spends three
+    timeouts) was checked when the goal was written (commit 13645cd, two searches of about
+    2,000,000 states, 173 CPU s), too long for every CI run. The state there, read back:
+    nothing in flight, all three looking at accepted and current epoch 1 with 1.1 applied and
+    no snapshot; one node with 1.1 and 1.2 on its disk and in its log, two with 1.1 alone; each
+    committed log the zxids on its disk."""
+    path = "tests/corpus/zk/zookeeper-4925-zk-3.8.0-loss-search.trace.json"
+    assert _first_held(path, "deposed-leader-synced", 34)[:1] == [30]
+    env = CheckSpec(model="zk-3.8.0", start_from=f"{path}:30", nodes=3, proposals=0,
+                    max_timeouts=0, depth=0, quiet=True, trace_out="/dev/null").env()
+    fewest = 30
     s = env.start.state
     assert all(not q for q in s.net) and s.budgets[E.DOWN] == 0
     assert {(x.role, x.phase) for x in s.nodes} == {(0, 0)}  # LOOKING, ELECTION
