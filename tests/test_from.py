@@ -392,15 +392,8 @@ def test_the_deposed_leader_is_the_5094_trace_after_18_events():
     """The goal holds in the state after the 18th event of zookeeper-5094-zk-3.8.0 (its builder's
     run, tests/corpus/zk/build_380_snap.py) and in none before it; zk-3.8.0's own search
     reaches it in as many events (18: the same length, its own run)."""
-    path = "tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json"
-    sc = next(x for x in scenarios(get_model("zk-3.8.0")) if x.name == "deposed-leader")
-    held = []
-    for k in range(0, 20):
-        spec = CheckSpec(model="zk-3.8.0", start_from=f"{path}:{k}", nodes=3, proposals=0,
-                         max_timeouts=0, depth=0, quiet=True, trace_out="/dev/null")
-        env = spec.env()
-        held.append(sc.goal(env, env.start.state))
-    assert [k for k, h in enumerate(held) if h] == [18]
+    assert _first_held("tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json", "deposed-leader",
+                       19) == [18]
 
 
 def test_the_searchs_4925_loss_starts_at_the_deposed_leader_synced():
@@ -435,15 +428,8 @@ def test_the_deposed_leader_synced_is_the_4925_trace_after_32_events():
     """The goal holds in the state after the 32nd event of zookeeper-4925-zk-3.9.3 (its builder's
     run, tests/corpus/zk/build_4925_release.py, replayed under zk-3.8.0, of which its first 32
     events are a run too) and in none before it."""
-    path = "tests/corpus/zk/zookeeper-4925-zk-3.9.3.trace.json"
-    sc = next(x for x in scenarios(get_model("zk-3.8.0")) if x.name == "deposed-leader-synced")
-    held = []
-    for k in range(0, 35):
-        spec = CheckSpec(model="zk-3.8.0", start_from=f"{path}:{k}", nodes=3, proposals=0,
-                         max_timeouts=0, depth=0, quiet=True, trace_out="/dev/null")
-        env = spec.env()
-        held.append(sc.goal(env, env.start.state))
-    assert [k for k, h in enumerate(held) if h] == [32]
+    assert _first_held("tests/corpus/zk/zookeeper-4925-zk-3.9.3.trace.json",
+                       "deposed-leader-synced", 34) == [32]
 
 
 def test_a_search_from_a_goal_scenario_replays_from_the_initial_state(cli, tmp_path):
