@@ -874,7 +874,8 @@ def from_trace(trace: TraceFile, run: Replayed, source: str | None = None) -> di
     entries = _entries(views, events, list(run.texts), cuts, plan.releases, trace.violation)
     held_at, both_at = _arm(entries, views, events, n, plan.arms, features)
     _sync_holds_miss_newleader_writes(entries, views, events)
-    _newleader_acks_together(entries, events, n)
+    _newleader_acks_together(entries, events, n,
+                             _late_acks(views, events) if NEWLEADER_ACK_STEP in features else {})
     for i, t, end in plan.spans:  # conformance expects these SyncThreads held
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
         for k in range(e["step"], end):
@@ -1036,9 +1037,13 @@ def _let_go(entries: list, s: int, point: str) -> set:
             if o["op"] == "release" and o.get("server") == s and o["point"] == point}
 
 
-def _newleader_acks_together(entries: list, events: list, n: int) -> None:
+def _newleader_acks_together(entries: list, events: list, n: int, late: dict) -> None:
     """Several followers synchronising with a leader not yet established: their NEWLEADER
-    ACKs wait until every one of them has handled NEWLEADER, and then go together."""
+    ACKs wait until every one of them has handled NEWLEADER, and then go together; but an ACK
+    the model sends only after this entry (`late`, `_late_acks`: a NEWLEADER delivered in it
+    whose ACK is released later, or never) stays held to its own release, and the others wait
+    until it is held (the search's 4925 loss from the initial state: node 1 owes its ACK from
+    step 11 to step 17, where PROPOSAL 1.1 is delivered before it)."""
     for e in entries:
         k = e["step"]
         ev = events[k - 1] if k else None
@@ -1066,9 +1071,12 @@ def _newleader_acks_together(entries: list, events: list, n: int) -> None:
         # model's, which synchronises them all first, sends a DIFF. So their NEWLEADER ACKs
         # wait until every one of them has handled NEWLEADER, and then go together.
         ids = [server_id(i) for i in fol]
-        e["ops"][:0] = [{"op": "hold", "server": s_, "point": "newleader-ack"} for s_ in ids]
+        later = {server_id(i) for k, (i, ack) in late.items()
+                 if e["step"] <= k <= e["upto"] and (ack is None or ack > e["upto"])}
+        go = [s_ for s_ in ids if s_ not in later]
+        e["ops"][:0] = [{"op": "hold", "server": s_, "point": "newleader-ack"} for s_ in go]
         e["ops"] += [{"op": "release", "server": s_, "point": "newleader-ack",
-                      "after_held": ids} for s_ in ids]
+                      "after_held": ids} for s_ in go]
 
 
 def _unchecked(entries: list, viol: dict | None) -> None:
