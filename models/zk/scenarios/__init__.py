@@ -85,12 +85,17 @@ def epoch1_in_flight(env, s) -> bool:
     return False
 
 
+def _bounds(proposals: int, timeouts: int, depth: int) -> dict:
+    """A goal's reaching search: `proposals` and `timeouts`, no other fault, up to `depth`."""
+    return {"proposals": proposals, "max_timeouts": timeouts, "max_crashes": 0, "max_drops": 0,
+            "max_heartbeats": 0, "depth": depth}
+
+
 REMIX_GOAL = ("epoch 1 established (a leader followed by both others in broadcast), 1.1 applied "
               "by all three, 1.2 proposed and in flight to both followers: where Remix (EuroSys "
               "2025) starts its TLC search")
 #: the bounds within which a release model's own search reaches it (two proposals, no fault)
-REMIX_BOUNDS = {"proposals": 2, "max_timeouts": 0, "max_crashes": 0, "max_drops": 0,
-                "max_heartbeats": 0, "depth": 40}
+REMIX_BOUNDS = _bounds(2, 0, 40)
 
 
 def epoch1_cut_off(env, s) -> bool:
@@ -131,10 +136,19 @@ CUT_OFF_GOAL = ("epoch 1 established by node 2, 1.1 applied by all three, 1.2 co
                 "2 and node 1, node 0 looking and cut off from 1.2: where a loss through "
                 "ZOOKEEPER-4643 alone can start")
 #: the bounds within which a release model's own search reaches it (two proposals, one timeout)
-CUT_OFF_BOUNDS = {"proposals": 2, "max_timeouts": 1, "max_crashes": 0, "max_drops": 0,
-                  "max_heartbeats": 0, "depth": 40}
+CUT_OFF_BOUNDS = _bounds(2, 1, 40)
+
+
 def _zxids(txns: tuple) -> list:
     return [t[0] for t in txns]
+
+
+def _quiet_and_looking(env, s) -> bool:
+    """Three nodes, none down, nothing in flight, every one looking (role LOOKING, in election):
+    the deposed leaders' goals share it."""
+    return (env.n == 3 and not s.budgets[DOWN]
+            and not any(_links(env, s, a, b) for a in range(3) for b in range(3) if a != b)
+            and all(x.role == LOOKING and x.phase == ELECTION for x in s.nodes))
 
 
 def deposed_leader(env, s) -> bool:
@@ -144,12 +158,9 @@ def deposed_leader(env, s) -> bool:
     its disk alone, committed nowhere); another has currentEpoch 1, 1.1 alone on its disk and
     applied (it acknowledged 1.1, which is so committed by a quorum of two); the third has
     never joined an epoch (accepted and current epoch 0, an empty disk)."""
-    if env.n != 3 or s.budgets[DOWN] or any(_links(env, s, a, b) for a in range(3)
-                                             for b in range(3) if a != b):
+    if not _quiet_and_looking(env, s):
         return False
     nodes = s.nodes
-    if any(x.role != LOOKING or x.phase != ELECTION for x in nodes):
-        return False
     one, two = ((1, 1),), ((1, 1), (1, 2))
     kinds = sorted(
         (2 if _zxids(x.disk) == list(two) and x.current_epoch == 1 and x.last_committed == (1, 1)
@@ -166,8 +177,7 @@ DEPOSED_GOAL = ("epoch 1's leader deposed with 1.2 on its disk alone: 1.1 on its
                 "tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json after 18 events)")
 #: the bounds within which a release model's own search reaches it: two proposals, two timeouts
 #: (the follower's, then the leader's), no other fault
-DEPOSED_BOUNDS = {"proposals": 2, "max_timeouts": 2, "max_crashes": 0, "max_drops": 0,
-                  "max_heartbeats": 0, "depth": 24}
+DEPOSED_BOUNDS = _bounds(2, 2, 24)
 
 
 def deposed_leader_synced(env, s) -> bool:
@@ -182,10 +192,9 @@ def deposed_leader_synced(env, s) -> bool:
     queue); the third, epoch 1's deposed leader, has 1.1 and 1.2 on its disk and in its log
     (1.2 proposed, on its disk alone, committed nowhere). Where the model keeps a committed log
     (`clog`), each node's is the zxids on its disk."""
-    if env.n != 3 or s.budgets[DOWN] or any(_links(env, s, a, b) for a in range(3)
-                                             for b in range(3) if a != b):
+    if not _quiet_and_looking(env, s):
         return False
-    if any(x.role != LOOKING or x.phase != ELECTION or x.current_epoch != 1
+    if any(x.current_epoch != 1
            or x.accepted_epoch != 1 or x.last_committed != (1, 1)
            or getattr(x, "logbase", (0, 0)) != (0, 0) for x in s.nodes):
         return False
@@ -213,8 +222,7 @@ SYNCED_GOAL = ("epoch 1's leader deposed with 1.2 on its disk alone after both f
                "events)")
 #: the bounds within which a release model's own search reaches it: two proposals, one timeout
 #: (the leader's, after it proposed 1.2; its followers notice by `lost`), no other fault
-SYNCED_BOUNDS = {"proposals": 2, "max_timeouts": 1, "max_crashes": 0, "max_drops": 0,
-                 "max_heartbeats": 0, "depth": 30}
+SYNCED_BOUNDS = _bounds(2, 1, 30)
 GOALS = (Scenario("remix-epoch1", REMIX_GOAL, None, epoch1_in_flight, REMIX_BOUNDS, 3),
          Scenario("epoch1-cut-off", CUT_OFF_GOAL, None, epoch1_cut_off, CUT_OFF_BOUNDS, 3),
          Scenario("deposed-leader", DEPOSED_GOAL, None, deposed_leader, DEPOSED_BOUNDS, 3),
