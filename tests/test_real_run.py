@@ -438,17 +438,20 @@ def test_zk_3_8_0s_own_4646_loss_loses_a_delivered_write():
 
 
 def test_zk_3_8_0s_own_4925_loss_truncates_a_committed_write():
-    """ZOOKEEPER-4925 on 3.8.0 through a TRUNC, the search's own loss (zookeeper-4925-zk-3.8.0-loss:
-    from the built run's step 32, the window search, `--invariant committed-log-hole`, then
-    `agreement`, then `primary-integrity`, 80 events). Server 2 leads epoch 2 with server 1 and
-    truncates server 3 (0x100000002 alone) to 0x100000001 with /zab-2 (0x200000001) forwarded and
-    committed by servers 1 and 2 before NEWLEADER, which server 3 applies outside its committed
-    log; /zab-3 (0x200000002) is committed by servers 2 and 3. Leading epoch 3, server 3 sends
-    server 1 (last zxid 0x200000001, a record of its log) TRUNC 0x100000001: server 1 loses
-    /zab-2, which it had served, and, leading epoch 4, writes /zab-4 without it."""
-    out, (lost,) = _lost_write("zookeeper-4925-zk-3.8.0-loss.trace.json", 80)
+    """ZOOKEEPER-4925 on 3.8.0 through a TRUNC, the search's own loss from the initial state
+    (zookeeper-4925-zk-3.8.0-loss-search, 78 events: the goal `deposed-leader-synced` reached by
+    zk-3.8.0's own breadth-first search, then `--invariant committed-log-hole`, `agreement` and
+    `primary-integrity`; its origin names the commands). On the way to the goal servers 1 and 2
+    leave epoch 1 with PROPOSAL 0x100000002 unread (`proposal-lost`). Server 2 leads epoch 2
+    with server 1 and truncates server 3 (0x100000002 alone) to 0x100000001 with /zab-2
+    (0x200000001) forwarded and committed by servers 1 and 2 before NEWLEADER, which server 3
+    applies outside its committed log; /zab-3 (0x200000002) is committed by servers 2 and 3.
+    Leading epoch 3, server 3 sends server 1 (last zxid 0x200000001, a record of its log) TRUNC
+    0x100000001: server 1 loses /zab-2, which it had served, and, leading epoch 4, writes /zab-4
+    without it."""
+    out, (lost,) = _lost_write("zookeeper-4925-zk-3.8.0-loss-search.trace.json", 78)
     assert lost["servers"] == [1] and lost["message"].startswith(
-        "the write /zab-2 (zxid 0x200000001), delivered by server 1 after step 51")
+        "the write /zab-2 (zxid 0x200000001), delivered by server 1 after step 49")
     assert out["servers"]["1"]["effective_history"] == [
         "0x100000001 /zab-0", "0x200000002 /zab-3", "0x400000001 /zab-4"]
     assert "0x200000001 /zab-2" in out["servers"]["2"]["effective_history"]

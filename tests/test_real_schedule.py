@@ -299,6 +299,23 @@ def test_the_sync_read_hook_fails_the_read_it_held():
     assert "AFTER INVOKE syncFollower" in text[text.index("RULE zabmc hold learner-sync"):]
 
 
+def test_the_proposal_lost_hook_fails_the_proposal_it_held():
+    """`proposal-lost` holds the PROPOSAL of its zxid at Follower.processPacket and, released,
+    throws there, before the follower handles it: Follower.followLeader's catch closes the
+    socket (3.8.0 Follower.java 124-133)."""
+    text = hooks.script("/c")
+    rule = text[text.index("RULE zabmc hold proposal-lost"):]
+    rule = rule[:rule.index("ENDRULE")]
+    assert "CLASS org.apache.zookeeper.server.quorum.Follower\nMETHOD processPacket\nAT ENTRY\n" \
+        in rule
+    assert ('IF $1 != null && $1.getType() == 2 && (new java.io.File("/c/hold-proposal-lost-" '
+            '+ Long.toHexString($1.getZxid()))).exists()\n') in rule
+    assert rule.endswith('traceln("zabmc-hook: released proposal-lost");\n'
+                         '   throw new java.io.IOException("zabmc-hook: connection lost at '
+                         'proposal-lost")\n')
+    assert "proposal-lost" in schedule.WAIT_HELD  # released only once it holds: it must throw
+
+
 def test_the_2354_schedule_holds_the_epoch_write_and_expects_the_start_to_fail():
     """zookeeper-2354-trunc (read against its trace by hand): node 2's NEWLEADER (step 52) leaves
     it owing currentEpoch, so `set-epoch` is armed with the entry that delivers it (beside the
@@ -511,6 +528,35 @@ def test_the_searchs_4712_run_lets_server_3_write_before_its_leaders_kill():
     x = s["entries"][10]["expect"]["3"]
     assert (x["disk"], x["disk_ahead"][0]) == ([], [2, 1, "/zab-1"]) and "held" not in x
     assert s["entries"][11]["expect"]["3"]["disk"] == [[2, 1, "/zab-1"]]
+    schedule.validate(json.loads(json.dumps(s)))
+
+
+def test_the_searchs_4925_loss_fails_the_proposal_its_followers_leave_unread():
+    """zookeeper-4925-zk-3.8.0-loss-search, read against its trace by hand. Node 2, leader of
+    epoch 1, proposes 1.2 (24) and times out (25); node 0 notices (26: `lost 0 2`), then 1.2 is
+    delivered to it, looking (27); node 1 the same (28, 29). Real followers read a PROPOSAL at
+    once, so `proposal-lost` holds servers 1 and 2 with 0x100000002 read and not handled from
+    the write's entry, and each `lost` step releases its server, whose read then fails: both
+    leave epoch 1 without 1.2, as the model's nodes do. Without these holds the run stopped not
+    realised at step 29 (2026-11-30, 05:41 UTC): servers 1 and 2 logged 1.2 and elected server
+    2 with it."""
+    s = _sched("zookeeper-4925-zk-3.8.0-loss-search")
+    assert _holds(s)[5:9] == [
+        (24, 24, [("hold", 1, "proposal-lost", "100000002"),
+                  ("hold", 2, "proposal-lost", "100000002")]),
+        (25, 25, []),
+        (26, 27, [("release", 1, "proposal-lost")]),
+        (28, 29, [("release", 2, "proposal-lost")])]
+    at = {e["step"]: e for e in s["entries"]}
+    assert at[24]["ops"][-1] == {"op": "write", "server": 3, "path": "/zab-1", "data": "zab-1"}
+    assert at[26]["ops"][0]["after_held"] == [1] and at[28]["ops"][0]["after_held"] == [2]
+    assert at[26]["expect"]["1"]["role"] == ["looking"]
+    assert at[28]["expect"]["2"]["role"] == ["looking"]
+    assert at[28]["expect"]["2"]["disk"] == [] and at[26]["expect"]["1"]["disk_ahead"] == []
+    # no other PROPOSAL of the corpus is left unread by a follower that leaves (the schedules
+    # of every other corpus trace exported byte for byte as before this rule, 2026-11-30)
+    assert sum(o["point"] == "proposal-lost" for e in s["entries"] for o in e["ops"]
+               if o["op"] == "hold") == 2
     schedule.validate(json.loads(json.dumps(s)))
 
 
@@ -817,10 +863,10 @@ def test_hook_rules_name_each_point_and_wake_them_all(tmp_path):
     assert [h.name for h in hooks.CATALOGUE if h.once] == ["sync-append", "newleader-ack",
                                                            "set-epoch", "learner-sync",
                                                            "sync-read", "ackepoch",
-                                                           "proposal-read"]
-    assert text.count(".renameTo(") == 7
+                                                           "proposal-read", "proposal-lost"]
+    assert text.count(".renameTo(") == 8
     # a keyed point holds the one packet whose zxid its control file names: a PROPOSAL (2)
-    assert [h.name for h in hooks.CATALOGUE if h.keyed] == ["proposal-read"]
+    assert [h.name for h in hooks.CATALOGUE if h.keyed] == ["proposal-read", "proposal-lost"]
     assert (f'IF $1 != null && $1.getType() == 2 && (new java.io.File("{tmp_path}/'
             'hold-proposal-read-" + Long.toHexString($1.getZxid()))).exists()\n') in text
     hooks.arm(tmp_path, "proposal-read", "100000002")

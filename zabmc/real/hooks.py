@@ -147,11 +147,24 @@ CATALOGUE = (
         "3.8.0 Follower.followLeader: `readPacket(qp); processPacket(qp);` (lines 124-125); "
         "Follower.processPacket, PROPOSAL: `fzk.logRequest(hdr, txn, digest)` (lines 162-180)",
         once=True, when="$1 != null && $1.getType() == 2", keyed=True),
+    HookPoint(
+        "proposal-lost", "org.apache.zookeeper.server.quorum.Follower", "processPacket",
+        "AT ENTRY",
+        "holds the follower's QuorumPeer thread with one PROPOSAL (named by its zxid) read and "
+        "not yet handled, and once released fails it as a broken connection does (an "
+        "IOException): the follower gives up its leader without the PROPOSAL, as the model's "
+        "follower that notices its lost connection before that PROPOSAL arrives. It holds one "
+        "thread",
+        "3.8.0 Follower.followLeader: `readPacket(qp); processPacket(qp);` (lines 124-125) in a "
+        "`try` whose `catch (Exception e)` closes the socket (lines 127-133), and QuorumPeer.run "
+        "then shuts the follower down and goes back to LOOKING",
+        once=True, when="$1 != null && $1.getType() == 2", keyed=True,
+        then="throw new java.io.IOException(\"zabmc-hook: connection lost at proposal-lost\")"),
 )
 POINTS = {h.name: h for h in CATALOGUE}
 #: the points whose release waits until the thread is held there: what the schedule does next
 #: depends on it (a COMMIT queued before NEWLEADER, the read that fails)
-WAIT_HELD = frozenset({"learner-sync", "sync-read"})
+WAIT_HELD = frozenset({"learner-sync", "sync-read", "proposal-lost"})
 #: the points that hold another thread than a SyncThread (conformance expects none held there)
 NOT_SYNC_THREAD = frozenset({"newleader-ack", "ackepoch", "proposal-read"}) | WAIT_HELD
 RELEASE_CLASS = "org.apache.zookeeper.server.command.RuokCommand"

@@ -685,6 +685,39 @@ def _in_flight_holds(views: list, events: list, caused: set) -> tuple:
     return arms, rel
 
 
+def _unread_proposals(views: list, events: list, caused: set) -> tuple:
+    """A PROPOSAL that follower i never reads on its connection: it is first in flight to i when
+    i stops following there by a step that is no crash (`lost`, its own timeout), zabmc having
+    brought about a step since the PROPOSAL was sent. A real follower reads it at once; the
+    trace's i leaves first, as a follower whose connection broke before the packet came. So
+    i's QuorumPeer thread is held with that PROPOSAL read and not handled (`proposal-lost`,
+    keyed by its zxid) from the step that sent it, and released where i leaves: the read then
+    fails as a broken connection does, and i gives up its leader without the PROPOSAL (3.8.0
+    Follower.followLeader lines 124-133: an exception of `processPacket` closes the socket).
+    (arms, releases) as `_in_flight_holds`; a crash's PROPOSAL is that function's."""
+    arms: dict = {}
+    rel: dict = {}
+    for t, ev in enumerate(events, start=1):
+        if ev["kind"] == "crash":
+            continue
+        for i, x in enumerate(views[t - 1].nodes):
+            y = views[t].nodes[i]
+            if (x is None or y is None or x["role"] != "Following" or not views[t - 1].up(i)
+                    or (y["role"], y.get("connection")) == ("Following", x.get("connection"))):
+                continue
+            ln = next((ln for ln in views[t - 1].state.get("network", ())
+                       if ln.get("src") == x.get("leader") and ln.get("dst") == i), None)
+            m = (ln or {}).get("msgs", ())[:1]
+            if not m or m[0]["type"] != "PROPOSAL" or m[0].get("conn") != x.get("connection"):
+                continue
+            s = _sent_at(views, events, t, ln["src"], i, m[0])
+            if s and any(k in caused for k in range(s + 1, t)):
+                key = _hex_zxid(m[0]["txn"]["zxid"])
+                arms.setdefault(s, []).append((i, "proposal-lost", key))
+                rel.setdefault(t, []).append((i, "proposal-lost", key))
+    return arms, rel
+
+
 def _broadcasts(views: list, i: int, a: int, b: int) -> bool:
     """Whether leader i broadcast anything between states a and b (it proposed, or committed):
     what a forwarding learner's queue gets before NEWLEADER when its NEWLEADER comes later."""
@@ -756,7 +789,8 @@ def _plan(views: list, events: list, n: int, features: frozenset) -> _Plan:
     while True:  # a release is an op, so a step zabmc brings about: holds beget holds
         arms, rel, spans = _late_steps(views, events, n, caused, features)
         for f_arms, f_rel in (_forwarding_holds(views, events, caused),
-                              _in_flight_holds(views, events, caused)):
+                              _in_flight_holds(views, events, caused),
+                              _unread_proposals(views, events, caused)):
             for k, lst in f_arms.items():
                 arms.setdefault(k, []).extend(lst)
             for k, lst in f_rel.items():
