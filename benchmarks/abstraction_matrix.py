@@ -2,7 +2,7 @@
 abstraction model of the zk family (one grain of a release's code alone, named by what it
 abstracts: `zk`, `zk-pre3911`, `zk-3.7.0-threads`, ...), found (how deep, after how many states,
 in how many CPU seconds) or clean within the stated bounds. These are not the releases: the
-releases, one model each with every grain, are benchmarks/release_models.py's section "One model
+releases, one model each with every grain, are benchmarks/release_matrix.py's section "One model
 per release", which has no "n/a at this grain" cell.
 
     python benchmarks/abstraction_matrix.py --jobs 2 --write          # every cell (about an hour
@@ -151,7 +151,7 @@ NOT_RELEASES = (
     "search has fewer interleavings, and a counterexample shows that grain's part in a bug. A "
     "cell \"n/a ... at this grain\" says what that abstraction cannot express, not what a "
     "release does: the releases, one model each with every grain at once, are the section "
-    "\"One model per release\" below (benchmarks/release_models.py), which has no such cell "
+    "\"One model per release\" below (benchmarks/release_matrix.py), which has no such cell "
     "(there `zk-3.8.0` finds ZOOKEEPER-4685 and ZOOKEEPER-4712's window, which are n/a on `zk` "
     "here).")
 #: what the rows and columns show, after the tables

@@ -10,8 +10,8 @@
    zk-fixed-fle (models/zk/refine.py), and a direct, time-limited DFS of zk-fle.
 The sections other scripts write are kept as they are: the wider searches (zk_wide.py), the
 abstraction matrix (abstraction_matrix.py), ZOOKEEPER-4685 (zk_4685.py), ZOOKEEPER-4712
-(zk_4712.py), ZOOKEEPER-2354 (zk_2354.py), Remix (remix_compare.py), the release models
-(release_models.py) and the runs on real servers (real_report.py, real_matrix.py).
+(zk_4712.py), ZOOKEEPER-2354 (zk_2354.py), Remix (remix_compare.py), the release matrix
+(release_matrix.py) and the runs on real servers (real_report.py, real_matrix.py).
 """
 
 from __future__ import annotations
@@ -284,7 +284,7 @@ def main() -> int:
     lines += _kept_section(path, "## Nemeses on real ZooKeeper")  # benchmarks/real_nemesis.py's
     lines += _kept_section(path, "## Releases from Maven Central")  # real_releases.py's, by hand
     lines += _kept_section(path, "## The TRUNC finding on ")  # benchmarks/real_trunc.py's
-    lines += _kept_section(path, "## One model per release")  # benchmarks/release_models.py's
+    lines += _kept_section(path, "## One model per release")  # benchmarks/release_matrix.py's
     lines += _kept_section(path, "## Releases, on real servers")  # benchmarks/real_matrix.py's
     lines += _other_sections(path, lines)
     with open(path, "w") as f:

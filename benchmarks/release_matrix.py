@@ -4,15 +4,18 @@ cell one search of that release's model with the row's flags (breadth-first, but
 says --strategy dfs): found (at which depth, after how many states, in how many CPU seconds), or
 clean within the bounds, or why that release's model cannot break the row's property yet.
 
-    python benchmarks/release_models.py --jobs 2 --write
-    python benchmarks/release_models.py --only zk-3.8.0 --rows ZOOKEEPER-4685 --write
-    python benchmarks/release_models.py --rows "ZOOKEEPER-5094 from a deposed leader" --write
-    python benchmarks/release_models.py --rows "ZOOKEEPER-4925 through a TRUNC" --write
+    python benchmarks/release_matrix.py --jobs 2 --write
+    python benchmarks/release_matrix.py --only zk-3.8.0 --rows ZOOKEEPER-4685 --write
+    python benchmarks/release_matrix.py --rows "ZOOKEEPER-5094 from a deposed leader" --write
+    python benchmarks/release_matrix.py --rows "ZOOKEEPER-4925 through a TRUNC" --write
+    python benchmarks/release_matrix.py --table --write    # the section from the file, no run
 
 Every cell is one `zabmc check ... --json` child process (its CPU time is the child's own), each
 capped by --time-limit (a cell that reaches it says so: clean only as far as it went). Results are
-kept in reports/data/release-models.json with the commit each cell ran at, so `--only` and
-`--rows` rerun some cells and keep the others. It rewrites only its own section.
+kept in reports/data/release-matrix.json with the commit each cell ran at, so `--only` and
+`--rows` rerun some cells and keep the others. It rewrites only its own section. The
+single-grain abstractions (`zk`, `zk-3.7.0-threads`, ...) are benchmarks/abstraction_matrix.py's
+section, not releases.
 
 A row of STARTS searches from the state after K events of a trace (`zabmc check --from
 TRACE:K`, docs/check.md "Searching from a state") instead of the initial state. The trace may be
@@ -38,7 +41,7 @@ from benchmarks.common import (Cells, cell_options, check_json, commit, result_c
                                run_cells, slim, write_zk_section)
 
 HEADING = "## One model per release"
-RESULTS = os.path.join(ROOT, "reports", "data", "release-models.json")
+RESULTS = os.path.join(ROOT, "reports", "data", "release-matrix.json")
 #: two proposals: a learner at zxid 0 gets a SNAP (LearnerHandler.syncFollower; the release
 #: models' storage grain, models/zk/README.md S11-S14), which opens none of these windows and
 #: queues nothing for the SyncThread to acknowledge early, so the DIFF that carries a committed
@@ -214,8 +217,8 @@ def start_flags(row: str) -> str:
 def section(cells: Cells, models: list[str]) -> str:
     lines = [
         HEADING, "",
-        f"Produced by `python benchmarks/release_models.py` ({datetime.date.today()}; cells run "
-        f"at {cells.commits()}, each kept with its commit in reports/data/release-models.json): "
+        f"Produced by `python benchmarks/release_matrix.py` ({datetime.date.today()}; cells run "
+        f"at {cells.commits()}, each kept with its commit in reports/data/release-matrix.json): "
         "each release's one model (`zabmc models` lists them; models/zk/README.md, R1-R5) "
         "against each known bug, each cell one search of the row's property with the row's flags "
         "(breadth-first, but where they say `--strategy dfs`: its depth is then the shortened "
@@ -228,7 +231,11 @@ def section(cells: Cells, models: list[str]) -> str:
         "the cell names), then searches from there, its depth and budgets counted from there; "
         "the cell's CPU seconds are both stages', its states the second's. A row \"from step "
         "K\" would search from the state after the first K events of a trace (`zabmc check "
-        "--from TRACE:K`) and say \"n/a\" on a model of which those events are no run.",
+        "--from TRACE:K`) and say \"n/a\" on a model of which those events are no run. "
+        "Each column is a release's one model, every grain at once, so no cell is \"n/a at "
+        "this grain\": the single-grain abstractions (`zk`, `zk-3.7.0-threads`, ...), named by "
+        "what they abstract, are the section \"The abstractions, one grain each\" above "
+        "(benchmarks/abstraction_matrix.py).",
         "",
         "| bug | " + " | ".join(f"`{m}`" for m in models) + " |",
         "|---|" + "---|" * len(models),
@@ -251,11 +258,14 @@ def main() -> int:
                     help="Run only this row's cells (again); repeatable.")
     ap.add_argument("--time-limit", type=float, default=1800.0,
                     help="Seconds each cell may search [default: 1800, 30 minutes].")
+    ap.add_argument("--table", action="store_true",
+                    help="build the section from the data file and run nothing")
     a = ap.parse_args()
-    todo = [(m, r) for m in models if not a.only or m in a.only
-            for r in ROWS if (not a.rows or r in a.rows) and ROWS[r][0] in breakable(m)]
     cells = Cells(RESULTS, a.write)
-    run_cells(cells, todo, lambda m, r: cell(m, r, a.time_limit), a.jobs, show)
+    if not a.table:
+        todo = [(m, r) for m in models if not a.only or m in a.only
+                for r in ROWS if (not a.rows or r in a.rows) and ROWS[r][0] in breakable(m)]
+        run_cells(cells, todo, lambda m, r: cell(m, r, a.time_limit), a.jobs, show)
     write_zk_section(HEADING, section(cells, models), a.write)
     return 0
 
