@@ -288,8 +288,8 @@ class Cells:
 
 
 def cell_options(ap, models: list[str]):
-    """The options of a report made of `Cells` (release_matrix.py, zk_wide.py): --jobs, --only
-    (one of `models`, repeatable) and --write."""
+    """The options of a report made of `Cells` (release_matrix.py, abstraction_matrix.py,
+    zk_wide.py): --jobs, --only (one of `models`, repeatable) and --write."""
     ap.add_argument("--jobs", type=int, default=2, help="Searches run at once.")
     ap.add_argument("--only", action="append", default=[], metavar="MODEL", choices=models,
                     help="Run only this model's cells (again); repeatable. The others are kept.")

@@ -1,7 +1,7 @@
 """Every finding `zabmc real` runs, on every release it can start (#63): the section "Releases, on
 real servers" of reports/zookeeper.md, one row per finding, one column per release, each cell what
 three real servers did with the finding's trace (or schedule) and whether the release's model
-(reports/data/release-models.json, through models.zk.releases.SAME) says the same.
+(reports/data/release-matrix.json, through models.zk.releases.SAME) says the same.
 
 Each cell is one run, in a fresh process, of
 
@@ -47,7 +47,7 @@ DEBIAN = "debian-3.8.0"
 RELEASES = (DEBIAN, "3.8.3", "3.8.4", "3.8.5", "3.8.6", "3.9.0", "3.9.1", "3.9.2", "3.9.3",
             "3.9.4", "3.9.5")
 OPTIONAL = ("3.8.0", "3.8.1", "3.8.2")
-#: the rows: finding -> (its file under tests/corpus/zk, the row of release-models.json whose
+#: the rows: finding -> (its file under tests/corpus/zk, the row of release-matrix.json whose
 #: verdict the model side shows, or a tuple of rows: the first that finds the bug, else the
 #: first's verdict; what the row is). A control is not a finding: the model it was searched on
 #: (zk-fixed, 3.8.5's rules) finds nothing there
@@ -172,7 +172,7 @@ def priority(finding: str, release: str) -> tuple:
 
 # --- the table: the latest run of each cell beside the release's model ---------------------------
 
-MODELS_DATA = os.path.join(ROOT, "reports", "data", "release-models.json")
+MODELS_DATA = os.path.join(ROOT, "reports", "data", "release-matrix.json")
 
 
 def model_of(release: str) -> tuple[str | None, str]:
@@ -198,7 +198,7 @@ def model_verdict(model: str | None, row: str | tuple, cells: dict) -> tuple[str
     if isinstance(row, tuple):
         got = [model_verdict(model, r, cells) for r in row]
         return next((v for v in got if v[0] == "found"), got[0])
-    from benchmarks.release_models import ROWS, SCENARIOS, STARTS, breakable, why_not
+    from benchmarks.release_matrix import ROWS, SCENARIOS, STARTS, breakable, why_not
 
     if ROWS[row][0] not in breakable(model):
         why = why_not(model, row)
@@ -326,7 +326,7 @@ SAYS = [
     "alone, every server looking: before any step of the bug; the goal scenario "
     "`deposed-leader`), and the search from there finds the window 29 events later (row "
     "\"ZOOKEEPER-5094 from a deposed leader\" of \"One model per release\": `python "
-    "benchmarks/release_models.py --rows \"ZOOKEEPER-5094 from a deposed leader\" --write`, "
+    "benchmarks/release_matrix.py --rows \"ZOOKEEPER-5094 from a deposed leader\" --write`, "
     "each cell `zabmc check --model zk-3.9.3 --scenario deposed-leader --nodes 3 --proposals 1 "
     "--max-timeouts 1 --depth 32 --invariant ack-from-applied-memory`). In that run a server is "
     "truncated by epoch 2's leader, applies the COMMIT of 0x200000001 in memory before "
@@ -461,7 +461,7 @@ def section(records: list, cells: dict | None = None) -> str:
         f"{', '.join(dates) or '-'}; every run, with its exact command, is a line of "
         "[data/real-matrix.jsonl](data/real-matrix.jsonl) (the latest run of each cell is shown). "
         "Beside what the servers did, the verdict of the release's model on the row's bug from "
-        "the section above (reports/data/release-models.json; a release whose ZAB code is a "
+        "the section above (reports/data/release-matrix.json; a release whose ZAB code is a "
         "modelled one's, models.zk.releases.SAME, takes that model's): **agrees** when both "
         "find the bug, or when the model finds none and the servers do not reproduce it "
         "(realised clean, or stopped where the trace's window no longer exists); **disagrees** "

@@ -1,195 +1,272 @@
-"""The release matrix of reports/zookeeper.md: each finding against each ZooKeeper release the zk
-models name, found (how deep, after how many states, in how many CPU seconds) or clean within
-the stated bounds.
+"""One model per release against each known bug (issue #62): the section "One model per release"
+of reports/zookeeper.md, a column per release model (models/zk/releases.py), a row per bug, each
+cell one search of that release's model with the row's flags (breadth-first, but where a row
+says --strategy dfs): found (at which depth, after how many states, in how many CPU seconds), or
+clean within the bounds, or why that release's model cannot break the row's property yet.
 
-    python benchmarks/release_matrix.py --jobs 2 --write            # every cell (about an hour
-                                                                    # of CPU on a 2-core machine)
-    python benchmarks/release_matrix.py --only zk-3.9.4-store --write     # one release's cells again
+    python benchmarks/release_matrix.py --jobs 2 --write
+    python benchmarks/release_matrix.py --only zk-3.8.0 --rows ZOOKEEPER-4685 --write
+    python benchmarks/release_matrix.py --rows "ZOOKEEPER-5094 from a deposed leader" --write
+    python benchmarks/release_matrix.py --rows "ZOOKEEPER-4925 through a TRUNC" --write
+    python benchmarks/release_matrix.py --table --write    # the section from the file, no run
 
-Every cell is one `zabmc check ... --json` child process (its CPU time is the child's own). The
-results are kept in reports/data/release-matrix.json with the commit each cell ran at, so `--only`
-reruns some cells and keeps the others; the section is written from that file. A row runs on the
-releases whose model can express it (a coarser grain cannot, and its cell says so). It rewrites
-only its own section ("## Releases"); benchmarks/zk_report.py keeps it.
+Every cell is one `zabmc check ... --json` child process (its CPU time is the child's own), each
+capped by --time-limit (a cell that reaches it says so: clean only as far as it went). Results are
+kept in reports/data/release-matrix.json with the commit each cell ran at, so `--only` and
+`--rows` rerun some cells and keep the others. It rewrites only its own section. The
+single-grain abstractions (`zk`, `zk-3.7.0-threads`, ...) are benchmarks/abstraction_matrix.py's
+section, not releases.
+
+A row of STARTS searches from the state after K events of a trace (`zabmc check --from
+TRACE:K`, docs/check.md "Searching from a state") instead of the initial state. The trace may be
+of another release model: its first K events are replayed under the cell's model, and the cell
+says n/a where they are not a run of it (`zabmc check` refuses the start, exit 2). A row of
+SCENARIOS searches from a goal scenario instead (`zabmc check --scenario NAME`), a state each
+model reaches by its own breadth-first search from the initial state: no cell is n/a.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import (Cells, cell_options, check_json, result_cell, run_cells,  # noqa: E402
-                               slim, write_zk_section)
+from benchmarks.common import (Cells, cell_options, check_json, commit, result_cell,  # noqa: E402
+                               run_cells, slim, write_zk_section)
 
-HEADING = "## Releases"
+HEADING = "## One model per release"
 RESULTS = os.path.join(ROOT, "reports", "data", "release-matrix.json")
-#: (release, what it ships at NEWLEADER, the model that is it)
-RELEASES = [
-    ("3.6.2", "before ZOOKEEPER-3911's fix (PR #1445): the proposals logged at UPTODATE",
-     "zk-pre3911"),
-    ("3.7.0", "3911's fix: currentEpoch, the proposals queued for the SyncThread, then the ACK "
-              "(threads' grain)", "zk-3.7.0-threads"),
-    ("3.8.0", "as 3.7.0, at the coarse grain `zabmc real` schedules (Debian's package)", "zk"),
-    ("3.7.0 with its shutdown", "as 3.7.0, with a follower's shutdown leaving its SyncThread's "
-                                "queue unwritten and its data tree, which the next votes read, "
-                                "kept (ZOOKEEPER-4712; shutdown grain, H1-H9)",
-     "zk-3.7.0-shutdown"),
-    ("3.8.5 / 3.9.2", "ZOOKEEPER-4785's fix (PR #2111): written, then currentEpoch, then the ACK "
-                      "(threads' grain)", "zk-3.9.2-threads"),
-    ("3.8.5 / 3.9.2 with its shutdown", "as 3.9.2, with 3.7.0's shutdown, which 3.8.5, 3.8.6 "
-                                        "and 3.9.2 keep (4712's fix, PR #2154, is in 3.9.3 "
-                                        "only; shutdown grain, H1-H9)", "zk-3.9.2-shutdown"),
-    ("3.9.3", "PR #2152 (#2188): the committed written (applied outside the committed log), "
-              "the outstanding kept for UPTODATE (storage grain)", "zk-3.9.3-store"),
-    ("3.9.4", "as 3.9.3, the synchronised transactions added to the committed log "
-              "(ZOOKEEPER-4925's fix, PR #2254; storage grain)", "zk-3.9.4-store"),
-]
-FINE = ("zk-3.7.0-threads", "zk-3.9.2-threads", "zk-3.7.0-shutdown", "zk-3.9.2-shutdown")  # the threads' grain
-SHUTDOWN = ("zk-3.7.0-shutdown", "zk-3.9.2-shutdown")  # memory apart from disk (shutdown.py)
-STORAGE = ("zk-3.9.3-store", "zk-3.9.4-store")  # the models with a committed log (models/zk/storage.py)
-#: a release's model -> the variant a row runs instead: currentEpoch a step after NEWLEADER's
-#: writes to disk (models/zk/epoch.py), which the release's own model writes in one step
-VIA_EPOCH = {f"zk-{v}-{g}": f"zk-{v}-epoch" for v, g in (("3.7.0", "threads"), ("3.9.2", "threads"),
-                                                        ("3.9.3", "store"), ("3.9.4", "store"))}
-EPOCH = tuple(VIA_EPOCH)
-#: row -> the variants its cells run on, by release model (others: the release's own model)
-VIA = {"ZOOKEEPER-2354": VIA_EPOCH}
-TWO = "--nodes 2 --proposals 1 --max-timeouts 1 --max-crashes 1 --depth 100"
-THREE = "--nodes 3 --proposals 1 --max-timeouts 1 --depth 30"
-DATA_LOSS = "--nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1 --depth 30 --strategy dfs"
-#: row -> (what it is, flags, the models it runs on (None: every release), why the others not)
+#: two proposals: a learner at zxid 0 gets a SNAP (LearnerHandler.syncFollower; the release
+#: models' storage grain, models/zk/README.md S11-S14), which opens none of these windows and
+#: queues nothing for the SyncThread to acknowledge early, so the DIFF that carries a committed
+#: transaction needs the learner at an earlier one inside the leader's committed log
+TWO = "--nodes 2 --proposals 2 --max-timeouts 1 --max-crashes 1 --depth 100"
+THREE = "--nodes 3 --proposals 2 --max-timeouts 1 --depth 30"
+#: ZOOKEEPER-4712's runs are longer on a release model than on its shutdown abstraction: the
+#: other layers' owed steps (forward's NEWLEADER, epoch's currentEpoch) count as events
+DEEP = "--nodes 3 --proposals 1 --max-timeouts 1 --depth 34"
+#: row -> (the property, flags, what it is)
 ROWS = {
-    "ZOOKEEPER-3911": ("`ack-before-logging`: NEWLEADER acknowledged with a synchronised "
-                       "committed transaction neither written nor queued",
-                       f"{TWO} --invariant ack-before-logging", None, ""),
-    "ZOOKEEPER-4646": ("`ack-before-disk`: NEWLEADER acknowledged with one not on disk",
-                       f"{TWO} --invariant ack-before-disk", None, ""),
-    "ZOOKEEPER-4643": ("`epoch-before-disk`: currentEpoch written with one not on disk",
-                       f"{TWO} --invariant epoch-before-disk", None, ""),
-    "ZOOKEEPER-4685": ("`leader-unexpected-ack`: a proposal's ACK taken for the NEWLEADER ack",
-                       f"{THREE} --invariant leader-unexpected-ack", FINE,
-                       "n/a: NEWLEADER and its ACK are one step at this grain"),
-    "ZOOKEEPER-4394": ("`sync-exception`: a COMMIT after NEWLEADER with nothing pending",
-                       "--nodes 3 --proposals 1 --depth 100 --invariant sync-exception", None, ""),
-    "ZOOKEEPER-4925": ("`committed-log-hole`: a committed transaction applied but missing from "
-                       "the in-memory committed log", "--nodes 2 --proposals 2 --max-timeouts 1 "
-                       "--depth 100 --invariant committed-log-hole", STORAGE,
-                       "n/a: no committed log at this grain"),
-    "ZOOKEEPER-4925, the loss": ("`sync-loses-committed`: a leader's DIFF leaves a follower "
-                                 "without a transaction the leader applied",
-                                 "--nodes 3 --proposals 2 --max-timeouts 2 --depth 35 "
-                                 "--invariant sync-loses-committed", STORAGE,
-                                 "n/a: no committed log at this grain"),
-    "ZOOKEEPER-4712": ("`ack-from-memory`: NEWLEADER acknowledged with a committed transaction "
-                       "the data tree holds and the disk lacks", f"{THREE} --invariant "
-                       "ack-from-memory", SHUTDOWN, "n/a: the shutdown writes the queue and "
-                       "reloads memory (D8, 3.9.3's behaviour)"),
-    "data loss": ("the default safety properties (the consequence of 3911, 4646 and 4643; the "
-                  "windows above say which)", DATA_LOSS, None, ""),
-    "ZOOKEEPER-2354": ("`load-exception`: a restarted server's disk of a later epoch than its "
-                       "currentEpoch (`QuorumPeer.loadDataBase` refuses it), on each release's "
-                       "`-epoch` variant (models/zk/README.md, K1-K4)",
-                       "--nodes 3 --proposals 1 --max-crashes 1 --depth 40 "
-                       "--invariant load-exception", EPOCH,
-                       "n/a: NEWLEADER writes the disk and currentEpoch in one step at this grain"),
-    "leader-gives-up": ("`leader-gives-up`: Leader.waitForEpochAck's \"Follower is ahead\" "
-                        "(designed: the ensemble elects again)",
-                        "--nodes 3 --proposals 0 --max-timeouts 1 --depth 30 "
-                        "--invariant leader-gives-up", None, ""),
+    "ZOOKEEPER-3911": ("ack-before-logging", TWO, "NEWLEADER acknowledged with a synchronised "
+                       "committed transaction neither written nor queued"),
+    "ZOOKEEPER-4646": ("ack-before-disk", TWO, "NEWLEADER acknowledged with one not on disk"),
+    "ZOOKEEPER-4643": ("epoch-before-disk", TWO, "currentEpoch written with one not on disk"),
+    "ZOOKEEPER-4685": ("leader-unexpected-ack", THREE, "a proposal's ACK taken for the "
+                       "NEWLEADER ack"),
+    "ZOOKEEPER-4394": ("sync-exception", "--nodes 3 --proposals 1 --depth 100",
+                       "a COMMIT after NEWLEADER with nothing pending"),
+    "ZOOKEEPER-4712": ("stale-log-write", "--nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1 "
+                       "--depth 30 --strategy dfs", "a log gets a transaction its data tree lacks "
+                       "and has moved past (the SyncThread a shutdown left running)"),
+    "ZOOKEEPER-4712/5094 window": ("ack-from-memory", DEEP, "NEWLEADER acknowledged with a "
+                                   "committed transaction the data tree holds and the disk lacks"),
+    "ZOOKEEPER-5094 from a deposed leader": (
+        "ack-from-applied-memory", "--nodes 3 --proposals 1 --max-timeouts 1 --depth 32",
+        "NEWLEADER acknowledged with a committed transaction applied in memory only, kept by "
+        "a shutdown before NEWLEADER (a TRUNC synchronisation's; on 3.6.2, whose cell this is, "
+        "an interrupted SNAP's, models/zk/README.md S13), not a leaked SyncThread's queue, "
+        "searched from the goal scenario "
+        "deposed-leader, which each model reaches by its own breadth-first search from the "
+        "initial state (epoch 1's leader deposed with 1.2 on its disk alone; every node "
+        "looking; models/zk/scenarios): depth and bounds count from there"),
+    "ZOOKEEPER-2354": ("load-exception", "--nodes 3 --proposals 1 --max-crashes 1 --depth 40",
+                       "a restarted server's disk of a later epoch than its currentEpoch"),
+    "ZOOKEEPER-4925": ("committed-log-hole", "--nodes 2 --proposals 2 --max-timeouts 1 --depth "
+                       "100", "a committed transaction applied but missing from the in-memory "
+                       "committed log"),
+    "ZOOKEEPER-4925 through a TRUNC": (
+        "sync-loses-committed", "--nodes 3 --proposals 1 --max-timeouts 1 --depth 35",
+        "a leader synchronises a learner without a transaction it has applied, which its "
+        "committed log lacks: before 3.9.3 by a TRUNC to the end of that log, below the "
+        "learner's committed last zxid (on zk-3.9.3 the shortest is its own DIFF's), searched "
+        "from the goal scenario "
+        "deposed-leader-synced, which each model reaches by its own breadth-first search from "
+        "the initial state (epoch 1's leader deposed with 1.2 on its disk alone after both "
+        "followers applied 1.1; every node looking; models/zk/scenarios): depth and bounds count "
+        "from there"),
+    "TRUNC-KEEPS-UNCOMMITTED": ("truncate-keeps", "--nodes 3 --proposals 1 --max-timeouts 1 "
+                                "--depth 30", "a TRUNC to a zxid the follower lacks keeps the "
+                                "transaction past it (FileTxnLog.truncate)"),
 }
 
 
-def cell(model: str, flags: str) -> dict:
-    args = [sys.executable, "-m", "zabmc", "check", "--model", model, *flags.split(), "--json",
-            "-q", "--trace-out", os.devnull]
-    return slim(check_json(args, cwd=ROOT), flags)
+#: rows searched from a state of a trace: row -> (the trace, from the repository's root, and K)
+STARTS: dict = {}
+#: rows searched from a goal scenario (`zabmc check --scenario NAME`, docs/check.md "Goal
+#: scenarios"): row -> its name. Each release model reaches it by its own breadth-first search
+#: from the initial state, so every cell is a search from the initial state in two stages.
+SCENARIOS = {
+    #: ZOOKEEPER-5094's start: the state after the first 18 events of its hand-built run
+    #: (tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json, `ack-from-memory` at 51): epoch 1's
+    #: leader, having committed 1.1 with one follower, wrote 1.2 on its own disk alone and lost
+    #: its quorum; all three look for a leader (the third node empty): before any step of the
+    #: bug (the TRUNC, the COMMIT it carries before NEWLEADER, the timeout that interrupts it).
+    #: The rest of that run spends one proposal and one timeout. The row's property is 5094's
+    #: kind alone, since from here `zk-3.7.0` to `zk-3.9.2` meet 4712's (a leaked queue) first
+    "ZOOKEEPER-5094 from a deposed leader": "deposed-leader",
+    #: ZOOKEEPER-4925's start before 3.9.3: the state after the first 32 events of its built run
+    #: on zk-3.9.3 (tests/corpus/zk/zookeeper-4925-zk-3.9.3.trace.json), each model's own run
+    #: to it 30 events on zk-3.8.0: all three in epoch 1 with 1.1 applied, the leader deposed
+    #: with 1.2 on its disk alone. From there zk-3.8.0's search finds the hole (a TRUNC whose
+    #: COMMIT before NEWLEADER is applied outside the committed log), then the TRUNC that loses
+    #: it (tests/corpus/zk/zookeeper-4925-zk-3.8.0-loss-search.trace.json, step 62)
+    "ZOOKEEPER-4925 through a TRUNC": "deposed-leader-synced",
+}
 
 
-#: cells started and not finished, and why (a search the machine could not afford that day)
-UNFINISHED: dict[str, str] = {}
+def release_models() -> list[str]:
+    from models.zk import releases
+
+    return [f"zk-{r.version}" for r in releases.RELEASES]
 
 
-def show(d: dict | None, key: str = "") -> str:
+def breakable(model: str) -> set:
+    from zabmc.core.model import get_model
+    from zabmc.core.properties import can_break
+
+    return set(can_break(get_model(model)))
+
+
+def why_not(model: str, row: str) -> str:
+    """Why `model` cannot break `row`'s property: fixed by construction, or the grains its
+    release row lacks."""
+    from models.zk import releases
+    from models.zk.state import leaks, snap_clears
+    from zabmc.core.model import get_model
+
+    r = next(x for x in releases.RELEASES if f"zk-{x.version}" == model)
+    rules = get_model(model).rules
+    if ROWS[row][0] == "stale-log-write" and not leaks(rules) and snap_clears(rules):
+        return ("absent by construction: this release's shutdown stops the SyncThread (PR "
+                "#2154) and clears an interrupted SNAP's database, as the model's does (R3)")
+    grains = (f"its {' and '.join(r.missing)} grains" if r.missing else
+              "the storage grain (R5)")
+    return f"not in this model yet: {grains}"
+
+
+def cell(model: str, row: str, limit: float) -> dict:
+    prop, flags, _ = ROWS[row]
+    start = None
+    if row in STARTS:
+        start = {"trace": STARTS[row][0], "events": STARTS[row][1]}
+        flags = f"--from {start['trace']}:{start['events']} {flags}"
+    elif row in SCENARIOS:
+        start = {"scenario": SCENARIOS[row]}
+        flags = f"--scenario {SCENARIOS[row]} {flags}"
+    args = [sys.executable, "-m", "zabmc", "check", "--model", model, *flags.split(),
+            "--invariant", prop, "--json", "-q", "--trace-out", os.devnull,
+            "--time-limit", str(limit)]
+    d = check_json(args, cwd=ROOT, usage=start is not None)
+    if d["exit"] == 2:  # the start refused: the trace's first K events are not a run of model
+        why = d["error"].removeprefix("zabmc: error: ")
+        return {"refused": why, "flags": flags, "commit": commit()}
+    out = slim(d, f"{flags} --invariant {prop}")
+    if start and "scenario" in start:  # the events of its own run to the goal, and their search
+        start["events"] = d["start"]["events"]
+        start["reached"] = d["start"]["trace"]
+    return {**out, "start": start} if start else out
+
+
+def show(d: dict | None) -> str:
     if d is None:
-        return UNFINISHED.get(key, "not run")
-    return result_cell(d, "**found** at depth {depth}", 1)
-
-
-def wanted(only: list[str]) -> list[tuple[str, str]]:
-    """The (model, row) cells to run: every release's, or those of the models in `only`."""
-    out = []
-    for _, _, model in RELEASES:
-        if only and model not in only:
-            continue
-        out += [(model, row) for row, (_, _, on, _) in ROWS.items() if on is None or model in on]
+        return "not run"
+    if "refused" in d:
+        return f"n/a: the start is not a state of this model ({d['refused']})"
+    k = d["start"]["events"] if d.get("start") else None
+    if k is None:
+        out = result_cell(d, "**found** at depth {depth}", 1)
+    elif d["violations"]:  # which issue's window the message names: a property can have two
+        v = d["violations"][0]
+        issue = re.search(r"\((?:.*, )?(ZOOKEEPER-\d+)\)$", v.get("message", ""))
+        what = f" {issue.group(1)}'s window" if issue else ""
+        out = result_cell(d, f"**found**{what} at depth {{depth}} {_from(d)}, event "
+                          f"{k + v['depth']} of its run", 1)
+    else:
+        out = result_cell(d, "", 1).replace(f"clean to depth {d['config']['depth']}",
+                                            f"clean to depth {d['config']['depth']} {_from(d)}")
+    if d["stop_reason"] == "time-limit":
+        out = out.replace("none: clean to depth", "none to the time limit, under depth")
     return out
 
 
-def section(cells: Cells) -> str:
+def _from(d: dict) -> str:
+    """Where a cell's search started: "from step K" (of a trace), or "from NAME (its own search:
+    K events, N states)" (a goal scenario, reached by the model's own breadth-first search, whose
+    CPU time the cell's includes)."""
+    start = d["start"]
+    if "scenario" in start:
+        n = re.search(r"[\d,]+ states", start.get("reached", ""))
+        return (f"from {start['scenario']} (its own search: {start['events']} events"
+                + (f", {n.group(0)})" if n else ")"))
+    return f"from step {start['events']}"
+
+
+def start_flags(row: str) -> str:
+    """`--from TRACE:K ` for a row of STARTS, `--scenario NAME ` for one of SCENARIOS, else ""."""
+    if row in SCENARIOS:
+        return f"--scenario {SCENARIOS[row]} "
+    return f"--from {STARTS[row][0]}:{STARTS[row][1]} " if row in STARTS else ""
+
+
+def section(cells: Cells, models: list[str]) -> str:
     lines = [
         HEADING, "",
         f"Produced by `python benchmarks/release_matrix.py` ({datetime.date.today()}; cells run "
-        f"at {cells.commits()}, "
-        "each kept with its commit in reports/data/release-matrix.json; commits that change no "
-        "transition of the models, as the tests' pinned counts show, leave a cell standing): "
-        "each ZooKeeper release the "
-        "zk models name (`zabmc models` lists them) against each finding, each cell one search "
-        "with the flags of its row, CPU seconds of that search alone on a 2-core machine shared "
-        "with other jobs. A finding is the first the search met; \"none\" holds within the bounds "
-        "named and nowhere else.", "",
-        "| finding | " + " | ".join(f"{r} (`{m}`)" for r, _, m in RELEASES) + " |",
-        "|---|" + "---|" * len(RELEASES),
+        f"at {cells.commits()}, each kept with its commit in reports/data/release-matrix.json): "
+        "each release's one model (`zabmc models` lists them; models/zk/README.md, R1-R5) "
+        "against each known bug, each cell one search of the row's property with the row's flags "
+        "(breadth-first, but where they say `--strategy dfs`: its depth is then the shortened "
+        "run's), CPU seconds of that search alone on a 2-core machine shared with other jobs. "
+        "\"none\" holds within the bounds named and nowhere else; \"not in this model yet\" "
+        "names the grain the release's model lacks (issue #62 is open until no cell says so). "
+        "A row \"from NAME\" searches from a goal scenario (`zabmc check --scenario NAME`, "
+        "docs/check.md \"Goal scenarios\"): each model first reaches the scenario's state by "
+        "its own breadth-first search from the initial state (the events and distinct states "
+        "the cell names), then searches from there, its depth and budgets counted from there; "
+        "the cell's CPU seconds are both stages', its states the second's. A row \"from step "
+        "K\" would search from the state after the first K events of a trace (`zabmc check "
+        "--from TRACE:K`) and say \"n/a\" on a model of which those events are no run. "
+        "Each column is a release's one model, every grain at once, so no cell is \"n/a at "
+        "this grain\": the single-grain abstractions (`zk`, `zk-3.7.0-threads`, ...), named by "
+        "what they abstract, are the section \"The abstractions, one grain each\" above "
+        "(benchmarks/abstraction_matrix.py).",
+        "",
+        "| bug | " + " | ".join(f"`{m}`" for m in models) + " |",
+        "|---|" + "---|" * len(models),
     ]
-    for row, (_, _, on, why) in ROWS.items():
-        row_cells = [show(cells.get(f"{m}|{row}"), f"{m}|{row}") if on is None or m in on else why
-                     for _, _, m in RELEASES]
-        lines.append(f"| {row} | " + " | ".join(row_cells) + " |")
-    lines += ["", "| finding | what is checked | flags |", "|---|---|---|"]
-    lines += [f"| {row} | {what} | `{flags}` |" for row, (what, flags, _, _) in ROWS.items()]
-    lines += ["", "| release | what it ships at NEWLEADER |", "|---|---|"]
-    lines += [f"| {r} (`{m}`) | {what} |" for r, what, m in RELEASES]
-    lines += ["", "The three windows are the states ZOOKEEPER-3911, 4646 and 4643 name as their "
-              "cause (models/zk/README.md, D18); the data-loss row is what they lead to, and "
-              "cannot tell them apart: `zk`'s shortest loss (breadth-first, 27 events) is 4643's, "
-              "its depth-first one 4646's (\"Beside Remix\" below reads both step by step). "
-              "ZOOKEEPER-4925's window is a hole in a node's in-memory committed log (3.9.3 "
-              "applies the transactions of a synchronisation outside it); the loss follows when "
-              "that node leads and sends a DIFF from the log with the hole, which needs a third "
-              "node, a third epoch and 33 events: the shortest, breadth-first, which on 3.9.4 "
-              "exhausts the same space to 35 without it (models/zk/README.md, S10). "
-              "Its loss row checks `sync-loses-committed` alone: the default properties need a "
-              "third proposal to see it. "
-              "The columns \"with its shutdown\" are the same releases at the shutdown grain "
-              "(models/zk/README.md, H1-H9): before 3.9.3 (PR #2154, ZOOKEEPER-4712) a "
-              "follower's shutdown leaves its SyncThread's queue unwritten and keeps its data "
-              "tree, which its next votes and ACKEPOCH read. ZOOKEEPER-4712's row checks its "
-              "window; on 3.8.5 / 3.9.2 the data-loss row breaks through it alone, 4646's and "
-              "4643's windows being closed there: the leaked SyncThread writes an uncommitted "
-              "transaction of an abandoned epoch after the next epoch's, and a restart applies "
-              "it (the section \"ZOOKEEPER-4712\" below reads the run). ZOOKEEPER-2354's row "
-              "runs on each release's `-epoch` variant, where currentEpoch is written a step "
-              "after what NEWLEADER writes to disk: 3.9.2's DIFF writes its proposals first (PR "
-              "#2111), 3.9.3's and 3.9.4's the committed ones and a snapshot (PR #2152); 3.7.0's "
-              "window needs a TRUNC beyond these bounds (the section \"ZOOKEEPER-2354\" below). "
-              "It has no fix in any release.", ""]
-    return "\n".join(lines)
+    for row, (prop, _, _) in ROWS.items():
+        cells_ = [show(cells.get(f"{m}|{row}")) if prop in breakable(m) else why_not(m, row)
+                  for m in models]
+        lines.append(f"| {row} | " + " | ".join(cells_) + " |")
+    lines += ["", "| bug | property | what it is | flags |", "|---|---|---|---|"]
+    lines += [f"| {row} | `{p}` | {what} | `{start_flags(row)}{flags}` |"
+              for row, (p, flags, what) in ROWS.items()]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
+    models = release_models()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    cell_options(ap, [m for _, _, m in RELEASES])
+    cell_options(ap, models)
     ap.add_argument("--rows", action="append", default=[], metavar="ROW", choices=list(ROWS),
                     help="Run only this row's cells (again); repeatable.")
+    ap.add_argument("--time-limit", type=float, default=1800.0,
+                    help="Seconds each cell may search [default: 1800, 30 minutes].")
+    ap.add_argument("--table", action="store_true",
+                    help="build the section from the data file and run nothing")
     a = ap.parse_args()
-    todo = [(m, r) for m, r in wanted(a.only) if not a.rows or r in a.rows]
     cells = Cells(RESULTS, a.write)
-    run_cells(cells, todo, lambda m, r: cell(VIA.get(r, {}).get(m, m), ROWS[r][1]), a.jobs, show)
-    write_zk_section(HEADING, section(cells), a.write)
+    if not a.table:
+        todo = [(m, r) for m in models if not a.only or m in a.only
+                for r in ROWS if (not a.rows or r in a.rows) and ROWS[r][0] in breakable(m)]
+        run_cells(cells, todo, lambda m, r: cell(m, r, a.time_limit), a.jobs, show)
+    write_zk_section(HEADING, section(cells, models), a.write)
     return 0
 
 

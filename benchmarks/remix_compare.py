@@ -107,7 +107,7 @@ NOTES = [
     "committed 1.1 (`sane-history`: node 1's last committed zxid is beyond its log; `prefix` at "
     "the same step). This is 4643's window: currentEpoch on disk, the transactions not, no ack "
     "sent. `zk-fixed` (3.8.5, 3.9.2) writes the transactions before currentEpoch and is clean "
-    "within the same bounds (the release matrix).",
+    "within the same bounds (the abstraction matrix).",
     "- **ZOOKEEPER-4646** (`zk`, depth-first, 29 events): the same shape, but the follower's "
     "NEWLEADER ack reaches the leader before the crash and completes its quorum: the leader is "
     "established and delivers 1.1, which the restarted follower, leading epoch 3, then never "

@@ -77,11 +77,11 @@ GENERATORS = (
     Generator("zk-wide", ("benchmarks/zk_wide.py", "--jobs", "2", "--write"),
               "reports/zookeeper.md \"Wider searches\", reports/data/zk-wide.json, "
               "reports/data/zk-wide/", "about an hour of CPU"),
+    Generator("abstractions", ("benchmarks/abstraction_matrix.py", "--jobs", "2", "--write"),
+              "reports/zookeeper.md \"The abstractions, one grain each\", "
+              "reports/data/abstraction-matrix.json", "about an hour of CPU"),
     Generator("releases", ("benchmarks/release_matrix.py", "--jobs", "2", "--write"),
-              "reports/zookeeper.md \"Releases\", reports/data/release-matrix.json",
-              "about an hour of CPU"),
-    Generator("release-models", ("benchmarks/release_models.py", "--jobs", "2", "--write"),
-              "reports/zookeeper.md \"One model per release\", reports/data/release-models.json",
+              "reports/zookeeper.md \"One model per release\", reports/data/release-matrix.json",
               "about 5 CPU minutes (a cell stops at 30 minutes)"),
     Generator("zk-4685", ("benchmarks/zk_4685.py", "--write"),
               "reports/zookeeper.md \"ZOOKEEPER-4685: the follower's threads\"", "about a minute",

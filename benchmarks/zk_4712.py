@@ -30,7 +30,7 @@ CORPUS = os.path.join(ROOT, "tests", "corpus", "zk", "zookeeper-4712.trace.json"
 SEARCHES = [
     ("the window: a NEWLEADER ack with memory the disk lacks",
      "--nodes 3 --proposals 1 --max-timeouts 1 --depth 30 --invariant ack-from-memory"),
-    ("the default properties, at the bounds of the release matrix's data-loss row",
+    ("the default properties, at the bounds of the abstraction matrix's data-loss row",
      "--nodes 3 --proposals 2 --max-timeouts 1 --max-crashes 1 --depth 30"),
 ]
 
@@ -124,8 +124,8 @@ STORY = [
     "`global-primary-order`: node 0 delivers 1.1 after 2.1.",
     "",
     "On `zk-3.9.2-threads`, whose shutdown writes the queue first (D8, 3.9.3's), node 0's log holds 1.1 "
-    "before it votes, so it names 1.1, and nothing is applied out of order. The release matrix's "
-    "data-loss row (\"Releases\") is clean there to depth 30 over 12,089,704 states. This is the "
+    "before it votes, so it names 1.1, and nothing is applied out of order. The abstraction "
+    "matrix's data-loss row (\"The abstractions, one grain each\") is clean there to depth 30 over 12,089,704 states. This is the "
     "data inconsistency ZOOKEEPER-4712's title names.",
     "",
     "Real servers show it. The same run on `zk-3.7.0-shutdown` (3.8.0's shutdown; 28 events, "

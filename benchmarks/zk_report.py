@@ -9,9 +9,9 @@
 2. The election at FLE's grain: the ZOOKEEPER-4646 counterexample refined to zk-fle and
    zk-fixed-fle (models/zk/refine.py), and a direct, time-limited DFS of zk-fle.
 The sections other scripts write are kept as they are: the wider searches (zk_wide.py), the
-release matrix (release_matrix.py), ZOOKEEPER-4685 (zk_4685.py), ZOOKEEPER-4712 (zk_4712.py),
-ZOOKEEPER-2354 (zk_2354.py), Remix (remix_compare.py) and
-the runs on real servers (real_report.py).
+abstraction matrix (abstraction_matrix.py), ZOOKEEPER-4685 (zk_4685.py), ZOOKEEPER-4712
+(zk_4712.py), ZOOKEEPER-2354 (zk_2354.py), Remix (remix_compare.py), the release matrix
+(release_matrix.py) and the runs on real servers (real_report.py, real_matrix.py).
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ def main() -> int:
     path = os.path.join(ROOT, "reports", "zookeeper.md")
     lines += _kept_section(path, "## Wider searches")  # benchmarks/zk_wide.py's
     lines += RELATED
-    lines += _kept_section(path, "## Releases")  # benchmarks/release_matrix.py's
+    lines += _kept_section(path, "## The abstractions, one grain each")  # abstraction_matrix.py's
     lines += _kept_section(path, "## ZOOKEEPER-4685")  # benchmarks/zk_4685.py's
     lines += _kept_section(path, "## ZOOKEEPER-4712")  # benchmarks/zk_4712.py's
     lines += _kept_section(path, "## ZOOKEEPER-2354")  # benchmarks/zk_2354.py's
@@ -284,7 +284,7 @@ def main() -> int:
     lines += _kept_section(path, "## Nemeses on real ZooKeeper")  # benchmarks/real_nemesis.py's
     lines += _kept_section(path, "## Releases from Maven Central")  # real_releases.py's, by hand
     lines += _kept_section(path, "## The TRUNC finding on ")  # benchmarks/real_trunc.py's
-    lines += _kept_section(path, "## One model per release")  # benchmarks/release_models.py's
+    lines += _kept_section(path, "## One model per release")  # benchmarks/release_matrix.py's
     lines += _kept_section(path, "## Releases, on real servers")  # benchmarks/real_matrix.py's
     lines += _other_sections(path, lines)
     with open(path, "w") as f:
@@ -294,7 +294,7 @@ def main() -> int:
 
 
 def _kept_section(path: str, heading: str) -> list:
-    """A section another script writes (the release matrix, the runs on real servers), kept as
+    """A section another script writes (the matrices, the runs on real servers), kept as
     it is."""
     try:
         text = open(path).read()

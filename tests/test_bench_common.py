@@ -1,5 +1,5 @@
 """benchmarks/common.py's `check_json`: the CPU seconds a report cell shows are its own child's,
-even when other cells run at once (release_matrix.py --jobs 2); and the side-by-side helpers
+even when other cells run at once (abstraction_matrix.py --jobs 2); and the side-by-side helpers
 (`ref_tree`, `alternating`) of the scripts that run this tree against a commit."""
 
 from __future__ import annotations

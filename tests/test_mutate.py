@@ -82,7 +82,7 @@ def test_every_zk_fixed_gate_run_is_a_zk_fixed_safety_search():
 def test_the_zk_fixed_gate_fails_the_variant_without_zookeeper_3911s_fix():
     """The gate's sanity check on real bugs: its capped DFS (run 7) finds ZOOKEEPER-3911 in
     zk-pre3911 within its first 538,595 states. ZOOKEEPER-4646 (`zk`) lies within the first
-    723,978: the release matrix runs that search, and tests/test_zk_model.py checks its recorded
+    723,978: the abstraction matrix runs that search, and tests/test_zk_model.py checks its recorded
     cell against the cap (about 100 s more of a CI worker would show the same)."""
     from zabmc.mutate import run_search
 

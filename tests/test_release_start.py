@@ -1,4 +1,4 @@
-"""The release matrix's row searched from a goal scenario (benchmarks/release_models.py,
+"""The release matrix's row searched from a goal scenario (benchmarks/release_matrix.py,
 SCENARIOS): ZOOKEEPER-5094's window alone (`ack-from-applied-memory`) from `deposed-leader`,
 ZOOKEEPER-5094's start, which every release model reaches by its own breadth-first search from
 the initial state, so that no cell of the row is n/a.
@@ -24,7 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import release_models as rm  # noqa: E402
+from benchmarks import release_matrix as rm  # noqa: E402
 from zabmc.core.model import scenarios  # noqa: E402
 from zabmc.spec import CheckSpec  # noqa: E402
 
@@ -55,7 +55,7 @@ def _events_of(path) -> list:
     return json.loads(Path(path).read_text())["events"]
 
 
-#: zabmc's own count (the row's cell on zk-3.9.3, `python benchmarks/release_models.py --rows
+#: zabmc's own count (the row's cell on zk-3.9.3, `python benchmarks/release_matrix.py --rows
 #: "ZOOKEEPER-5094 from a deposed leader"`, at commit 1c7f852: 365,738 states from the goal,
 #: which its own search reached in 18 events and 457,725 states): it detects change only
 @pytest.mark.slow  # about 45 CPU s: 23 to reach the goal, then the search

@@ -95,18 +95,19 @@ def test_a_write_before_the_crash_saves_zk_but_not_zk_pre3911():
     assert s.nodes[0].pending and not s.nodes[0].mem
 
 
-def test_zk_fails_the_zk_fixed_gate_as_the_release_matrix_records():
+def test_zk_fails_the_zk_fixed_gate_as_the_abstraction_matrix_records():
     """zk-fixed's capped depth-first gate run (zabmc.mutate.ZK_FIXED_GATE, run 7: its first
     800,000 states) fails on `zk`: that search meets ZOOKEEPER-4646 (primary-integrity, 29
     events) after 723,978 states (#23 point 5). That search takes about 66 CPU s alone and 100 s
     of a loaded CI worker, so CI runs only its twin on zk-pre3911 (tests/test_mutate.py:
-    ZOOKEEPER-3911 after 538,595 states) and the release matrix keeps this one
-    (benchmarks/release_matrix.py, the "data loss" row of reports/zookeeper.md): its recorded
+    ZOOKEEPER-3911 after 538,595 states) and the abstraction matrix keeps this one
+    (benchmarks/abstraction_matrix.py, the "data loss" row of reports/zookeeper.md): its recorded
     cell must be the gate's search without the cap, stopped at that violation within the cap. The
     corpus trace above came from that search; it replays to the same step."""
     from zabmc.mutate import ZK_FIXED_GATE, gate_config
 
-    cell = json.loads((ROOT / "reports" / "data" / "release-matrix.json").read_text())["zk|data loss"]
+    data = ROOT / "reports" / "data" / "abstraction-matrix.json"
+    cell = json.loads(data.read_text())["zk|data loss"]
     gate = ZK_FIXED_GATE[6]
     assert gate.endswith("--strategy dfs --max-states 800000")
     assert ExploreConfig(**cell["config"]) == gate_config(gate)

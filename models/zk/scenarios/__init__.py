@@ -23,7 +23,7 @@ is a run of one model), made by the command its `origin` names.
   tests/corpus/zk/zookeeper-5094-zk-3.8.0.trace.json (tests/corpus/zk/build_380_snap.py): epoch
   1's leader deposed with 1.2 on its disk alone, every node looking. Each release model reaches it
   in 17 or 18 events within two proposals and two timeouts; the release matrix's row
-  "ZOOKEEPER-5094 from a deposed leader" (benchmarks/release_models.py) searches from it.
+  "ZOOKEEPER-5094 from a deposed leader" (benchmarks/release_matrix.py) searches from it.
 - `deposed-leader-synced` (every release model and release with a patch, a goal only:
   `deposed_leader_synced`): ZOOKEEPER-4925's start before 3.9.3, the state after the first 32
   events of tests/corpus/zk/zookeeper-4925-zk-3.9.3.trace.json
