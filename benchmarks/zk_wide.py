@@ -1,11 +1,12 @@
-"""The wider searches of reports/zookeeper.md: every release the zk models name, with more faults
-than the known bugs need, every property (the failure properties and the bugs' windows too), and
+"""The wider searches of reports/zookeeper.md: every single-grain abstraction of
+benchmarks/abstraction_matrix.py (and its variants), with more faults than the known bugs need, every property (the failure properties and the bugs' windows too), and
 every finding listed with its trace and what it is.
 
     python benchmarks/zk_wide.py --jobs 2 --write              # every cell (about an hour of CPU)
-    python benchmarks/zk_wide.py --only zk-3.9.4-store --write       # one release's cells again
+    python benchmarks/zk_wide.py --only zk-3.9.4-store --write       # one model's cells again
+    python benchmarks/zk_wide.py --table --write          # the section from the file, no run
 
-Two searches per release: breadth-first to every path of 19 events (three nodes, two proposals,
+Two searches per model: breadth-first to every path of 19 events (three nodes, two proposals,
 a timeout, two crashes, a drop: the explorer's partition), and 100,000 seeded random walks of up
 to 50 events with two of each fault. Each is one `zabmc check ... --all --json` child (its CPU
 time is the child's own), kept in reports/data/zk-wide.json with its commit (benchmarks/common.Cells),
@@ -39,7 +40,7 @@ LABELS = {"zk-pre3911": "3.6.2", "zk-3.7.0-threads": "3.7.0", "zk": "3.8.0",
 WIDE = [(LABELS[m], ships, m) for m, _, ships in ABSTRACTIONS] + [("3.7.0 with F9-F11", "zk-3.7.0-threads with broadcasts between SYNC and NEWLEADER",
                     "zk-3.7.0-fwd")] + [
     (f"{release} with K1-K4", f"{model} with currentEpoch written a step after NEWLEADER's writes",
-     f"{model}-epoch")
+     f"zk-{release.split()[-1]}-epoch")
     for release, model in (("3.7.0", "zk-3.7.0-threads"), ("3.8.5 / 3.9.2", "zk-3.9.2-threads"),
                            ("3.9.3", "zk-3.9.3-store"), ("3.9.4", "zk-3.9.4-store"))]
 HEADING = "## Wider searches"
@@ -155,8 +156,10 @@ def section(cells: Cells) -> str:
     lines = [
         HEADING, "",
         f"Produced by `python benchmarks/zk_wide.py` ({datetime.date.today()}; cells run at "
-        f"{cells.commits()}, kept in reports/data/zk-wide.json). Every release with more faults than "
-        "the known bugs need, every property but `single-prospective-leader` (`--all`: each "
+        f"{cells.commits()}, kept in reports/data/zk-wide.json). Every single-grain abstraction "
+        "(\"The abstractions, one grain each\" below; the column \"abstraction of\" names what "
+        "it abstracts, not a release model: those are in \"One model per release\") with more "
+        "faults than the known bugs need, every property but `single-prospective-leader` (`--all`: each "
         "violated property once, at the first path the search met; breadth-first: the shortest). "
         "A default property's finding (a data loss) is attributed to the bugs' windows its run "
         "passed through, by replaying it. `load-exception` joined the properties with the epoch "
@@ -166,7 +169,8 @@ def section(cells: Cells) -> str:
         *[f"| {s} | `{f} --all` and every property by `--invariant` |"
           for s, f in SEARCHES.items()],
         "",
-        "| release | model | search | stopped | distinct states | properties violated (depth) | "
+        "| abstraction of | model | search | stopped | distinct states | "
+        "properties violated (depth) | "
         "CPU s |",
         "|---|---|---|---|---|---|---|",
         *rows, "",
@@ -188,13 +192,16 @@ def main() -> int:
     cell_options(ap, models)
     ap.add_argument("--search", action="append", default=[], choices=sorted(SEARCHES),
                     help="Run only this search's cells (again); repeatable.")
+    ap.add_argument("--table", action="store_true",
+                    help="build the section from the data file and run nothing")
     a = ap.parse_args()
     todo = [(m, s) for m in models if not a.only or m in a.only for s in SEARCHES
             if not a.search or s in a.search]
     cells = Cells(RESULTS, a.write)
-    run_cells(cells, todo, cell, a.jobs, lambda d: (
-        f"{d['stop_reason']}, {[v['property'] for v in d['violations']]}, "
-        f"{d['cpu_seconds']:.0f} CPU s"))
+    if not a.table:
+        run_cells(cells, todo, cell, a.jobs, lambda d: (
+            f"{d['stop_reason']}, {[v['property'] for v in d['violations']]}, "
+            f"{d['cpu_seconds']:.0f} CPU s"))
     write_zk_section(HEADING, section(cells), a.write)
     return 0
 

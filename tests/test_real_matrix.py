@@ -32,7 +32,7 @@ def found(depth):
 
 CLEAN = {"violations": [], "stop_reason": "exhausted", "config": {"depth": 100}}
 
-#: release-models.json cells, by hand
+#: reports/data/release-matrix.json cells (the per-release matrix), by hand
 CELLS = {"zk-3.8.0|ZOOKEEPER-4646": found(19), "zk-3.8.5|ZOOKEEPER-4646": CLEAN,
          "zk-3.9.2|ZOOKEEPER-4394": found(19)}
 
@@ -117,7 +117,8 @@ def test_a_release_model_that_cannot_break_the_property_says_why():
 
 def test_a_finding_with_two_rows_takes_the_first_that_finds_it():
     """zookeeper-5094-zk-3.8.0's model side: the window row from the initial state, else the row
-    searched from the goal scenario deposed-leader (release_models.SCENARIOS); cells by hand."""
+    searched from the goal scenario deposed-leader (benchmarks/release_matrix.py SCENARIOS);
+    cells by hand."""
     rows = rm.FINDINGS["zookeeper-5094-zk-3.8.0"][1]
     row = "ZOOKEEPER-5094 from a deposed leader"
     assert rows == ("ZOOKEEPER-4712/5094 window", row)
