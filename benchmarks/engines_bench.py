@@ -47,7 +47,7 @@ WORKLOADS = {
     "zk-fixed": ("zk-fixed, the data-loss bounds to depth 20",
                  "--model zk-fixed --network fifo --nodes 3 --proposals 2 --max-timeouts 1 "
                  "--max-crashes 1 --depth 20"),
-    "zk-3.8.0": ("zk-3.8.0, the release matrix's largest breadth-first cell",
+    "zk-3.8.0": ("zk-3.8.0, the release matrix's 4712/5094 window cell",
                  "--model zk-3.8.0 --nodes 3 --proposals 1 --max-timeouts 1 --depth 34 "
                  "--invariant ack-from-memory"),
 }
