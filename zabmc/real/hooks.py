@@ -34,7 +34,7 @@ class HookPoint:
     cls: str
     method: str
     where: str  # Byteman location clause
-    what: str  # what holding it does, for the docs and `zabmc real --hooks`
+    what: str  # what holding it does (docs/real-zookeeper.md has a row for each point)
     source: str  # the ZooKeeper source it follows
     #: the rule disarms itself when it holds a thread (it deletes its control file), so that it
     #: holds one thread only: the others that enter the method later (a new role's) pass
