@@ -301,7 +301,7 @@ class Ensemble:
                         s = self.servers[dst]
                         for kind, port in (("quorum", s.quorum_port), ("election", s.election_port)):
                             self.routes[(src, dst, kind)] = self.proxy.add_route(
-                                src, dst, kind, ("127.0.0.1", port))
+                                src, dst, kind, ("127.0.0.1", port), avoid=self._ports)
             for sid in self.ids:
                 self._prepare(sid)
         except BaseException:

@@ -209,10 +209,22 @@ class LinkProxy:
 
     # ------------------------------------------------------------------ public API
 
-    def add_route(self, src: int, dst: int, kind: str, target: tuple) -> tuple:
+    def add_route(self, src: int, dst: int, kind: str, target: tuple,
+                  avoid: frozenset | set = frozenset()) -> tuple:
         """Listen for src's connections towards dst's `kind` port at `target`; returns the
-        (host, port) that src's config must name."""
+        (host, port) that src's config must name. Its port is none of `avoid`: the servers'
+        ports, which were free when chosen and which a server binds only later (a quorum port
+        once it leads), so the kernel may offer one of them to the route. A route on a server's
+        quorum port took the servers' connections to it for ones past the proxy
+        (`Ensemble.bypasses`: "server 3's quorum port has a connection from port 42832, not
+        through the link proxy", at a schedule's first entry)."""
+        refused = []
         lsock = _bound((self.host, 0))
+        while lsock.getsockname()[1] in avoid:  # kept bound meanwhile: the next one differs
+            refused.append(lsock)
+            lsock = _bound((self.host, 0))
+        for r in refused:
+            r.close()
         route = _Route(src, dst, kind, tuple(target), lsock, lsock.getsockname())
 
         self._run(lambda: self._routes.append(route))
