@@ -214,8 +214,6 @@ def main() -> int:
     cell_options(ap, [m for m, _, _ in ABSTRACTIONS])
     ap.add_argument("--rows", action="append", default=[], metavar="ROW", choices=list(ROWS),
                     help="Run only this row's cells (again); repeatable.")
-    ap.add_argument("--table", action="store_true",
-                    help="build the section from the data file and run nothing")
     a = ap.parse_args()
     cells = Cells(RESULTS, a.write)
     if not a.table:

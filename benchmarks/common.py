@@ -289,11 +289,13 @@ class Cells:
 
 def cell_options(ap, models: list[str]):
     """The options of a report made of `Cells` (release_matrix.py, abstraction_matrix.py,
-    zk_wide.py): --jobs, --only (one of `models`, repeatable) and --write."""
+    zk_wide.py): --jobs, --only (one of `models`, repeatable), --write and --table."""
     ap.add_argument("--jobs", type=int, default=2, help="Searches run at once.")
     ap.add_argument("--only", action="append", default=[], metavar="MODEL", choices=models,
                     help="Run only this model's cells (again); repeatable. The others are kept.")
     ap.add_argument("--write", action="store_true", help="Rewrite the section of the report.")
+    ap.add_argument("--table", action="store_true",
+                    help="Build the section from the data file and run nothing.")
 
 
 def run_cells(cells: Cells, todo: list[tuple], run, jobs: int, show) -> None:

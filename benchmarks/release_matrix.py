@@ -286,8 +286,6 @@ def main() -> int:
                     help="Run only this row's cells (again); repeatable.")
     ap.add_argument("--time-limit", type=float, default=1800.0,
                     help="Seconds each cell may search [default: 1800, 30 minutes].")
-    ap.add_argument("--table", action="store_true",
-                    help="build the section from the data file and run nothing")
     a = ap.parse_args()
     cells = Cells(RESULTS, a.write)
     if not a.table:

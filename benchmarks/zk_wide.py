@@ -192,8 +192,6 @@ def main() -> int:
     cell_options(ap, models)
     ap.add_argument("--search", action="append", default=[], choices=sorted(SEARCHES),
                     help="Run only this search's cells (again); repeatable.")
-    ap.add_argument("--table", action="store_true",
-                    help="build the section from the data file and run nothing")
     a = ap.parse_args()
     todo = [(m, s) for m in models if not a.only or m in a.only for s in SEARCHES
             if not a.search or s in a.search]
