@@ -1,6 +1,7 @@
 """The wider searches of reports/zookeeper.md: every single-grain abstraction of
-benchmarks/abstraction_matrix.py (and its variants), with more faults than the known bugs need, every property (the failure properties and the bugs' windows too), and
-every finding listed with its trace and what it is.
+benchmarks/abstraction_matrix.py (and its variants), with more faults than the known bugs
+need, every property (the failure properties and the bugs' windows too), and every finding
+listed with its trace and what it is.
 
     python benchmarks/zk_wide.py --jobs 2 --write              # every cell (about an hour of CPU)
     python benchmarks/zk_wide.py --only zk-3.9.4-store --write       # one model's cells again
@@ -26,7 +27,7 @@ sys.path.insert(0, ROOT)
 
 from benchmarks.common import (Cells, cell_options, check_json, run_cells, slim,  # noqa: E402
                                write_zk_section)
-from benchmarks.abstraction_matrix import ABSTRACTIONS  # noqa: E402
+from benchmarks.abstraction_matrix import ABSTRACTIONS, VIA_EPOCH  # noqa: E402
 
 #: the label this section's columns give each abstraction of benchmarks/abstraction_matrix.py
 #: (the release it abstracts, as that section headed them before issue #62's release models)
@@ -37,12 +38,12 @@ LABELS = {"zk-pre3911": "3.6.2", "zk-3.7.0-threads": "3.7.0", "zk": "3.8.0",
 #: the abstractions (the shutdown grain's columns too), the variant with an established leader's
 #: broadcasts before NEWLEADER, and each release's epoch grain (currentEpoch a step after what
 #: NEWLEADER writes, and the start-up's epoch check: models/zk/README.md K1-K4)
-WIDE = [(LABELS[m], ships, m) for m, _, ships in ABSTRACTIONS] + [("3.7.0 with F9-F11", "zk-3.7.0-threads with broadcasts between SYNC and NEWLEADER",
-                    "zk-3.7.0-fwd")] + [
-    (f"{release} with K1-K4", f"{model} with currentEpoch written a step after NEWLEADER's writes",
-     f"zk-{release.split()[-1]}-epoch")
-    for release, model in (("3.7.0", "zk-3.7.0-threads"), ("3.8.5 / 3.9.2", "zk-3.9.2-threads"),
-                           ("3.9.3", "zk-3.9.3-store"), ("3.9.4", "zk-3.9.4-store"))]
+WIDE = [(LABELS[m], ships, m) for m, _, ships in ABSTRACTIONS] + [
+    ("3.7.0 with F9-F11", "zk-3.7.0-threads with broadcasts between SYNC and NEWLEADER",
+     "zk-3.7.0-fwd")] + [
+    (f"{LABELS[model]} with K1-K4",
+     f"{model} with currentEpoch written a step after NEWLEADER's writes", epoch)
+    for model, epoch in VIA_EPOCH.items()]
 HEADING = "## Wider searches"
 RESULTS = os.path.join(ROOT, "reports", "data", "zk-wide.json")
 TRACES = os.path.join("reports", "data", "zk-wide")
@@ -159,8 +160,9 @@ def section(cells: Cells) -> str:
         f"{cells.commits()}, kept in reports/data/zk-wide.json). Every single-grain abstraction "
         "(\"The abstractions, one grain each\" below; the column \"abstraction of\" names what "
         "it abstracts, not a release model: those are in \"One model per release\") with more "
-        "faults than the known bugs need, every property but `single-prospective-leader` (`--all`: each "
-        "violated property once, at the first path the search met; breadth-first: the shortest). "
+        "faults than the known bugs need, every property but `single-prospective-leader` "
+        "(`--all`: each violated property once, at the first path the search met; "
+        "breadth-first: the shortest). "
         "A default property's finding (a data loss) is attributed to the bugs' windows its run "
         "passed through, by replaying it. `load-exception` joined the properties with the epoch "
         "variants; the cells of the other models ran before it, and cannot break it (only the "

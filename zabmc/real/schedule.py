@@ -628,7 +628,13 @@ def _in_flight_holds(views: list, events: list, caused: set) -> tuple:
       and the leader commits before the trace's steps in between (a learner's
       synchronisation, say), or, when the leader gives up meanwhile, the follower reads its
       leader's closing the connection right after it. A PROPOSAL that i's crash drops from the
-      link is held the same way, to the kill;
+      link is held the same way, to the kill (`_left_in_flight`);
+    - a PROPOSAL first in flight to follower i when i stops following there by a step that is
+      no crash (`lost`, its own timeout): the trace's i leaves before it comes. i's QuorumPeer
+      thread is held with it read and not handled (`proposal-lost`, keyed by its zxid) from
+      the step that sent it, and released where i leaves: the read then fails as a broken
+      connection does, and i gives up its leader without it (3.8.0 Follower.followLeader
+      lines 124-133: an exception of `processPacket` closes the socket);
     - a synchronisation (SYNC) from leader i to learner j still in flight at the trace's end,
       or delivered only once j no longer follows on that connection (so never handled):
       i's LearnerHandler for j after `syncFollower` (`learner-sync`), to the end; a real
@@ -637,20 +643,15 @@ def _in_flight_holds(views: list, events: list, caused: set) -> tuple:
       trace's leader establishes itself with another learner."""
     arms: dict = {}
     rel: dict = {}
-    for c, ev in enumerate(events, start=1):  # PROPOSALs a crash of their follower drops
-        i = ev["node"] if ev["kind"] == "crash" else None
-        x = views[c - 1].nodes[i] if i is not None else None
-        if x is None or x["role"] != "Following":
+    for c, i, src, k, s, m in _left_in_flight(views, events):
+        key = _hex_zxid(m["txn"]["zxid"])
+        if not (s and any(t in caused for t in range(s + 1, c))):
             continue
-        for ln in views[c - 1].state.get("network", ()):
-            if ln.get("dst") != i:
-                continue
-            for k, m in enumerate(ln.get("msgs", ())):
-                if m["type"] == "PROPOSAL" and m.get("conn") == x.get("connection"):
-                    s = _sent_at(views, events, c, ln["src"], i, m, k)
-                    if s and any(t in caused for t in range(s + 1, c)):
-                        arms.setdefault(s, []).append((i, "proposal-read",
-                                                       _hex_zxid(m["txn"]["zxid"])))
+        if events[c - 1]["kind"] == "crash":  # PROPOSALs a crash of their follower drops
+            arms.setdefault(s, []).append((i, "proposal-read", key))
+        elif k == 0 and src == views[c - 1].nodes[i].get("leader"):  # one it never reads
+            arms.setdefault(s, []).append((i, "proposal-lost", key))
+            rel.setdefault(c, []).append((i, "proposal-lost", key))
     last = len(views) - 1
     for ln in views[last].state.get("network", ()):  # synchronisations in flight at the end
         i, j = ln.get("src"), ln.get("dst")
@@ -685,37 +686,28 @@ def _in_flight_holds(views: list, events: list, caused: set) -> tuple:
     return arms, rel
 
 
-def _unread_proposals(views: list, events: list, caused: set) -> tuple:
-    """A PROPOSAL that follower i never reads on its connection: it is first in flight to i when
-    i stops following there by a step that is no crash (`lost`, its own timeout), zabmc having
-    brought about a step since the PROPOSAL was sent. A real follower reads it at once; the
-    trace's i leaves first, as a follower whose connection broke before the packet came. So
-    i's QuorumPeer thread is held with that PROPOSAL read and not handled (`proposal-lost`,
-    keyed by its zxid) from the step that sent it, and released where i leaves: the read then
-    fails as a broken connection does, and i gives up its leader without the PROPOSAL (3.8.0
-    Follower.followLeader lines 124-133: an exception of `processPacket` closes the socket).
-    (arms, releases) as `_in_flight_holds`; a crash's PROPOSAL is that function's."""
-    arms: dict = {}
-    rel: dict = {}
-    for t, ev in enumerate(events, start=1):
-        if ev["kind"] == "crash":
-            continue
-        for i, x in enumerate(views[t - 1].nodes):
-            y = views[t].nodes[i]
-            if (x is None or y is None or x["role"] != "Following" or not views[t - 1].up(i)
-                    or (y["role"], y.get("connection")) == ("Following", x.get("connection"))):
+def _left_in_flight(views: list, events: list):
+    """(step c, follower i, its sender, position k, step s that sent it, PROPOSAL m): each
+    PROPOSAL of i's connection in flight to i when i leaves that connection at step c, by a
+    crash or by ceasing to follow there (`lost`, its own timeout)."""
+    for c, ev in enumerate(events, start=1):
+        for i, x in enumerate(views[c - 1].nodes):
+            if x is None or x["role"] != "Following":
                 continue
-            ln = next((ln for ln in views[t - 1].state.get("network", ())
-                       if ln.get("src") == x.get("leader") and ln.get("dst") == i), None)
-            m = (ln or {}).get("msgs", ())[:1]
-            if not m or m[0]["type"] != "PROPOSAL" or m[0].get("conn") != x.get("connection"):
-                continue
-            s = _sent_at(views, events, t, ln["src"], i, m[0])
-            if s and any(k in caused for k in range(s + 1, t)):
-                key = _hex_zxid(m[0]["txn"]["zxid"])
-                arms.setdefault(s, []).append((i, "proposal-lost", key))
-                rel.setdefault(t, []).append((i, "proposal-lost", key))
-    return arms, rel
+            if ev["kind"] == "crash":
+                if ev["node"] != i:
+                    continue
+            else:
+                y = views[c].nodes[i]
+                if (y is None or not views[c - 1].up(i) or (y["role"], y.get("connection"))
+                        == ("Following", x.get("connection"))):
+                    continue
+            for ln in views[c - 1].state.get("network", ()):
+                if ln.get("dst") != i:
+                    continue
+                for k, m in enumerate(ln.get("msgs", ())):
+                    if m["type"] == "PROPOSAL" and m.get("conn") == x.get("connection"):
+                        yield c, i, ln["src"], k, _sent_at(views, events, c, ln["src"], i, m, k), m
 
 
 def _broadcasts(views: list, i: int, a: int, b: int) -> bool:
@@ -773,6 +765,7 @@ class _Plan:
     caused: set  # the steps zabmc's ops bring about
     ahead: list  # [(node, step, step)]: a learner that runs ahead of the trace (_runs_ahead)
     behind: list  # [(node, step, step)]: a learner that lags behind it (_lags_behind)
+    late_acks: dict  # NEWLEADER's delivery -> (node, its ACK's step or None): `_late_acks`
 
 
 def _plan(views: list, events: list, n: int, features: frozenset) -> _Plan:
@@ -789,8 +782,7 @@ def _plan(views: list, events: list, n: int, features: frozenset) -> _Plan:
     while True:  # a release is an op, so a step zabmc brings about: holds beget holds
         arms, rel, spans = _late_steps(views, events, n, caused, features)
         for f_arms, f_rel in (_forwarding_holds(views, events, caused),
-                              _in_flight_holds(views, events, caused),
-                              _unread_proposals(views, events, caused)):
+                              _in_flight_holds(views, events, caused)):
             for k, lst in f_arms.items():
                 arms.setdefault(k, []).extend(lst)
             for k, lst in f_rel.items():
@@ -812,10 +804,10 @@ def _plan(views: list, events: list, n: int, features: frozenset) -> _Plan:
             mine = [x for x in arms[t] if x[0] == j]
             arms[t] = [x for x in arms[t] if x[0] != j]
             arms.setdefault(d, []).extend(mine)
-    return _Plan(arms, releases, spans, caused, ahead, _lags_behind(views, events, releases))
+    return _Plan(arms, releases, spans, caused, ahead, _lags_behind(views, events), late)
 
 
-def _lags_behind(views: list, events: list, releases: dict) -> list:
+def _lags_behind(views: list, events: list) -> list:
     """[(learner j, step s, step m)]: where leader i's LearnerHandler for j is held after
     `syncFollower` (`learner-sync`) until step m, which releases it, while the trace delivers
     j its SYNC at step s < m (`_forwarding_holds`: the interrupted TRUNC of a leader that still
@@ -823,20 +815,8 @@ def _lags_behind(views: list, events: list, releases: dict) -> list:
     starts its sending thread at line 609, after the hook point), so from s to m conformance
     expects j where it was before the SYNC; at m the real j reads the synchronisation and the
     COMMIT at once and stands where the trace has it."""
-    out = []
-    for m, lst in sorted(releases.items()):
-        if events[m - 1]["kind"] != "deliver" or events[m - 1]["msg"]["type"] != "COMMIT":
-            continue
-        i, j = events[m - 1]["src"], events[m - 1]["dst"]
-        if not any(x[0] == i and x[1] == "learner-sync" for x in lst):
-            continue
-        conn = events[m - 1]["msg"].get("conn")
-        s = max((k for k, e in enumerate(events[:m - 1], start=1) if e["kind"] == "deliver"
-                 and (e["src"], e["dst"]) == (i, j) and e["msg"]["type"] == "SYNC"
-                 and e["msg"].get("conn") == conn), default=None)
-        if s is not None:
-            out.append((j, s, m))
-    return out
+    return [(j, s, m) for j, i, a, s, m, c in _broken_truncs(views, events)
+            if _owes_newleader_through(views, events, i, j, a, m, c)]
 
 
 def _sent_at_release(events: list, releases: dict) -> list:
@@ -908,8 +888,7 @@ def from_trace(trace: TraceFile, run: Replayed, source: str | None = None) -> di
     entries = _entries(views, events, list(run.texts), cuts, plan.releases, trace.violation)
     held_at, both_at = _arm(entries, views, events, n, plan.arms, features)
     _sync_holds_miss_newleader_writes(entries, views, events)
-    _newleader_acks_together(entries, events, n,
-                             _late_acks(views, events) if NEWLEADER_ACK_STEP in features else {})
+    _newleader_acks_together(entries, events, n, plan.late_acks)
     for i, t, end in plan.spans:  # conformance expects these SyncThreads held
         e = next(e for e in entries if e["step"] <= t <= e["upto"])
         for k in range(e["step"], end):
