@@ -488,3 +488,62 @@ class Sleep:
         its first pass: the events it offered and those asleep."""
         if i in self.watched:
             self.done[i] = dict(items)
+
+
+def counter_run(env, s, keep, depth: int, memo: dict | None = None, tally: list | None = None):
+    """The definition of a stubborn set, checked by brute force on the runs of up to `depth`
+    events from state `s` that avoid the events `keep` (enabled at `s`): along each run some event
+    of `keep` is still enabled (a key event), and every event `t` of `keep` enabled at the run's
+    end commutes with the whole run (`t` first, then the run, is possible and reaches the state
+    the run followed by `t` reaches). None when every such run passes, else the first that fails:
+    `(why, t, run)`, `why` one of "key" (no event of `keep` is enabled after the run), "order"
+    (after `t` an event of the run is not enabled) or "state" (the two orders reach different
+    states). A failing run refutes the set; passing runs of a bounded length are evidence only.
+    `memo` (shared between calls on one `env`) keeps successors and enabled events by
+    fingerprint; `tally[0]` counts the (run, event) pairs compared. Used by the tests of the
+    reduction and by benchmarks/stubborn_room.py; the search never calls it."""
+    memo = {} if memo is None else memo
+    fp = env.fingerprint
+
+    def events(x, f):
+        got = memo.get(f)
+        if got is None:
+            got = memo[f] = env.events(x)
+        return got
+
+    def step(x, f, e):
+        got = memo.get((f, e))
+        if got is None:
+            y = env.successor(x, e)[1]
+            got = memo[(f, e)] = (y, fp(y))
+        return got
+
+    keep = set(keep)
+    f0 = fp(s)
+    frontier = [(s, f0, ())]
+    for _ in range(depth):
+        nxt = []
+        for cur, fc, run in frontier:
+            for u in events(cur, fc):
+                if u in keep:
+                    continue
+                end, fe = step(cur, fc, u)
+                path = run + (u,)
+                nxt.append((end, fe, path))
+                enabled = events(end, fe)
+                if not any(t in enabled for t in keep):
+                    return "key", None, path
+                for t in keep:
+                    if t not in enabled:
+                        continue
+                    x, fx = step(s, f0, t)
+                    for v in path:
+                        if v not in events(x, fx):
+                            return "order", t, path
+                        x, fx = step(x, fx, v)
+                    if fx != step(end, fe, t)[1]:
+                        return "state", t, path
+                    if tally is not None:
+                        tally[0] += 1
+        frontier = nxt
+    return None
