@@ -146,14 +146,16 @@ def table(depth: int, runs: int, rows: list, cpu: float) -> str:
     out += ["", "`--reduction por` was counted twice, by the search and by this script's own "
             "loop (its choice of sets, rule 6 as the search decides it), and the two agree; the "
             "room is added in that loop to the states the shipped reduction expands fully with "
-            "the fault left. Most sets it keeps with a timeout left are a delivery to a follower "
-            "in synchronisation (a DIFF's SYNC, an UPTODATE) whose effect `shutdown` undoes when "
+            "the fault left. The commonest sets with a timeout left are a delivery to a "
+            "follower in synchronisation (a DIFF's SYNC, an UPTODATE) whose effect `shutdown` undoes when "
             "the follower's own timeout comes first (models/zk/handlers.py `_on_sync`, "
             "`_on_uptodate`, `shutdown`), in states where no other node's action reads what it "
             "changes; with a drop left, such a delivery with the drop of the same message; with "
             "a crash left, the crash with the deliveries to its node. zabmc's sets are made of "
             "nodes, so they cannot hold a delivery without its node's timeout. The room is an "
-            "estimate that errs upwards (docs/reduction.md, \"What a reduction with faults left "
+            "estimate, not a bound: runs of three events may miss a set's refutation and the "
+            "visibility test is weaker than the shipped refusals, which both make it look "
+            "larger (docs/reduction.md, \"What a reduction with faults left "
             "would need\").", ""]
     return "\n".join(out)
 
