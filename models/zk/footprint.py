@@ -16,7 +16,8 @@ verdict with and without the reduction (tests/test_reduction.py).
 
 from __future__ import annotations
 
-from .state import F_BROADCAST, F_SYNC, FOLLOWING, L_BROADCAST, L_SYNC, LEADING, LOOKING
+from .state import (ELECTION, F_BROADCAST, F_SYNC, FOLLOWING, L_BROADCAST, L_SYNC, LEADING,
+                    LOOKING)
 
 _FLE = "fle"
 
@@ -186,3 +187,47 @@ def couplings(nodes, down: int, n: int, left, rules) -> tuple:
                 out[i] |= 1 << j
                 out[j] |= 1 << i
     return tuple(m & everyone for m in out)
+
+
+#: A follower's fields that no action of another node reads (handlers.actions reads a node's
+#: role, leader, cut and conn, and whether its phase is ELECTION; `elect` a looking node's vote),
+#: nor any event of its own but its leaving (`log` reads `mem`; the finer kernels' own actions
+#: read fields of their own, which are not here). A delivery that changes no other field, and
+#: whose changes the follower's leaving resets, may be undone (`undone`).
+UNDOABLE = frozenset({"phase", "mode", "pending", "pcommit", "nl", "commit"})
+
+
+def undone(model, nodes, down: int, n: int, ev, after, rules) -> bool:
+    """Whether the enabled delivery `ev` (leader L to follower F; `after`: the nodes after it) is
+    one that F's leaving undoes, so that it commutes with every run that does not take it
+    (docs/reduction.md, "A delivery that leaving undoes"):
+
+    - F follows L, and the delivery changes only fields of `UNDOABLE`, and not whether F's phase
+      is ELECTION: no action of another node reads what it changes, so none is enabled or
+      disabled by it, and none reads it;
+    - no action that writes F is enabled but F's `lost`: F's own actions read only F, so while F
+      is unchanged, none becomes enabled, and F changes first by its timeout or its `lost`;
+    - F's timeout, and F's `lost` of L, give the same step (node, messages, failures) from F as
+      from F after the delivery: leaving resets what the delivery changed.
+
+    After leaving, F ignores the message: it is on F's old connection (a new one has a greater
+    `conn`: `act`'s elect and join). The explorer checks the rest: the delivery sends nothing,
+    changes no ghost state, reports nothing, and no drop or crash is left."""
+    if rules.election == _FLE:
+        return False
+    d, src = ev.dst, ev.src
+    f, g = nodes[d], after[d]
+    if down >> d & 1 or f.role != FOLLOWING or f.leader != src:
+        return False
+    for name, a, b in zip(f._fields, f, g):
+        if a != b and name not in UNDOABLE:
+            return False
+    if (f.phase == ELECTION) != (g.phase == ELECTION):
+        return False
+    for label in model.actions(nodes, down, n):
+        if label[0] != "lost" and model.footprint(nodes, down, label, n)[1] >> d & 1:
+            return False
+    if model.timeout(f, n) != model.timeout(g, n):
+        return False
+    lost = ("lost", d, src)
+    return model.act(nodes, lost, n) == model.act(nodes[:d] + (g,) + nodes[d + 1:], lost, n)

@@ -72,6 +72,9 @@ class ZkModel(RulesModel):
     def may_send(self, nodes, down: int, n: int) -> int:
         return footprint.may_send(nodes, down, n, self.rules)
 
+    def undone(self, nodes, down: int, n: int, ev, after) -> bool:
+        return footprint.undone(self, nodes, down, n, ev, after, self.rules)
+
     # --- liveness (docs/liveness.md) ---------------------------------------------------------------
     @staticmethod
     def leader_of(node):

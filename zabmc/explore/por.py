@@ -120,6 +120,8 @@ class Stubborn:
             self.couplings = model.couplings
             every = (1 << self.n * self.n) - 1
             self.may_send = getattr(model, "may_send", None) or (lambda nodes, down, n: every)
+        # a model that says which deliveries their node's leaving undoes (`_undone`)
+        self.undone = getattr(model, "undone", None) if self.acting else None
         self._closures: dict = {}
         # the candidate sets by what decides them (`choose`): few patterns recur
         self._candidates: dict = {}
@@ -228,7 +230,8 @@ class Stubborn:
         couple = self.couplings(nodes, down, n, left)
         everyone = (1 << n) - 1
         if not down and all(c | 1 << i == everyone for i, c in enumerate(couple)):
-            return None  # every node is coupled with every other: S could only be everyone
+            # every node is coupled with every other: S could only be everyone
+            return self._undone(s, x)
         open_ = _empty_links(s.net) & self.may_send(nodes, down, n)
         footprint = self.footprint
         scopes, acts = [], []  # each event's nodes; the enabled actions' nodes
@@ -269,6 +272,35 @@ class Stubborn:
         for c in cands:
             if not proposals_left or self._guarded(s, x, c[3]):
                 return c[3]
+        return self._undone(s, x)
+
+    def _undone(self, s, x: Expansion) -> list | None:
+        """Where no set of nodes will do: a set of one delivery that its node's leaving undoes
+        (docs/reduction.md, "A delivery that leaving undoes"), as `[index]`, the first in the
+        events' order; None if there is none. The model says which (`Model.undone`); here, what
+        every such set needs besides: no drop or crash left (either could take the message or
+        cut the connection), and the delivery invisible (it sends nothing, changes no ghost state,
+        reports nothing, and, while proposals are left, does not change who may take one)."""
+        b = s.budgets
+        if self.undone is None or b[DROPS]:
+            return None
+        nodes, down, n, net = s.nodes, b[DOWN], self.n, s.net
+        proposals_left = b[MADE] < self.proposals
+        may = self._may_propose(nodes, down) if proposals_left else 0
+        for i, ev in enumerate(x.events):
+            if type(ev) is not Deliver or may >> ev.dst & 1:
+                continue
+            _, s2, bad = x.get(i)
+            if bad is not None or s2.ghost != s.ghost:
+                continue
+            link = ev.src * n + ev.dst
+            if s2.net[link] != net[link][1:] or any(
+                    a != c for k, (a, c) in enumerate(zip(net, s2.net)) if k != link):
+                continue  # it sends something
+            if proposals_left and not self._guarded(s, x, [i]):
+                continue
+            if self.undone(nodes, down, n, ev, s2.nodes):
+                return [i]
         return None
 
     def _may_propose(self, nodes, down: int) -> int:
