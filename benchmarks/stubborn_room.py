@@ -1,10 +1,11 @@
 """How much the definition of a stubborn set leaves to reduce in zk's states with a fault left
 (issue #64, item 3).
 
-Not a feature: a measurement that decides whether item 3 is worth building. zabmc's reduction of
-the zk models (`--reduction por`, docs/reduction.md) builds its sets from nodes and expands every
-state with a timeout, drop or crash left fully. This script asks what *any* stubborn set could do
-there: for three nodes, one proposal and one fault of each kind, it runs to `--depth`
+Not a feature: a measurement of what is left to reduce. zabmc's reduction of the zk models
+(`--reduction por`, docs/reduction.md) builds its sets from nodes, and where no set of nodes will
+do (every state with a timeout left), keeps a delivery that its follower's leaving undoes, if
+there is one; with a drop or a crash left it expands the state fully. This script asks what *any*
+stubborn set could do there: for three nodes, one proposal and one fault of each kind, it runs to `--depth`
 
 - the full breadth-first search (the reference count);
 - `--reduction por` as shipped;
@@ -146,17 +147,15 @@ def table(depth: int, runs: int, rows: list, cpu: float) -> str:
     out += ["", "`--reduction por` was counted twice, by the search and by this script's own "
             "loop (its choice of sets, rule 6 as the search decides it), and the two agree; the "
             "room is added in that loop to the states the shipped reduction expands fully with "
-            "the fault left. The commonest sets with a timeout left are a delivery to a "
-            "follower in synchronisation (a DIFF's SYNC, an UPTODATE) whose effect `shutdown` undoes when "
-            "the follower's own timeout comes first (models/zk/handlers.py `_on_sync`, "
-            "`_on_uptodate`, `shutdown`), in states where no other node's action reads what it "
-            "changes; with a drop left, a SyncThread's write (`log`) alone, or a delivery with "
-            "the drop of the same message; with a crash left, the crash with the deliveries to its node. zabmc's sets are made of "
-            "nodes, so they cannot hold a delivery without its node's timeout. The room is an "
-            "estimate, not a bound: runs of three events may miss a set's refutation and the "
-            "visibility test is weaker than the shipped refusals, which both make it look "
-            "larger (docs/reduction.md, \"What a reduction with faults left "
-            "would need\").", ""]
+            "the fault left. The shipped reduction keeps, where no set of nodes will do and no "
+            "drop or crash is left, a delivery that its follower's leaving undoes "
+            "(docs/reduction.md, \"A delivery that leaving undoes\"); the room's sets are what "
+            "is left beyond it: with a timeout left, mostly a delivery to a leader, or a follower's "
+            "delivery together with the timeouts; with a drop left, a SyncThread's write (`log`) "
+            "alone, or a delivery with the drop of the same message; with a crash left, the "
+            "crash with the deliveries to its node. The room is an estimate, not a bound: runs "
+            "of three events may miss a set's refutation and the visibility test is weaker than "
+            "the shipped refusals, which both make it look larger.", ""]
     return "\n".join(out)
 
 
