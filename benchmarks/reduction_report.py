@@ -336,10 +336,12 @@ def render_zk(rows: list[dict], depth: int, seconds: float) -> str:
             f"{a['memory']['peak_rss_bytes'] / 2**20:,.0f} / "
             f"{b['memory']['peak_rss_bytes'] / 2**20:,.0f} | {_first(a)} / {_first(b)} | "
             f"{b['reduction'].get('states_reduced', 0):,} |")
-    out += ["", "A zk state is expanded in part only once no timeout, drop or crash is left: "
-            "while one is, every node may leave its role, and the `lost` and `join` actions that "
-            "could follow read a leader and its followers together, so the set of nodes is the "
-            "whole cluster (docs/reduction.md).", ""]
+    out += ["", "While a crash is left, a zk state is expanded fully. With a timeout left, every "
+            "node may leave its role, and the `lost` and `join` actions that could follow read a "
+            "leader and its followers together, so no set of nodes is smaller than the cluster; "
+            "the state is expanded in part only where a delivery that its follower's leaving "
+            "undoes makes a set of its own (docs/reduction.md, \"A delivery that leaving "
+            "undoes\").", ""]
     return "\n".join(out)
 
 

@@ -47,6 +47,9 @@ What a model must provide (`tests/test_model_contract.py` checks every registere
   budgeted kinds, "timeout", "drop", "heartbeat", with budget left); `may_send(nodes, down, n)`,
   the links q->x (bit q*n + x) on which q may send before any event changes x (without it: every
   link). A model that does not say reads and writes every node, and couples every node with all.
+  `undone(nodes, down, n, ev, after)` (optional too): whether the enabled delivery `ev`, which
+  leaves the nodes `after`, is one that its node's leaving undoes, so that the delivery alone is
+  a stubborn set where no set of nodes is (docs/reduction.md, "A delivery that leaving undoes").
 - **Lost messages** (optional): `on_drop(nodes, src, dst, msg, n)` returns the `(i, Step)` pairs a
   drop of `msg` makes (a model whose messages travel on connections, as over TCP, where a loss
   breaks the connection rather than leaving a gap). Without it a drop only removes the message.
@@ -132,7 +135,7 @@ MEMBERS = ("name", "description", "network_assumption", "durable", "fresh", "sta
 #: what a model may provide: its own actions, what a drop does, the liveness hooks, what the
 #: reduced search reads
 OPTIONAL_MEMBERS = ("actions", "act", "describe_action", "on_drop", "leader_of", "established",
-                    "busy", "footprint", "couplings", "may_send", "progress",
+                    "busy", "footprint", "couplings", "may_send", "undone", "progress",
                     "progress_delivered", "properties", "known_issues", "scenarios",
                     "release", "patched", "symmetry")
 #: the node fields the engines, invariants and reports read

@@ -23,6 +23,9 @@ S itself acts. docs/reduction.md states the method and why it keeps every verdic
     writes (`Model.footprint`), every node coupled with S's by an action that may become enabled
     before S acts (`Model.couplings`), and the nodes at both ends of every drop it contains.
 - S must contain a delivery or a restart: an event nothing outside S can disable (the key event).
+- Where no set of nodes will do, and no drop or crash is left, a single delivery may still be
+  stubborn: one that its node's leaving undoes (`Model.undone`), which every run that avoids it
+  either leaves alone or makes a no-op, by taking its node out of the role it was sent to.
 - The ignoring proviso, for a level-synchronous BFS: a state whose stubborn set leads back to a
   state of its own level or an earlier one is expanded fully (every cycle of the reduced graph
   then contains a fully expanded state). "Earlier or same level" does not depend on the order the
