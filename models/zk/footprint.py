@@ -210,9 +210,14 @@ def undone(model, nodes, down: int, n: int, ev, after, rules) -> bool:
     - F's timeout, and F's `lost` of L, give the same step (node, messages, failures) from F as
       from F after the delivery: leaving resets what the delivery changed.
 
-    After leaving, F ignores the message: it is on F's old connection (a new one has a greater
-    `conn`: `act`'s elect and join). The explorer checks the rest: the delivery sends nothing,
-    changes no ghost state, reports nothing, and no drop or crash is left."""
+    After leaving, F ignores the message: as a follower, because a leader's kind carries F's old
+    connection number (a new one is greater: `act`'s elect and join count up F's `conn`) and a
+    learner's kind is never read by a follower; as a leader, because a leader's kind is never
+    read by a leader, and a learner's kind, sent while L followed F, carries a number below any
+    connection F leads L on later. The explorer checks the rest: the delivery sends nothing,
+    changes no ghost state, reports nothing, and no drop or crash is left (a drop of the message,
+    taken late, can cut F's connection as a leader: the numbers of the two directions come from
+    different counters and can be equal)."""
     if rules.election == _FLE:
         return False
     d, src = ev.dst, ev.src
