@@ -590,6 +590,28 @@ def test_every_zk_model_has_the_same_violations_reduced_on_small_spaces(model):
             assert b.distinct < a.distinct * 0.6  # it has teeth there
 
 
+def _walk(model, bounds, deep=False):
+    """Every state of a walk through `model`'s space (breadth first, or with `deep` depth first),
+    as `(env, por, s, x, keep)`: its Expansion `x` and the stubborn set `por` keeps (None: full),
+    checked with every property."""
+    from zabmc.explore.por import Expansion
+
+    cfg = ExploreConfig(network="fifo", **{"depth": 10_000, **bounds})
+    env = Env(get_model(model), cfg, Checker(every_property()))
+    por, fp = Stubborn(env), env.fingerprint
+    s0, _ = env.initial()
+    seen, todo = {fp(s0)}, [s0]
+    while todo:
+        s = todo.pop() if deep else todo.pop(0)
+        x = Expansion(env, s)
+        yield env, por, s, x, por.choose(s, x)
+        for i in range(len(x.events)):
+            t = x.get(i)[1]
+            if fp(t) not in seen:
+                seen.add(fp(t))
+                todo.append(t)
+
+
 def _persistent_checks(model, bounds, states=200, depth=3, deep=False):
     """Check the stubborn set of `states` reduced states of a walk against its definition, on
     every run of up to `depth` events from the state that avoids the set's events: every event of
@@ -599,24 +621,12 @@ def _persistent_checks(model, bounds, states=200, depth=3, deep=False):
     The walk is breadth first, or with `deep` depth first (past the budgets' use: the states
     where a spent timeout or crash lets a zk state be reduced). Returns the number of
     (state, run, event) triples checked."""
-    from zabmc.explore.por import Expansion, counter_run
+    from zabmc.explore.por import counter_run
 
-    cfg = ExploreConfig(network="fifo", **{"depth": 10_000, **bounds})
-    env = Env(get_model(model), cfg, Checker(every_property()))
-    por = Stubborn(env)
-    memo = {}
-    fp = env.fingerprint
-    s0, _ = env.initial()
-    seen, todo, done, checked = {fp(s0)}, [s0], 0, 0
-    while todo and done < states:
-        s = todo.pop() if deep else todo.pop(0)
-        x = Expansion(env, s)
-        keep = por.choose(s, x)
-        for ev in env.events(s):
-            s2 = env.successor(s, ev)[1]
-            if fp(s2) not in seen:
-                seen.add(fp(s2))
-                todo.append(s2)
+    memo, done, checked = {}, 0, 0
+    for env, _, s, x, keep in _walk(model, bounds, deep):
+        if done == states:
+            break
         if keep is None:
             continue
         done += 1
@@ -723,28 +733,18 @@ def _undone_checks(model, bounds, states: int, deep: bool) -> int:
     stubborn set is a delivery that leaving undoes (`Stubborn._undone`: no set of nodes would
     do), each checked against the definition on every run of up to three events that avoids it
     (`counter_run`). Returns how many were found and checked."""
-    from zabmc.explore.por import Expansion, counter_run
+    from zabmc.explore.por import counter_run
 
-    cfg = ExploreConfig(network="fifo", **{"depth": 10_000, **bounds})
-    env = Env(get_model(model), cfg, Checker(every_property()))
-    por, fp, memo = Stubborn(env), env.fingerprint, {}
-    s0, _ = env.initial()
-    seen, todo, found = {fp(s0)}, [s0], 0
-    while todo and found < states:
-        s = todo.pop() if deep else todo.pop(0)
-        x = Expansion(env, s)
-        keep = por.choose(s, x)
+    memo, found = {}, 0
+    for env, por, s, x, keep in _walk(model, bounds, deep):
+        if found == states:
+            break
         if keep is not None and keep == por._undone(s, x):
             found += 1
-            failed = counter_run(env, s, [x.events[keep[0]]], 3, memo)
+            failed = counter_run(env, s, [x.events[i] for i in keep], 3, memo)
             assert failed is None, (model, failed)
             if len(memo) > 200_000:
                 memo.clear()
-        for i in range(len(x.events)):
-            t = x.get(i)[1]
-            if fp(t) not in seen:
-                seen.add(fp(t))
-                todo.append(t)
     return found
 
 

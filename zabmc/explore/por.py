@@ -297,8 +297,9 @@ class Stubborn:
             if bad is not None or s2.ghost != s.ghost:
                 continue
             link = ev.src * n + ev.dst
-            if s2.net[link] != net[link][1:] or any(
-                    a != c for k, (a, c) in enumerate(zip(net, s2.net)) if k != link):
+            net2 = s2.net
+            if (net2[link] != net[link][1:] or net2[:link] != net[:link]
+                    or net2[link + 1:] != net[link + 1:]):
                 continue  # it sends something
             if proposals_left and not self._guarded(s, x, [i]):
                 continue
