@@ -16,6 +16,13 @@ from support import adversary
 CASES = adversary.cases()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _fork_server():
+    """The cases' fork server (tests/support/adversary.py) ends with this module, by its pid."""
+    yield
+    adversary.stop_server()
+
+
 def test_the_adversary_is_at_least_as_wide_as_the_issues():
     """The issue's adversary tried 415 inputs; these are more, and reach every kind it names."""
     names = [c.name for c in CASES]

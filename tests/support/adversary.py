@@ -4,7 +4,8 @@ on stderr for bad input, and no exit 0 for a property the model cannot break.
 
     python tests/support/adversary.py [--jobs 2] [--only SUBSTRING] [--list]
 
-Each case runs `python -m zabmc ARGV` in a fresh directory holding its inputs: the corpus traces,
+Each case runs `python -m zabmc ARGV` (in a process forked from a server that has already
+imported zabmc: tests/support/zabmc_server.py) in a fresh directory holding its inputs: the corpus traces,
 files of every kind made here (empty, binary, not UTF-8, truncated, deeply nested, a directory,
 a FIFO, a device node made with mknod, a symbolic link, a dangling one, a loop of links, a sparse
 file past the readers' bound), traces and schedules with one field forged, and outputs of every
@@ -27,10 +28,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+from multiprocessing import forkserver
 import os
 import shutil
 import stat
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -348,6 +350,7 @@ def _kinds(d: Path) -> dict:
 def run_case(case: Case) -> str | None:
     """None when the case holds, else what went wrong."""
     d = Path(tempfile.mkdtemp(prefix="zabmc-adversary-"))
+    out = Path(tempfile.mkdtemp(prefix="zabmc-adversary-out-"))
     try:
         for rel in (DB19, ZK, LASSO, SCHEDULE):
             (d / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -355,18 +358,14 @@ def run_case(case: Case) -> str | None:
         _make(d, case.setup)
         before = _kinds(d)
         env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="100")
-        try:
-            r = subprocess.run([sys.executable, "-m", "zabmc", *case.argv], cwd=d, env=env,
-                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                               errors="replace", timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
+        rc, err = _zabmc(case.argv, d, env, out)
+        if rc is None:
             return f"no answer in {TIMEOUT} s"
-        err = r.stderr
         if "Traceback" in err or "internal error" in err:
-            return f"rc {r.returncode}: {err.strip().splitlines()[-1][:200]}"
-        if r.returncode not in case.codes:
-            return f"rc {r.returncode}, expected {case.codes}: {err.strip()[:200]}"
-        if r.returncode == 2 and case.one_line and err.count("\n") != 1:
+            return f"rc {rc}: {err.strip().splitlines()[-1][:200]}"
+        if rc not in case.codes:
+            return f"rc {rc}, expected {case.codes}: {err.strip()[:200]}"
+        if rc == 2 and case.one_line and err.count("\n") != 1:
             return f"rc 2 with {err.count(chr(10))} lines on stderr: {err.strip()[:200]}"
         after = _kinds(d)
         changed = [p for p, k in before.items() if after.get(p) != k]
@@ -375,6 +374,55 @@ def run_case(case: Case) -> str | None:
         return None
     finally:
         shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _server():
+    """multiprocessing's fork server, started once per process with tests/support/zabmc_server.py
+    imported. Python 3.11's fork server does not take the caller's sys.path (its `sys_path` is
+    passed but never set), so it starts with `tests` on PYTHONPATH, for this moment only."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["support.zabmc_server"])
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests"), str(ROOT)] + ([old] if old else []))
+    try:
+        forkserver.ensure_running()
+    finally:
+        if old is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = old
+    return ctx
+
+
+def stop_server() -> None:
+    """Stop the fork server, if this process started one, and wait for its pid to end (its
+    children, the cases' processes, have all been joined)."""
+    if forkserver._forkserver._forkserver_pid is not None:
+        forkserver._forkserver._stop()  # closes its "alive" pipe, then waits for the pid
+
+
+def _zabmc(argv: list, cwd: Path, env: dict, out: Path) -> tuple:
+    """`python -m zabmc ARGV` in `cwd` with `env`: (exit code, stderr), or (None, "") when it
+    does not answer within TIMEOUT (its process is killed). The process is forked from a server
+    that has imported what zabmc imports at its start (tests/support/zabmc_server.py), which
+    spares each case the interpreter's start-up; it is a process of its own all the same, with
+    its own directory, environment, standard files and exit code."""
+    ctx = _server()
+    from support import zabmc_server
+
+    p = ctx.Process(target=zabmc_server.run,
+                    args=(list(argv), str(cwd), env, str(out / "stdout"), str(out / "stderr")))
+    p.start()
+    p.join(TIMEOUT)
+    if p.exitcode is None:
+        p.kill()
+        p.join()
+        return None, ""
+    err = out / "stderr"
+    if not err.exists():  # the process ended before zabmc ran
+        return p.exitcode, f"Traceback: the forked process exited {p.exitcode} before zabmc ran"
+    return p.exitcode, err.read_text(errors="replace")
 
 
 def main(argv=None) -> int:
@@ -388,8 +436,11 @@ def main(argv=None) -> int:
         for c in todo:
             print(c.name, " ".join(c.argv))
         return 0
-    with ThreadPoolExecutor(a.jobs) as pool:
-        results = list(pool.map(run_case, todo))
+    try:
+        with ThreadPoolExecutor(a.jobs) as pool:
+            results = list(pool.map(run_case, todo))
+    finally:
+        stop_server()
     bad = [(c, why) for c, why in zip(todo, results) if why is not None]
     for c, why in bad:
         print(f"FAIL {c.name}: zabmc {' '.join(c.argv)}: {why}")
@@ -398,4 +449,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT / "tests"))  # `support`, which the fork server imports
     sys.exit(main())
