@@ -719,8 +719,10 @@ def test_make_gate_runs_the_gate_of_the_verification_report():
     assert all("--model zk-fixed " in line for line in gate[10:])
     assert len(gate) == 19
     assert _recipe(makefile, "gate: install") == ["zabmc gate"]
-    # the whole suite in one run that selects every test (no -m), on every core
+    # the whole suite in one run that selects every test (no -m), on every core, after the
+    # sources are compiled (no process the tests start compiles them again)
     assert _recipe(makefile, "test: install-test") == [
+        "$(PY) -m compileall -q zabmc models",
         "$(PY) -m pytest -q -p no:cacheprovider --durations=50 -n auto --maxprocesses 4 "
         "--dist loadgroup"]
     from test_gate_runs import test_the_gate_run_passes as gate_test
