@@ -41,18 +41,6 @@ def pytest_xdist_auto_num_workers(config):
     return len(os.sched_getaffinity(0)) + 1
 
 
-def pytest_collection_modifyitems(config, items):
-    """Under xdist (`make test`), the tests marked slow go first, each in its place among them, so
-    that the longest searches start while every core has work and the short tests fill the end;
-    in collection order a minute-long search that came last kept one core busy alone. The JVM
-    group keeps its order (it is one unit of work, and its modules share servers). A run without
-    workers keeps the collection order, so that its module fixtures are set up once each."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    items.sort(key=lambda item: not (item.get_closest_marker("slow") is not None
-                                     and item.get_closest_marker("xdist_group") is None))
-
-
 def pytest_runtest_setup(item):
     if (os.environ.get("PYTEST_XDIST_WORKER") and item.get_closest_marker("xdist_group") is None
             and os.getpriority(os.PRIO_PROCESS, 0) < LOWERED_NICE):

@@ -81,29 +81,3 @@ def test_make_test_runs_a_worker_more_than_there_are_cores():
     import conftest
 
     assert conftest.pytest_xdist_auto_num_workers(None) == len(os.sched_getaffinity(0)) + 1
-
-
-def test_under_workers_the_slow_tests_go_first_and_the_jvm_group_keeps_its_order(monkeypatch):
-    """conftest's ordering: under xdist the slow tests outside the JVM group come first, in their
-    own order; the rest, the group's tests among them, keep theirs. Without workers, no change."""
-    import pytest
-
-    import conftest
-
-    class Item:
-        def __init__(self, name, *marks):
-            self.name, self.marks = name, {m.name: m for m in marks}
-
-        def get_closest_marker(self, name):
-            return self.marks.get(name)
-
-    slow, group = pytest.mark.slow.mark, conftest.SERIAL_JVMS.mark
-    items = [Item("a"), Item("b", slow), Item("c", group), Item("d", slow, group), Item("e"),
-             Item("f", slow)]
-    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
-    alone = list(items)
-    conftest.pytest_collection_modifyitems(None, alone)
-    assert [i.name for i in alone] == list("abcdef")
-    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
-    conftest.pytest_collection_modifyitems(None, items)
-    assert [i.name for i in items] == list("bfacde")
