@@ -239,3 +239,32 @@ def test_a_signal_at_the_start_of_a_short_command_is_its_exit_code(tmp_path, sig
     rc, _, err = _signal_at(["invariants"], sig, 0.0, tmp_path)
     assert rc == code and err in ("zabmc: error: interrupted\n",
                                   "zabmc: error: terminated (SIGTERM)\n"), err
+
+
+@pytest.mark.parametrize("sig,raised", [(signal.SIGTERM, "Terminated"),
+                                        (signal.SIGINT, "KeyboardInterrupt")])
+def test_a_signal_whose_exception_python_drops_is_delivered_again(sig, raised):
+    """A handler that runs inside a `__del__` (or a weakref callback: the import system's module
+    locks have one, where CI's run of the test above once lost a SIGTERM for good, 2026-11-30)
+    raises where Python prints the exception and drops it. Within `raising()` the signal comes
+    again a moment later, in the main thread, and raises there; nothing is printed."""
+    import io
+    import time
+    from contextlib import redirect_stderr
+
+    from zabmc.core.signals import Terminated, raising
+
+    class Dropper:
+        def __del__(self):
+            signal.raise_signal(sig)
+            sum(range(10))  # the handler runs at this call, inside __del__
+
+    err = io.StringIO()
+    with redirect_stderr(err), pytest.raises((Terminated, KeyboardInterrupt)) as e:
+        with raising() as got:
+            Dropper()  # no reference kept: __del__ runs here
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                time.sleep(0.001)
+    assert type(e.value).__name__ == raised and got.got == [sig]
+    assert err.getvalue() == ""

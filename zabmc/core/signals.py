@@ -21,9 +21,11 @@ Part of the core layer: imports nothing else of zabmc.
 
 from __future__ import annotations
 
+import _thread
 import atexit
 import os
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 
@@ -104,6 +106,22 @@ class _Raiser:
             raise KeyboardInterrupt
         raise Terminated(signum)
 
+    def swallowed(self, unraisable) -> bool:
+        """Whether the exception Python could not raise (`sys.unraisablehook`) is the first
+        signal's: a handler runs between any two instructions, and one that runs inside a
+        `__del__`, a weakref callback or a garbage collector's callback (the import system's
+        module locks have one) has its exception printed and dropped, and the command would go
+        on as if no signal had come. Then the signal is delivered again, to the main thread, a
+        moment later, when that callback has returned (`_thread.interrupt_main`)."""
+        exc = unraisable.exc_value
+        if len(self.got) != 1 or not isinstance(exc, (KeyboardInterrupt, Terminated)):
+            return False
+        signum = self.got.pop()
+        again = threading.Timer(0.01, _thread.interrupt_main, (signum,))
+        again.daemon = True
+        again.start()
+        return True
+
 
 @contextmanager
 def raising():
@@ -115,6 +133,13 @@ def raising():
         yield handler
         return
     saved = {}
+    before = sys.unraisablehook
+
+    def unraisable(u):
+        if not handler.swallowed(u):
+            before(u)
+
+    sys.unraisablehook = unraisable
     for sig in SIGNALS:
         old = signal.getsignal(sig)
         if old != signal.SIG_IGN:
@@ -124,6 +149,7 @@ def raising():
     finally:
         for sig, old in saved.items():
             signal.signal(sig, old if old is not None else signal.SIG_DFL)
+        sys.unraisablehook = before
 
 
 def end_interrupted(code: int, handler: _Raiser) -> None:
@@ -134,8 +160,6 @@ def end_interrupted(code: int, handler: _Raiser) -> None:
     the process with SIGINT itself (-2), whatever code the command returned."""
     if not (_EARLY[0] and handler.got):
         return
-    import sys
-
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
