@@ -774,6 +774,40 @@ def test_a_kernel_that_cannot_say_what_leaving_does_gets_no_delivery_set():
     assert verdict(a) == verdict(b) == verdict(search_all("zk", False, nodes=3, proposals=1))
 
 
+def test_zk_states_with_a_drop_or_a_crash_left_are_expanded_fully(monkeypatch):
+    """What issue #64's item 3 does not reach (docs/reduction.md, "What is left with a drop or a
+    crash"): with a drop left `steady` is empty, so `couplings` ties every node to every other and
+    no set of nodes will do; rule 7 needs no drop left; with a crash left `choose` does not look.
+    So every zk state with either left is expanded fully, while states with only a timeout left
+    are reduced. zabmc's own counts on these spaces (detect change only): a reduction with a drop
+    or a crash left would change them, and this test with them."""
+    from zabmc.core.events import CRASHES, DROPS, TIMEOUTS
+
+    seen = {}
+    choose = Stubborn.choose
+
+    def noting(self, s, x):
+        kept = choose(self, s, x)
+        b = s.budgets
+        left = "crash" if b[CRASHES] else "drop" if b[DROPS] else "timeout" if b[TIMEOUTS] else ""
+        full, part = seen.get(left, (0, 0))
+        reduced = kept is not None and len(kept) < len(x.events)
+        seen[left] = (full + (not reduced), part + reduced)
+        return kept
+
+    monkeypatch.setattr(Stubborn, "choose", noting)
+    got = []
+    for bounds in ({"max_drops": 1, "max_timeouts": 1}, {"max_crashes": 1, "max_timeouts": 1}):
+        seen.clear()
+        env = Env(get_model("zk"), ExploreConfig(nodes=3, network="fifo", proposals=1, depth=12,
+                                                 **bounds), Checker(DEFAULT_PROPERTIES))
+        BFS(env, reduction=Stubborn(env)).run()
+        got.append(dict(seen))
+    # (states expanded fully, in part) by what is left in their budget
+    assert got == [{"drop": (5204, 0), "timeout": (952, 269), "": (11367, 2815)},
+                   {"crash": (5204, 0), "timeout": (1889, 537), "": (17838, 4691)}]
+
+
 def test_a_model_with_actions_that_does_not_say_what_they_touch_is_refused():
     """Without `Model.footprint` and `Model.couplings` nothing says which nodes an action reads
     and writes: the reduction refuses the model in one line (exit 2 at the command line)."""
