@@ -4,10 +4,10 @@ on stderr for bad input, and no exit 0 for a property the model cannot break.
 
     python tests/support/adversary.py [--jobs 2] [--only SUBSTRING] [--list]
 
-Each case runs `python -m zabmc ARGV` (in a process forked from a server that has already
-imported zabmc: tests/support/zabmc_server.py) in a fresh directory holding its inputs: the corpus traces,
-files of every kind made here (empty, binary, not UTF-8, truncated, deeply nested, a directory,
-a FIFO, a device node made with mknod, a symbolic link, a dangling one, a loop of links, a sparse
+Each case runs `python -m zabmc ARGV` (in a process forked from a server that has already imported
+zabmc: tests/support/zabmc_server.py) in a fresh directory holding its inputs: the corpus traces,
+files of every kind made here (empty, binary, not UTF-8, truncated, deeply nested, a directory, a
+FIFO, a device node made with mknod, a symbolic link, a dangling one, a loop of links, a sparse
 file past the readers' bound), traces and schedules with one field forged, and outputs of every
 kind (an existing trace, an existing text file, a device, a full device, a link, a directory, a
 path under a missing directory, `-`). Devices are made with `mknod` in the case's own directory
@@ -35,6 +35,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -377,21 +378,27 @@ def run_case(case: Case) -> str | None:
         shutil.rmtree(out, ignore_errors=True)
 
 
+_STARTING = threading.Lock()
+
+
 def _server():
     """multiprocessing's fork server, started once per process with tests/support/zabmc_server.py
     imported. Python 3.11's fork server does not take the caller's sys.path (its `sys_path` is
-    passed but never set), so it starts with `tests` on PYTHONPATH, for this moment only."""
+    passed but never set), so it starts with `tests` on PYTHONPATH, for that moment only."""
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["support.zabmc_server"])
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests"), str(ROOT)] + ([old] if old else []))
-    try:
-        forkserver.ensure_running()
-    finally:
-        if old is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = old
+    with _STARTING:
+        if forkserver._forkserver._forkserver_pid is None:
+            ctx.set_forkserver_preload(["support.zabmc_server"])
+            old = os.environ.get("PYTHONPATH")
+            os.environ["PYTHONPATH"] = os.pathsep.join(
+                [str(ROOT / "tests"), str(ROOT)] + ([old] if old else []))
+            try:
+                forkserver.ensure_running()
+            finally:
+                if old is None:
+                    del os.environ["PYTHONPATH"]
+                else:
+                    os.environ["PYTHONPATH"] = old
     return ctx
 
 
