@@ -69,7 +69,7 @@ gate: install
 # runs); the invariant gate's runs are among its tests (tests/test_gate_runs.py: each run of
 # zabmc/gate.py must pass; the exhaustive reduced runs 9 and 10 to depth 28, runs 8 and 17 on
 # their first half, `make gate` to the end), so they share the cores with the others and no
-# search runs twice. The tests run on every core (pytest-xdist: a worker per core and one more,
+# search runs twice. The tests run on every core (pytest-xdist: a worker per core and two more,
 # at most 4; tests/conftest.py). The modules whose JVMs' timing matters, the Spark standalone
 # cluster's and the real ZooKeeper ensembles', form one `xdist_group` (tests/conftest.py,
 # SERIAL_JVMS): one worker runs them one after another, mostly waiting on the servers, while the
