@@ -34,7 +34,11 @@ def _std(fd: int, path: str, flags: int) -> None:
 
 def run(argv: list, cwd: str, env: dict, out: str, err: str) -> None:
     """In the forked process: `python -m zabmc ARGV` run in `cwd` with `env`, stdin on /dev/null
-    and stdout and stderr into the files `out` and `err`; ends the process with zabmc's code."""
+    and stdout and stderr into the files `out` and `err`; ends the process with zabmc's code. A
+    process that had to import this module itself (the fork server had not) ends at once with
+    99: the cases would pay the start-up they are forked to spare."""
+    if SERVER == os.getpid():
+        os._exit(99)
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
